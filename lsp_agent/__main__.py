@@ -1,0 +1,5 @@
+"""`python -m lsp_agent` runs the CLI."""
+
+from lsp_agent.cli import main
+
+raise SystemExit(main())

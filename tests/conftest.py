@@ -1,0 +1,17 @@
+"""Shared pytest setup: no network, a private cache dir, litellm kept offline."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+for _var in ("LSP_AGENT_MODEL", "LSP_AGENT_API_BASE", "LSP_AGENT_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+    os.environ.pop(_var, None)
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory, monkeypatch):
+    """Each test gets its own XDG cache so index databases never leak between tests."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
