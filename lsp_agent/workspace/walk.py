@@ -1,0 +1,171 @@
+"""Walk a workspace the way git sees it: .gitignore rules, no hidden dirs, no escaping symlinks."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+BINARY_SNIFF_BYTES = 8192
+GITIGNORE = ".gitignore"
+
+
+def is_binary_file(path: Path) -> bool:
+    """True when the first 8 KiB hold a NUL byte or are not valid UTF-8 (unreadable files count as binary)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(BINARY_SNIFF_BYTES)
+    except OSError:
+        return True
+    if b"\0" in head:
+        return True
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # A multi-byte character cut off by the prefix boundary is still text.
+        cut = len(head) == BINARY_SNIFF_BYTES and exc.reason == "unexpected end of data"
+        return not (cut and exc.start >= len(head) - 3)
+    return False
+
+
+@dataclass(frozen=True)
+class _IgnoreLayer:
+    """The patterns of one .gitignore (or the extra excludes), relative to the directory holding them."""
+
+    base: str  # POSIX path of the directory relative to the root ("" for the root)
+    spec: pathspec.GitIgnoreSpec
+
+    def verdict(self, rel: str, is_dir: bool) -> bool | None:
+        """True = ignored, False = re-included by a negation, None = no pattern matched."""
+        if self.base:
+            prefix = self.base + "/"
+            if not rel.startswith(prefix):
+                return None
+            rel = rel[len(prefix) :]
+        return self.spec.check_file(rel + "/" if is_dir else rel).include
+
+
+def _load_gitignore(directory: Path, base: str) -> _IgnoreLayer | None:
+    """Parse directory/.gitignore, or None when there is none (or it cannot be read)."""
+    try:
+        text = (directory / GITIGNORE).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    spec = pathspec.GitIgnoreSpec.from_lines(text.splitlines())
+    return _IgnoreLayer(base, spec) if len(spec.patterns) else None
+
+
+def _exclude_layer(exclude: Sequence[str]) -> _IgnoreLayer | None:
+    """The caller's extra patterns, applied last so they win over any .gitignore."""
+    patterns = [p for p in exclude if p and p.strip()]
+    return _IgnoreLayer("", pathspec.GitIgnoreSpec.from_lines(patterns)) if patterns else None
+
+
+def _ignored(layers: Sequence[_IgnoreLayer], rel: str, is_dir: bool) -> bool:
+    """Git precedence: later (deeper) layers override earlier ones; the last matching pattern wins."""
+    result = False
+    for layer in layers:
+        verdict = layer.verdict(rel, is_dir)
+        if verdict is not None:
+            result = verdict
+    return result
+
+
+def _skip_dir_name(name: str) -> bool:
+    """.git and every hidden directory are never walked."""
+    return name.startswith(".")
+
+
+def _inside(real: str, root_real: str) -> bool:
+    """True when the resolved path `real` is the root or below it."""
+    return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)
+
+
+def walk_workspace(
+    root: Path,
+    *,
+    exclude: Sequence[str] = (),
+    include_dirs: bool = False,
+    max_file_size: int | None = None,
+    skip_binary: bool = False,
+) -> Iterator[Path]:
+    """Yield the workspace's files (and directories if asked) as absolute paths, sorted and deterministic."""
+    root = Path(root).absolute()
+    root_real = os.path.realpath(root)
+    extra = _exclude_layer(exclude)
+
+    def walk(directory: Path, rel_dir: str, layers: tuple[_IgnoreLayer, ...]) -> Iterator[Path]:
+        own = _load_gitignore(directory, rel_dir)
+        if own is not None:
+            layers = layers + (own,)
+        check = layers + ((extra,) if extra else ())
+        try:
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            return
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            try:
+                st = entry.stat(follow_symlinks=True)
+            except OSError:
+                continue  # dangling symlink or vanished file
+            is_link = entry.is_symlink()
+            real = os.path.realpath(entry.path) if is_link else None
+            if is_link and not _inside(real, root_real):
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if is_link or _skip_dir_name(entry.name) or _ignored(check, rel, True):
+                    continue  # a directory link inside the root only repeats files walked at their real path
+                path = Path(entry.path)
+                if include_dirs:
+                    yield path
+                yield from walk(path, rel, layers)
+            elif stat.S_ISREG(st.st_mode):
+                if _ignored(check, rel, False):
+                    continue
+                if max_file_size is not None and st.st_size > max_file_size:
+                    continue
+                path = Path(entry.path)
+                if skip_binary and is_binary_file(path):
+                    continue
+                yield path
+
+    yield from walk(root, "", ())
+
+
+def is_ignored(root: Path, path: Path, exclude: Sequence[str] = ()) -> bool:
+    """True when `path` (absolute or relative to root) would not be walked: gitignored, hidden dir, or outside."""
+    root = Path(root).absolute()
+    path = Path(path)
+    if not path.is_absolute():
+        path = root / path
+    try:
+        rel_parts = path.absolute().relative_to(root).parts
+    except ValueError:
+        return True
+    if not rel_parts:
+        return False
+    real = os.path.realpath(path)
+    if not _inside(real, os.path.realpath(root)):
+        return True
+    layers: list[_IgnoreLayer] = []
+    extra = _exclude_layer(exclude)
+    directory = root
+    for i, part in enumerate(rel_parts):
+        own = _load_gitignore(directory, "/".join(rel_parts[:i]))
+        if own is not None:
+            layers.append(own)
+        rel = "/".join(rel_parts[: i + 1])
+        last = i == len(rel_parts) - 1
+        is_dir = (not last) or path.is_dir()
+        if is_dir and _skip_dir_name(part):
+            return True
+        if _ignored(layers + ([extra] if extra else []), rel, is_dir):
+            return True
+        directory = directory / part
+    return False
