@@ -1,0 +1,99 @@
+"""The run's view of the workspace tree: the ignore-aware walk plus the overlay's created and deleted files."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from lsp_agent.tools.registry import ToolContext, ToolError
+from lsp_agent.workspace.walk import walk_workspace
+
+
+def sort_key(rel: str) -> tuple[str, ...]:
+    """Order paths the way the walk does: component by component."""
+    return tuple(rel.split("/"))
+
+
+def visible_entries(ctx: ToolContext, base: str = ".", *, include_dirs: bool = True) -> dict[str, bool]:
+    """rel path -> is_dir for everything under `base` in this run's view, sorted like the walk."""
+    root = Path(ctx.root).absolute()
+    prefix = "" if base == "." else base + "/"
+    entries: dict[str, bool] = {}
+    for path in walk_workspace(root, exclude=ctx.exclude, include_dirs=include_dirs):
+        if ctx.cancelled():
+            raise ToolError("cancelled")
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith(prefix):
+            entries[rel] = include_dirs and path.is_dir()
+    overlay = ctx.overlay
+    for rel in overlay.deleted_paths():
+        entries.pop(rel, None)
+    for rel in overlay.created_paths() + [p for p in overlay.changed_paths() if overlay.is_file(p)]:
+        if not rel.startswith(prefix):
+            continue
+        entries[rel] = False
+        if include_dirs:
+            parts = rel.split("/")
+            for i in range(len(base.split("/")) if prefix else 0, len(parts) - 1):
+                parent = "/".join(parts[: i + 1])
+                if parent.startswith(prefix):
+                    entries.setdefault(parent, True)
+    return dict(sorted(entries.items(), key=lambda item: sort_key(item[0])))
+
+
+def visible_files(ctx: ToolContext, base: str = ".") -> list[str]:
+    """Sorted rel paths of the files under `base` in this run's view."""
+    return [rel for rel, is_dir in visible_entries(ctx, base, include_dirs=False).items() if not is_dir]
+
+
+@lru_cache(maxsize=256)
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """Compile a glob (`*`, `?`, `[abc]`, `{a,b}`, `**` for any number of directories) to a full-match regex."""
+    segments = [s for s in pattern.strip().strip("/").split("/") if s not in ("", ".")]
+    if not segments:
+        raise ToolError(f"empty glob pattern {pattern!r}; try '**/*' or '*.py'")
+    parts: list[str] = []
+    for i, segment in enumerate(segments):
+        last = i == len(segments) - 1
+        if segment == "**":
+            parts.append(".*" if last else "(?:[^/]+/)*")
+        else:
+            parts.append(_segment_regex(segment) + ("" if last else "/"))
+    return re.compile("".join(parts))
+
+
+def _segment_regex(segment: str) -> str:
+    """One path segment of a glob as a regex (never crossing '/')."""
+    out: list[str] = []
+    i = 0
+    while i < len(segment):
+        c = segment[i]
+        if c == "*":
+            while i + 1 < len(segment) and segment[i + 1] == "*":
+                i += 1
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            end = segment.find("]", i + 2 if segment[i + 1 : i + 2] in ("!", "^") else i + 1)
+            if end == -1:
+                out.append(re.escape(c))
+            else:
+                body = segment[i + 1 : end]
+                if body[:1] in ("!", "^"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\") + "]")
+                i = end
+        elif c == "{":
+            end = segment.find("}", i)
+            if end == -1:
+                out.append(re.escape(c))
+            else:
+                options = segment[i + 1 : end].split(",")
+                out.append("(?:" + "|".join(_segment_regex(o) for o in options) + ")")
+                i = end
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)

@@ -1,0 +1,194 @@
+"""Search tools: search_text (regex or literal over the run's view), search_code and find_symbol (the index)."""
+
+from __future__ import annotations
+
+import re
+
+from lsp_agent.tools.common import number_lines, split_lines
+from lsp_agent.tools.listing import visible_files
+from lsp_agent.tools.registry import ToolContext, ToolError
+from lsp_agent.workspace.overlay import FileTooLargeError, NotTextError
+from lsp_agent.workspace.paths import PathError
+
+NO_INDEX = (
+    "{tool} is unavailable: no workspace index is loaded in this session. "
+    "Use search_text (exact text or regex) and list_files instead."
+)
+# Constructs whose meaning differs between one line and a whole file: the whole-file prefilter is skipped.
+_LINE_ONLY = ("\\A", "\\Z", "\\z", "(?!", "(?<!")
+_REGEX_HINT = re.compile(r"\\[bdswBDSW.()\[\]|]|\.\*|\.\+|\|")
+
+
+def search_text(
+    ctx: ToolContext,
+    pattern: str,
+    path: str | None = None,
+    regex: bool = False,
+    case_sensitive: bool | None = None,
+) -> str:
+    """`path:line:snippet` for every line matching `pattern` under `path`, up to the result limit."""
+    if pattern == "":
+        raise ToolError("pattern is empty; give the text or regular expression to search for")
+    sensitive = case_sensitive if case_sensitive is not None else pattern != pattern.lower()
+    flags = 0 if sensitive else re.IGNORECASE
+    try:
+        line_rx = re.compile(pattern if regex else re.escape(pattern), flags)
+    except re.error as exc:
+        where = f" at position {exc.pos}" if exc.pos is not None else ""
+        raise ToolError(
+            f"invalid regular expression {pattern!r}: {exc.msg}{where}; fix it, or pass regex=false "
+            "to search for the literal text"
+        ) from None
+    file_rx = None
+    if not regex or not any(tok in pattern for tok in _LINE_ONLY):
+        file_rx = re.compile(line_rx.pattern, flags | re.MULTILINE)
+    overlay = ctx.overlay
+    base = overlay.normalize(path or ".")
+    if overlay.is_file(base):
+        files = [base]
+    elif overlay.is_dir(base):
+        files = visible_files(ctx, base)
+    else:
+        raise ToolError(f"{base}: not found; give a directory or file relative to the workspace root")
+    limit = ctx.limits.search_max_results
+    width = ctx.limits.snippet_chars
+    results: list[str] = []
+    truncated = False
+    for rel in files:
+        if ctx.cancelled():
+            raise ToolError("search cancelled")
+        text = _searchable_text(ctx, rel, explicit=len(files) == 1)
+        if text is None or (file_rx is not None and file_rx.search(text) is None):
+            continue
+        for number, line in enumerate(split_lines(text), start=1):
+            match = line_rx.search(line)
+            if match is None:
+                continue
+            if len(results) == limit:
+                truncated = True  # a further match exists: the search stopped before the walk finished
+                break
+            results.append(f"{rel}:{number}:{snippet(line, match, width)}")
+        if truncated:
+            break
+    if not results:
+        return _no_match_message(pattern, base, regex, sensitive)
+    if truncated:
+        results.append(f"[TRUNCATED: reached limit {limit} before completing search]")
+    return "\n".join(results)
+
+
+def snippet(line: str, match: re.Match[str], width: int = 100) -> str:
+    """The stripped line cut to `width` chars, keeping the match visible (… marks cut ends)."""
+    lead = len(line) - len(line.lstrip())
+    text = line.strip()
+    if len(text) <= width:
+        return text
+    start = max(0, match.start() - lead)
+    begin = 0 if match.end() - lead <= width - 1 else max(0, min(start - 20, len(text) - width))
+    piece = text[begin : begin + width]
+    if begin > 0:
+        piece = "…" + piece[1:]
+    if begin + width < len(text):
+        piece = piece[:-1] + "…"
+    return piece
+
+
+def _searchable_text(ctx: ToolContext, rel: str, *, explicit: bool) -> str | None:
+    """The file's text in this run's view, or None for files a search skips (binary, huge, unreadable)."""
+    overlay = ctx.overlay
+    try:
+        if overlay.change_kind(rel) is None:
+            size = overlay.abspath(rel).stat().st_size
+            if size > ctx.max_file_size:
+                raise FileTooLargeError(
+                    f"{rel}: is {size:,} bytes, over the {ctx.max_file_size:,}-byte limit"
+                )
+        return overlay.view_text(rel)
+    except (NotTextError, FileTooLargeError, PathError, OSError) as exc:
+        if explicit:
+            raise ToolError(f"cannot search {rel}: {exc}") from None
+        return None
+
+
+def _no_match_message(pattern: str, base: str, regex: bool, sensitive: bool) -> str:
+    """'No matches' plus the most likely fix."""
+    where = "the workspace" if base == "." else base
+    message = f"No matches for {pattern!r} in {where}."
+    if not regex and _REGEX_HINT.search(pattern):
+        message += (
+            " The pattern was searched as literal text; pass regex=true to use it as a regular expression."
+        )
+    elif sensitive:
+        message += " The search was case-sensitive; pass case_sensitive=false to ignore case."
+    return message
+
+
+def search_code(ctx: ToolContext, query: str, top_k: int = 10) -> str:
+    """The code chunks most relevant to a natural-language or identifier query (the workspace index)."""
+    if ctx.index is None:
+        raise ToolError(NO_INDEX.format(tool="search_code"))
+    if not query.strip():
+        raise ToolError("query is empty; describe the code you are looking for")
+    try:
+        hits = ctx.index.search(query, top_k=top_k, overrides=ctx.overlay.overrides())
+    except Exception as exc:  # the index is another component: its failure is an observation, not a crash
+        raise ToolError(f"search_code failed: {type(exc).__name__}: {exc}") from None
+    if not hits:
+        return f"No code found for {query!r}; try search_text with a distinctive identifier."
+    max_lines = ctx.limits.search_code_max_lines
+    blocks = []
+    for rank, hit in enumerate(hits, start=1):
+        label = " ".join(part for part in (hit.kind, hit.symbol) if part)
+        header = f"{rank}. {hit.path}:{hit.start}-{hit.end} {label} (score {hit.score:.3f})".replace(
+            "  ", " "
+        )
+        lines = split_lines(hit.text)
+        body = number_lines(lines[:max_lines], hit.start, ctx.limits.read_max_line_chars)
+        if len(lines) > max_lines:
+            body += f"\n... ({len(lines) - max_lines} more lines; read_file {hit.path} to see them)"
+        blocks.append(f"{header}\n{body}")
+    return "\n\n".join(blocks)
+
+
+def find_symbol(ctx: ToolContext, name: str) -> str:
+    """Definitions and references of a symbol (plain or qualified name) from the index."""
+    if ctx.index is None:
+        raise ToolError(NO_INDEX.format(tool="find_symbol"))
+    name = name.strip()
+    if not name:
+        raise ToolError("name is empty; give a function, class, method or variable name")
+    try:
+        hits = ctx.index.find_symbol(name, limit=ctx.limits.find_symbol_max)
+    except Exception as exc:
+        raise ToolError(f"find_symbol failed: {type(exc).__name__}: {exc}") from None
+    overlay = ctx.overlay
+    changed = {path: overlay.change_kind(path) for path in overlay.changed_paths()}
+    hits = [h for h in hits if changed.get(h.path) != "deleted"]
+    if not hits:
+        return f"No symbol named {name!r} in the index; try search_text with pattern {name!r}."
+    definitions = [h for h in hits if h.role == "definition"]
+    references = [h for h in hits if h.role != "definition"]
+    out: list[str] = []
+    if definitions:
+        out.append(f"Definitions of {name} ({len(definitions)}):")
+        for h in definitions:
+            label = " ".join(part for part in (h.kind, h.qualified_name or h.name) if part)
+            out.append(f"  {h.path}:{h.line}-{h.end_line} {label}{_stale(changed, h.path)}")
+            if h.snippet:
+                out.append(f"      {h.snippet.strip()[: ctx.limits.snippet_chars]}")
+    else:
+        out.append(f"No definition of {name} in the index.")
+    if references:
+        out.append(f"References ({len(references)}):")
+        for h in references:
+            out.append(
+                f"  {h.path}:{h.line}: {h.snippet.strip()[: ctx.limits.snippet_chars]}{_stale(changed, h.path)}"
+            )
+    if len(hits) >= ctx.limits.find_symbol_max:
+        out.append(f"(showing the first {ctx.limits.find_symbol_max}; use search_text for the rest)")
+    return "\n".join(out)
+
+
+def _stale(changed: dict[str, str | None], path: str) -> str:
+    """A note for hits in files this run changed (the index holds the saved text)."""
+    return "  [file changed in this run; line numbers are from the saved file]" if changed.get(path) else ""

@@ -1,0 +1,106 @@
+"""Path safety: every path the agent names is resolved inside the workspace root or refused."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path, PurePosixPath
+
+# Directories the agent may never write into, whatever the ignore rules say.
+PROTECTED_DIRS = (".git",)
+
+
+class PathError(ValueError):
+    """A path the agent may not use: outside the root, through an escaping symlink, or not a regular file."""
+
+
+def _real_root(root: Path) -> Path:
+    """The root with every symlink resolved (the reference all containment checks use)."""
+    return Path(os.path.realpath(Path(root).absolute()))
+
+
+def resolve_in_workspace(root: Path, rel: str) -> Path:
+    """Resolve `rel` (relative to root, or absolute inside it) to a real absolute path inside the root.
+
+    Raises PathError for empty or malformed paths, `..` escapes, absolute paths elsewhere and symlinks whose
+    target lies outside the root. The path itself need not exist (write_file creates files).
+    """
+    if not isinstance(rel, str):
+        raise PathError(f"path must be a string, got {type(rel).__name__}")
+    text = rel.strip()
+    if "\x00" in text:
+        raise PathError("path contains a NUL character")
+    if not text:
+        raise PathError("path is empty; give a path relative to the workspace root, e.g. 'src/main.py'")
+    root_real = _real_root(root)
+    candidate = Path(text).expanduser() if text.startswith("~") else Path(text)
+    if not candidate.is_absolute():
+        candidate = Path(root).absolute() / candidate
+    real = Path(os.path.realpath(candidate))
+    if real != root_real and root_real not in real.parents:
+        if _lexically_inside(candidate, root):
+            raise PathError(f"{rel}: a symlink on this path leads outside the workspace root; refused")
+        raise PathError(f"{rel}: outside the workspace root ({root_real}); use a path relative to the root")
+    return real
+
+
+def _lexically_inside(candidate: Path, root: Path) -> bool:
+    """True when `candidate` lies under `root` before any symlink is followed."""
+    norm = Path(os.path.normpath(candidate))
+    base = Path(os.path.normpath(Path(root).absolute()))
+    return norm == base or base in norm.parents
+
+
+def relative_posix(root: Path, path: Path) -> str:
+    """The POSIX path of an absolute in-root path relative to the root ("." for the root itself)."""
+    root_real = _real_root(root)
+    try:
+        rel = Path(path).relative_to(root_real)
+    except ValueError:
+        rel = Path(path).absolute().relative_to(Path(root).absolute())
+    text = PurePosixPath(*rel.parts).as_posix() if rel.parts else "."
+    return text
+
+
+def normalize_rel(root: Path, rel: str) -> str:
+    """Canonical POSIX form of a workspace path (resolved and made relative), refusing escapes."""
+    return relative_posix(root, resolve_in_workspace(root, rel))
+
+
+def require_regular_file(path: Path, rel: str) -> os.stat_result:
+    """stat `path` and refuse anything but a regular file: FileNotFoundError, IsADirectoryError or PathError."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{rel}: file not found") from None
+    except OSError as exc:
+        raise PathError(f"{rel}: cannot be read ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(f"{rel}: is a directory, not a file")
+    if not stat.S_ISREG(st.st_mode):
+        raise PathError(f"{rel}: is {describe_mode(st.st_mode)}, not a regular file; refused")
+    return st
+
+
+def describe_mode(mode: int) -> str:
+    """A human name for a file type ('a FIFO', 'a character device', ...)."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISREG(mode):
+        return "a regular file"
+    return "a special file"
+
+
+def check_writable_rel(rel: str) -> None:
+    """Refuse writes into protected directories such as .git."""
+    first = rel.split("/", 1)[0]
+    if first in PROTECTED_DIRS:
+        raise PathError(f"{rel}: writing inside {first}/ is not allowed")
