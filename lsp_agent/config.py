@@ -51,6 +51,9 @@ CLIENT_KEYS: dict[str, str] = {
     "transcript": "transcript",
 }
 
+# Keys of the `lspAgent` section that belong to the editor client (how it starts the server, LSP tracing).
+EDITOR_ONLY_PREFIXES = ("server.", "trace.")
+
 
 class ModelNotConfigured(Exception):
     """Raised when a run needs a model and none is set; the message says where to set one."""
@@ -239,6 +242,8 @@ def client_values(client: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]
     errors: list[str] = []
     for key, value in _flatten(client).items():
         name = CLIENT_KEYS.get(key)
+        if name is None and key.startswith(EDITOR_ONLY_PREFIXES):
+            continue
         if name is None:
             errors.append(f"unknown setting lspAgent.{key}")
         elif value is not None:
