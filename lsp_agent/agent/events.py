@@ -1,0 +1,104 @@
+"""Typed events a run emits to any sink (the CLI prints them, the server forwards them to the editor)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+EVENT_KINDS = (
+    "start",
+    "thought",
+    "tool_call",
+    "tool_result",
+    "plan",
+    "subtask",
+    "compaction",
+    "usage",
+    "permission",
+    "error",
+    "proposal",
+    "done",
+)
+
+
+@dataclass
+class AgentEvent:
+    """One thing that happened in a run."""
+
+    kind: str
+    run_id: str
+    data: dict[str, Any] = field(default_factory=dict)
+    time: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A flat JSON-ready dict: {"runId", "kind", **data}."""
+        return {"runId": self.run_id, "kind": self.kind, **self.data}
+
+    def to_text(self) -> str:
+        """A compact one-line (or few-line) human description."""
+        d = self.data
+        k = self.kind
+        if k == "start":
+            return f"task: {d.get('task', '')} (model {d.get('model')}, tool calling {d.get('toolCalling')})"
+        if k == "thought":
+            return f"thought: {d.get('text', '').strip()}"
+        if k == "tool_call":
+            return f"-> {d.get('name')}({_short_args(d.get('arguments'))})"
+        if k == "tool_result":
+            status = "ok" if d.get("ok") else "failed"
+            return f"<- {d.get('name')} {status} in {d.get('seconds', 0):.2f}s: {_first_lines(d.get('output', ''))}"
+        if k == "plan":
+            lines = [f"plan ({len(d.get('subtasks', []))} subtasks):"]
+            for t in d.get("subtasks", []):
+                deps = (
+                    f" after {', '.join(map(str, t.get('dependencies') or []))}"
+                    if t.get("dependencies")
+                    else ""
+                )
+                lines.append(f"  {t.get('id')}. {t.get('description')}{deps}")
+            if d.get("fallback"):
+                lines.append(f"  (fallback: {d['fallback']})")
+            return "\n".join(lines)
+        if k == "subtask":
+            return f"subtask {d.get('id')} {d.get('status')}: {d.get('description', '')}"
+        if k == "compaction":
+            return (
+                f"compacted context: {d.get('before')} -> {d.get('after')} tokens "
+                f"({d.get('removed', 0)} messages removed, {d.get('truncated', 0)} outputs cut)"
+            )
+        if k == "usage":
+            return f"tokens: {d.get('promptTokens', 0)} in / {d.get('completionTokens', 0)} out, cost ${d.get('cost', 0):.4f}"
+        if k == "permission":
+            return f"permission for {d.get('tool')}: {d.get('decision')} ({d.get('reason', '')})"
+        if k == "error":
+            return f"error: {d.get('message')}"
+        if k == "proposal":
+            return f"proposal: {len(d.get('changes', []))} file(s) changed"
+        if k == "done":
+            return f"done: {d.get('stopReason')} after {d.get('iterations')} iterations"
+        return f"{k}: {json.dumps(d, default=str)[:200]}"
+
+
+EventSink = Callable[[AgentEvent], None]
+
+
+def _short_args(args: Any, limit: int = 120) -> str:
+    """Arguments as `k=v, ...` cut to `limit` characters."""
+    if isinstance(args, dict):
+        text = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False, default=str)}" for k, v in args.items())
+    else:
+        text = str(args)
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _first_lines(text: str, lines: int = 3, width: int = 160) -> str:
+    """The first few lines of a tool output, each cut to `width`, with a count of what was left out."""
+    parts = text.splitlines() or [""]
+    shown = [p if len(p) <= width else p[: width - 3] + "..." for p in parts[:lines]]
+    more = len(parts) - lines
+    out = "\n   ".join(shown)
+    return out + (f"\n   ... ({more} more lines)" if more > 0 else "")

@@ -1,0 +1,320 @@
+"""Lenient parsing of tool calls written as text (prompt-injected tool calling).
+
+Accepted forms, first match wins:
+  <THOUGHT>..</THOUGHT><ACTION>{"name": .., "arguments": {..}}</ACTION>   (or <tool_name>/<parameters> inside ACTION)
+  <tool_call>{"name": .., "arguments": {..}}</tool_call>
+  ```tool_call {"name": .., "arguments": {..}} ```
+  {"thought": .., "action": "read_file", "action_input": {..}}            (or "action": {"name", "arguments"})
+  {"name": .., "arguments": {..}}
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from typing import Any
+
+NAME_KEYS = ("name", "tool", "tool_name", "function", "action")
+ARG_KEYS = ("arguments", "parameters", "args", "action_input", "input", "params")
+FINAL_ACTIONS = ("provide_answer", "final_answer", "finish", "answer", "respond")
+
+_THOUGHT_RE = re.compile(r"<THOUGHT>(.*?)(?:</THOUGHT>|(?=<ACTION>)|$)", re.S | re.I)
+_ACTION_RE = re.compile(r"<ACTION>(.*?)(?:</ACTION>|$)", re.S | re.I)
+_TOOL_CALL_RE = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.S | re.I)
+_FENCE_RE = re.compile(r"```[ \t]*tool_call[ \t]*\n?(.*?)(?:```|$)", re.S | re.I)
+_ANY_FENCE_RE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)```", re.S)
+_TAG_RE = re.compile(r"<(tool_name|name|tool)>(.*?)</\1>", re.S | re.I)
+_PARAMS_RE = re.compile(r"<(parameters|arguments|args)>(.*?)(?:</\1>|$)", re.S | re.I)
+
+
+@dataclass
+class ToolCall:
+    """One requested tool call; arguments are a dict, or the raw string when they could not be decoded."""
+
+    name: str
+    arguments: dict[str, Any] | str
+    id: str = ""
+
+
+@dataclass
+class ParsedReply:
+    """What a text reply asks for: tool calls, a final answer, or an error explaining the expected format."""
+
+    thought: str = ""
+    calls: list[ToolCall] = field(default_factory=list)
+    final: str | None = None
+    error: str | None = None
+
+
+class ParseError(ValueError):
+    """The reply tried to call a tool but could not be understood."""
+
+
+def parse_reply(text: str, *, tags_only: bool = False) -> ParsedReply:
+    """Find one tool call in a model reply; tags_only limits the search to <tool_call> and ```tool_call forms."""
+    text = text or ""
+    try:
+        if not tags_only:
+            parsed = _parse_thought_action(text)
+            if parsed is not None:
+                return parsed
+        for regex in (_TOOL_CALL_RE, _FENCE_RE):
+            match = regex.search(text)
+            if match:
+                thought = _strip_tags(text[: match.start()])
+                call = _call_from_object(load_json_object(match.group(1)))
+                return ParsedReply(thought=thought, calls=[call])
+        if tags_only:
+            return ParsedReply(thought=text.strip(), final=text.strip())
+        parsed = _parse_json_reply(text)
+        if parsed.final is not None and parsed.final == text.strip() and looks_like_tool_attempt(text):
+            raise ParseError("no tool name and arguments were found")
+        return parsed
+    except ParseError as exc:
+        return ParsedReply(thought=_strip_tags(text), error=str(exc))
+
+
+def looks_like_tool_attempt(text: str) -> bool:
+    """True when the text seems to try a tool call (so a parse failure deserves a correction)."""
+    lowered = text.lower()
+    if any(tag in lowered for tag in ("<tool_call", "```tool_call", "<action>", "</action>")):
+        return True
+    stripped = _unfence(text).strip()
+    return stripped.startswith("{") and bool(
+        re.search(r'["\'](name|tool|action|arguments)["\']\s*:', stripped)
+    )
+
+
+def _parse_thought_action(text: str) -> ParsedReply | None:
+    """The seed's <THOUGHT>/<ACTION> XML; None when there is no ACTION element."""
+    if not re.search(r"<ACTION>", text, re.I):
+        return None
+    thought, action = _xml_parts(text)
+    if thought is None and action is None:
+        t = _THOUGHT_RE.search(text)
+        a = _ACTION_RE.search(text)
+        thought = t.group(1).strip() if t else ""
+        action = a.group(1) if a else ""
+    thought = thought or ""
+    action = (action or "").strip()
+    if not action:
+        raise ParseError("the <ACTION> element is empty")
+    name_match = _TAG_RE.search(action)
+    if name_match:
+        name = name_match.group(2).strip()
+        params_match = _PARAMS_RE.search(action)
+        if params_match:
+            raw = params_match.group(2).strip()
+            args: dict[str, Any] | str = load_json_object(raw) if raw else {}
+        else:
+            args = _child_elements(action, exclude=name_match.group(1))
+        return _final_or_call(thought, name, args)
+    if re.fullmatch(r"[A-Za-z_][\w.-]*", action):
+        return _final_or_call(thought, action, {})
+    call = _call_from_object(load_json_object(action), thought=thought)
+    if isinstance(call, ParsedReply):
+        return call
+    return ParsedReply(thought=thought, calls=[call])
+
+
+def _xml_parts(text: str) -> tuple[str | None, str | None]:
+    """THOUGHT text and ACTION inner text via a real XML parse of the reply wrapped in a root element."""
+    start = re.search(r"<THOUGHT>|<ACTION>", text, re.I)
+    fragment = text[start.start() :] if start else text
+    try:
+        root = ET.fromstring(f"<root>{fragment}</root>")
+    except ET.ParseError:
+        return None, None
+    thought = root.find("THOUGHT")
+    action = root.find("ACTION")
+    if action is None:
+        return None, None
+    inner = (action.text or "") + "".join(ET.tostring(child, encoding="unicode") for child in action)
+    return (thought.text or "").strip() if thought is not None else "", inner
+
+
+def _child_elements(action: str, exclude: str) -> dict[str, Any]:
+    """<ACTION><tool_name>x</tool_name><path>a.py</path></ACTION>: the other children become arguments."""
+    args: dict[str, Any] = {}
+    for tag, value in re.findall(r"<([A-Za-z_][\w-]*)>(.*?)</\1>", action, re.S):
+        if tag.lower() != exclude.lower():
+            args[tag] = _scalar(value.strip())
+    return args
+
+
+def _scalar(value: str) -> Any:
+    """A JSON scalar or structure when the text is one, else the text."""
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
+def _parse_json_reply(text: str) -> ParsedReply:
+    """A JSON object with thought/action fields, or a bare {"name", "arguments"} object; else a final answer."""
+    body = _unfence(text)
+    start = body.find("{")
+    if start < 0:
+        return ParsedReply(thought=text.strip(), final=text.strip())
+    try:
+        obj = load_json_object(body[start:])
+    except ParseError:
+        if looks_like_tool_attempt(text):
+            raise
+        return ParsedReply(thought=text.strip(), final=text.strip())
+    keys = set(obj)
+    if not keys & set(NAME_KEYS):
+        return ParsedReply(thought=text.strip(), final=text.strip())
+    result = _call_from_object(obj, thought=str(obj.get("thought") or obj.get("reasoning") or ""))
+    if isinstance(result, ParsedReply):
+        return result
+    return ParsedReply(thought=str(obj.get("thought") or ""), calls=[result])
+
+
+def _call_from_object(obj: dict[str, Any], thought: str = "") -> Any:
+    """A ToolCall from {"name": .., "arguments": ..} and its variants; a ParsedReply for final answers."""
+    name: Any = None
+    for key in NAME_KEYS:
+        if key in obj:
+            name = obj[key]
+            break
+    if isinstance(name, dict):  # {"action": {"name": .., "arguments": ..}} or {"function": {...}}
+        return _call_from_object(name, thought)
+    if not isinstance(name, str) or not name.strip():
+        raise ParseError('the tool call has no tool name (expected a string field "name")')
+    args: Any = {}
+    for key in ARG_KEYS:
+        if key in obj:
+            args = obj[key]
+            break
+    else:
+        rest = {
+            k: v for k, v in obj.items() if k not in NAME_KEYS and k not in ("thought", "reasoning", "id")
+        }
+        if rest and name.strip() not in FINAL_ACTIONS:
+            args = rest
+    if isinstance(args, str):
+        try:
+            args = load_json_object(args)
+        except ParseError:
+            if args.strip().startswith("{"):
+                raise
+    if args is None:
+        args = {}
+    if name.strip() in FINAL_ACTIONS:
+        final = obj.get("final_answer") or obj.get("answer") or obj.get("content")
+        if final is None and isinstance(args, dict):
+            final = args.get("final_answer") or args.get("answer") or args.get("text")
+        return ParsedReply(thought=thought, final=str(final if final is not None else thought))
+    return ToolCall(name=name.strip(), arguments=args if isinstance(args, dict | str) else {"value": args})
+
+
+def _final_or_call(thought: str, name: str, args: dict[str, Any] | str) -> ParsedReply:
+    if name in FINAL_ACTIONS:
+        final = args.get("final_answer") or args.get("answer") if isinstance(args, dict) else args
+        return ParsedReply(thought=thought, final=str(final or thought))
+    return ParsedReply(thought=thought, calls=[ToolCall(name=name, arguments=args)])
+
+
+def _unfence(text: str) -> str:
+    """The body of the first code fence, or the text itself."""
+    match = _ANY_FENCE_RE.search(text)
+    return match.group(1) if match else text
+
+
+def _strip_tags(text: str) -> str:
+    """Text with <THOUGHT> tags removed, for showing as the thought."""
+    return re.sub(r"</?THOUGHT>", "", text, flags=re.I).strip()
+
+
+def load_json_object(raw: str) -> dict[str, Any]:
+    """Decode the first JSON object in `raw`, tolerating fences, trailing text, single quotes, trailing commas."""
+    body = _unfence(raw).strip() if "```" in raw else raw.strip()
+    start = body.find("{")
+    if start < 0:
+        raise ParseError('expected a JSON object like {"name": "read_file", "arguments": {"path": "a.py"}}')
+    candidate = _balanced_object(body[start:])
+    for attempt in (candidate, _python_literal_form(candidate)):
+        if attempt is None:
+            continue
+        try:
+            obj = json.loads(attempt, strict=False)
+        except ValueError:
+            obj = None
+        if obj is None:
+            try:
+                obj = ast.literal_eval(attempt)
+            except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+                obj = None
+        if isinstance(obj, dict):
+            return obj
+    raise ParseError(f"the tool call is not valid JSON: {candidate[:200]!r}")
+
+
+def _balanced_object(text: str) -> str:
+    """The text of the first balanced {...} object (string-aware); the whole text if it never closes."""
+    depth = 0
+    quote: str | None = None
+    escape = False
+    for i, ch in enumerate(text):
+        if quote:
+            if escape:
+                escape = False
+            elif ch == "\\":
+                escape = True
+            elif ch == quote:
+                quote = None
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return text[: i + 1]
+    return text
+
+
+def _python_literal_form(text: str) -> str | None:
+    """JSON-ish text turned into a Python literal: true/false/null mapped, trailing commas dropped (outside strings)."""
+    out: list[str] = []
+    quote: str | None = None
+    escape = False
+    i = 0
+    changed = False
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            out.append(ch)
+            if escape:
+                escape = False
+            elif ch == "\\":
+                escape = True
+            elif ch == quote:
+                quote = None
+            i += 1
+            continue
+        if ch in "\"'":
+            quote = ch
+            out.append(ch)
+            i += 1
+            continue
+        word = re.match(r"(true|false|null)\b", text[i:])
+        if word and not (i and (text[i - 1].isalnum() or text[i - 1] == "_")):
+            out.append({"true": "True", "false": "False", "null": "None"}[word.group(1)])
+            i += len(word.group(1))
+            changed = True
+            continue
+        if ch == ",":
+            nxt = re.match(r",\s*([}\]])", text[i:])
+            if nxt:
+                i += 1
+                changed = True
+                continue
+        out.append(ch)
+        i += 1
+    result = "".join(out)
+    return result if changed or "'" in text else None

@@ -1,0 +1,672 @@
+"""One agent run: the ReAct loop over a model and the tool registry, ending in a RunResult and a Proposal."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsp_agent.agent import prompts
+from lsp_agent.agent.compaction import Compactor, TokenCounter, render_for_summary
+from lsp_agent.agent.events import AgentEvent, EventSink
+from lsp_agent.agent.model import ModelClient, ModelError, ModelReply, context_window
+from lsp_agent.agent.parsing import ToolCall, parse_reply
+from lsp_agent.agent.permissions import PermissionAsker, PermissionGate, denial_message
+from lsp_agent.agent.planner import Plan, SubTask, parse_plan
+from lsp_agent.agent.session import Session
+from lsp_agent.agent.syntax import python_syntax_errors
+from lsp_agent.agent.transcript import Transcript
+
+if TYPE_CHECKING:
+    from lsp_agent.config import Settings
+    from lsp_agent.index import WorkspaceIndex
+    from lsp_agent.tools.registry import ToolContext, ToolRegistry, ToolResult
+    from lsp_agent.workspace.overlay import Overlay
+    from lsp_agent.workspace.proposal import Proposal
+
+log = logging.getLogger(__name__)
+
+FINISH_TOOL = "task_complete"
+EVENT_OUTPUT_CHARS = 4000
+
+# Style name -> setup(run) called before the loop (e.g. codeact registers its tools and prompt text).
+STYLE_SETUPS: dict[str, Callable[[AgentRun], None]] = {}
+
+
+def register_style(name: str, setup: Callable[[AgentRun], None]) -> None:
+    """Make `settings.style == name` available; setup may change run.registry and run.prompt_extra."""
+    STYLE_SETUPS[name] = setup
+
+
+@dataclass
+class RunResult:
+    """How a run ended."""
+
+    success: bool
+    answer: str
+    stop_reason: str  # complete | no_tool_call | max_iterations | token_budget | cancelled | error
+    iterations: int
+    messages: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float
+    proposal: Proposal | None
+    error: str | None = None
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass
+class _Outcome:
+    """How one ReAct loop (the task or one subtask) ended."""
+
+    stop_reason: str
+    answer: str
+    success: bool
+    error: str | None = None
+
+
+class _Stop(Exception):
+    """Ends the whole run (cancellation, permanent model error, token budget)."""
+
+    def __init__(self, stop_reason: str, message: str) -> None:
+        super().__init__(message)
+        self.stop_reason = stop_reason
+
+
+class AgentRun:
+    """A task run against the workspace; edits stay in the overlay and come back as a Proposal."""
+
+    def __init__(
+        self,
+        task: str,
+        settings: Settings,
+        root: Path,
+        *,
+        sink: EventSink | None = None,
+        registry: ToolRegistry | None = None,
+        index: WorkspaceIndex | None = None,
+        overlay: Overlay | None = None,
+        session: Session | None = None,
+        permission: PermissionAsker | None = None,
+        run_id: str | None = None,
+        context: str | None = None,
+        model_client: ModelClient | None = None,
+    ) -> None:
+        self.task = task
+        self.settings = settings
+        self.root = Path(root).resolve()
+        self.sink = sink
+        self.index = index
+        self.session = session
+        self.context = context
+        self.run_id = run_id or uuid.uuid4().hex[:12]
+        self.gate = PermissionGate(dict(settings.permissions or {}), permission)
+        self.prompt_extra = ""
+        if registry is None:
+            from lsp_agent.tools.registry import default_registry
+
+            registry = default_registry()
+        self.registry = registry
+        if overlay is None:
+            from lsp_agent.workspace.overlay import Overlay
+
+            overlay = Overlay(self.root)
+        self.overlay = overlay
+        self._client = model_client
+        self._cancel = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._inflight: asyncio.Future[Any] | None = None
+        self._lock = threading.Lock()
+        self.iterations = 0
+        self.message_count = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.cost = 0.0
+        self._syntax_reported = False
+        self._last_text = ""
+        self.transcript = Transcript(settings.transcript)
+
+    # --- public ---------------------------------------------------------------------------------------------
+
+    def cancel(self) -> None:
+        """Stop the run: checked between steps; an in-flight model request or tool wait is aborted at once."""
+        self._cancel.set()
+        with self._lock:
+            loop, task = self._loop, self._inflight
+        if loop is not None and task is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(task.cancel)
+
+    @property
+    def cancelled(self) -> bool:
+        """True once cancel() was called."""
+        return self._cancel.is_set()
+
+    async def run(self) -> RunResult:
+        """Run the task to its end; never raises for model or tool failures."""
+        self._loop = asyncio.get_running_loop()
+        started = time.perf_counter()
+        outcome: _Outcome
+        try:
+            outcome = await self._run()
+        except _Stop as stop:
+            outcome = _Outcome(
+                stop.stop_reason, self._last_text, False, str(stop) if stop.stop_reason == "error" else None
+            )
+            if stop.stop_reason == "error":
+                self._emit("error", message=str(stop))
+        except asyncio.CancelledError:
+            self._finish(_Outcome("cancelled", self._last_text, False), started)
+            raise
+        except Exception as exc:  # noqa: BLE001 - a bug must not take down the server
+            log.exception("agent run %s failed", self.run_id)
+            outcome = _Outcome(
+                "error", self._last_text, False, f"internal error: {type(exc).__name__}: {exc}"
+            )
+            self._emit("error", message=outcome.error)
+        return self._finish(outcome, started)
+
+    # --- setup ----------------------------------------------------------------------------------------------
+
+    async def _run(self) -> _Outcome:
+        """Prepare the model and tools, then run the task (planned or not)."""
+        if self.settings.style != "react":
+            setup = STYLE_SETUPS.get(self.settings.style)
+            if setup is None:
+                raise _Stop(
+                    "error", f"run style {self.settings.style!r} is not available in this installation"
+                )
+            setup(self)
+        if self._client is None:
+            try:
+                self._client = ModelClient(self.settings)
+            except Exception as exc:  # ModelNotConfigured and friends
+                raise _Stop("error", str(exc)) from None
+        client = self._client
+        client.on_retry = self._on_retry
+        self._emit(
+            "start",
+            task=self.task,
+            model=client.model,
+            toolCalling=client.tool_mode,
+            style=self.settings.style,
+            plan=self.settings.plan,
+            root=str(self.root),
+        )
+        self.transcript.write(
+            "start", run_id=self.run_id, task=self.task, model=client.model, mode=client.tool_mode
+        )
+        from lsp_agent.tools.registry import ToolContext
+
+        self.ctx: ToolContext = ToolContext(
+            root=self.root,
+            overlay=self.overlay,
+            index=self.index,
+            settings=self.settings,
+            cancel=self._cancel,
+        )
+        counter = TokenCounter(client.model)
+        summarizer = self._summarize if self.settings.compaction_summary else None
+        self.compactor = Compactor(
+            counter,
+            context_window(client.model, self.settings.context_window),
+            self.settings.compaction_threshold,
+            summarizer=summarizer,
+        )
+        self.system = prompts.system_prompt(
+            mode=client.tool_mode,
+            schemas=self.registry.schemas(),
+            root_name=self.root.name,
+            repo_map=await self._repo_map(),
+            extra=self.prompt_extra,
+        )
+        session_text = self.session.context_text() if self.session else ""
+        task_text = prompts.task_message(self.task, context=self.context, session_text=session_text)
+        if self.settings.plan:
+            return await self._run_planned(task_text)
+        return await self._react(task_text, self.settings.max_iterations)
+
+    async def _repo_map(self) -> str:
+        """The index's map of important files, if an index is available."""
+        if self.index is None:
+            return ""
+        try:
+            return await asyncio.to_thread(self.index.repo_map, 2000)
+        except Exception as exc:  # noqa: BLE001 - the map is a nicety
+            log.info("repo map unavailable: %s", exc)
+            return ""
+
+    # --- the loop -------------------------------------------------------------------------------------------
+
+    async def _react(self, task_text: str, max_iterations: int) -> _Outcome:
+        """Reason, act, observe until the task is complete or a limit is reached."""
+        client = self._client
+        assert client is not None
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": self.system},
+            {"role": "user", "content": task_text},
+        ]
+        self.message_count += 2
+        schemas = self.registry.schemas()
+        for step in range(1, max_iterations + 1):
+            self._check_stop()
+            messages = await self._maybe_compact(messages)
+            reply = await self._complete(messages, schemas)
+            messages.append(reply.message)
+            self.message_count += 1
+            calls, thought, problem, final = self._interpret(reply)
+            if thought:
+                self._last_text = thought
+                self._emit("thought", text=thought, iteration=self.iterations)
+            if problem is not None:
+                correction = prompts.format_correction(problem, client.tool_mode, self.registry.names())
+                self._emit("error", message=f"could not parse the model's tool call: {problem}", kind="parse")
+                self._observe(messages, None, correction, native=False)
+                continue
+            if not calls:
+                answer = final if final is not None else reply.content.strip()
+                if self._report_syntax_once(messages, None):
+                    continue
+                return _Outcome("no_tool_call", answer, True)
+            native = client.tool_mode == "native" and bool(reply.tool_calls)
+            finished: str | None = None
+            for call in calls:
+                result = await self._execute(call)
+                output = result.output
+                if result.ok and self._is_finish(call.name):
+                    if self._report_syntax_once(messages, call if native else None):
+                        continue
+                    finished = _summary_of(call, output)
+                    output = "Task marked complete."
+                self._observe(
+                    messages, call if native else None, prompts.observation(call.name, output), native
+                )
+            if finished is not None:
+                return _Outcome("complete", finished, True)
+            if self._over_budget():
+                raise _Stop("token_budget", f"token budget of {self.settings.token_budget} reached")
+            log.debug("step %d of %d done", step, max_iterations)
+        return _Outcome(
+            "max_iterations", self._last_text or f"stopped after {max_iterations} iterations", False
+        )
+
+    def _interpret(self, reply: ModelReply) -> tuple[list[ToolCall], str, str | None, str | None]:
+        """(calls, thought, parse problem or None, final answer or None) for a reply in the current mode."""
+        assert self._client is not None
+        if self._client.tool_mode == "native":
+            if reply.tool_calls:
+                return reply.tool_calls, reply.content.strip(), None, None
+            # Some native models still write tool calls as text; accept the tagged forms.
+            parsed = parse_reply(reply.content, tags_only=True)
+            if parsed.calls or parsed.error:
+                return parsed.calls, parsed.thought, parsed.error, None
+            return [], "", None, reply.content.strip()
+        parsed = parse_reply(reply.content)
+        if parsed.error is None and not parsed.calls and parsed.final is not None:
+            return [], parsed.thought if parsed.thought != parsed.final else "", None, parsed.final
+        return parsed.calls, parsed.thought, parsed.error, parsed.final
+
+    def _observe(
+        self, messages: list[dict[str, Any]], call: ToolCall | None, text: str, native: bool
+    ) -> None:
+        """Append a tool result (native: a tool message for the call id; prompt: a user message)."""
+        if native and call is not None:
+            messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": text})
+        else:
+            messages.append({"role": "user", "content": text})
+        self.message_count += 1
+
+    def _is_finish(self, name: str) -> bool:
+        """True for the task_complete tool (also under decorated names)."""
+        resolve = getattr(self.registry, "resolve_name", None)
+        tool = resolve(name) if resolve else self.registry.get(name)
+        return tool is not None and tool.name == FINISH_TOOL
+
+    def _report_syntax_once(self, messages: list[dict[str, Any]], call: ToolCall | None) -> bool:
+        """Before finishing: tell the model once about Python files in the proposal that do not parse."""
+        if self._syntax_reported:
+            return False
+        problems = python_syntax_errors(self.overlay)
+        if not problems:
+            return False
+        self._syntax_reported = True
+        report = prompts.syntax_error_report(problems)
+        self._emit(
+            "error", message="proposal has Python syntax errors: " + "; ".join(problems), kind="syntax"
+        )
+        self._observe(messages, call, report, native=call is not None)
+        return True
+
+    # --- model ----------------------------------------------------------------------------------------------
+
+    async def _complete(
+        self, messages: list[dict[str, Any]], schemas: list[dict[str, Any]] | None
+    ) -> ModelReply:
+        """One model request with usage accounting; a context overflow triggers one forced compaction."""
+        client = self._client
+        assert client is not None
+        self.transcript.request(client.model, messages, [s["function"]["name"] for s in schemas or []])
+        try:
+            reply = await self._guard(client.complete(messages, schemas))
+        except ModelError as exc:
+            if exc.kind != "context" or len(messages) <= 3:
+                self.transcript.write("model_error", message=str(exc), kind=exc.kind)
+                raise _Stop("error", str(exc)) from None
+            compacted, report = await self.compactor.compact(messages, force=True)
+            self._emit_compaction(report)
+            messages[:] = compacted
+            self.transcript.reset()
+            try:
+                reply = await self._guard(client.complete(messages, schemas))
+            except ModelError as again:
+                raise _Stop("error", str(again)) from None
+        self._account(reply)
+        self.transcript.write(
+            "reply",
+            content=reply.content,
+            tool_calls=reply.message.get("tool_calls"),
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            cost=reply.cost,
+            seconds=round(reply.seconds, 4),
+            attempts=reply.attempts,
+        )
+        return reply
+
+    def _account(self, reply: ModelReply) -> None:
+        """Add a reply's usage to the run totals and report it."""
+        self.iterations += 1
+        self.prompt_tokens += reply.prompt_tokens
+        self.completion_tokens += reply.completion_tokens
+        self.cost += reply.cost
+        self._emit(
+            "usage",
+            iteration=self.iterations,
+            promptTokens=self.prompt_tokens,
+            completionTokens=self.completion_tokens,
+            totalTokens=self.prompt_tokens + self.completion_tokens,
+            cost=self.cost,
+        )
+
+    async def _guard(self, awaitable: Any) -> Any:
+        """Await a model request or tool call so that cancel() can abort it."""
+        task = asyncio.ensure_future(awaitable)
+        with self._lock:
+            self._inflight = task
+        if self._cancel.is_set():
+            task.cancel()
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if self._cancel.is_set():
+                raise _Stop("cancelled", "the run was cancelled") from None
+            raise
+        finally:
+            with self._lock:
+                self._inflight = None
+
+    def _check_stop(self) -> None:
+        """Raise _Stop when cancelled or over the token budget."""
+        if self._cancel.is_set():
+            raise _Stop("cancelled", "the run was cancelled")
+        if self._over_budget():
+            raise _Stop("token_budget", f"token budget of {self.settings.token_budget} reached")
+
+    def _over_budget(self) -> bool:
+        """True when the run used its token budget."""
+        budget = self.settings.token_budget
+        return bool(budget) and self.prompt_tokens + self.completion_tokens >= budget
+
+    def _on_retry(self, attempt: int, delay: float, message: str) -> None:
+        """Report a transient model failure that will be retried."""
+        self._emit(
+            "error", message=f"{message} (retry {attempt} in {delay:.1f}s)", kind="transient", retrying=True
+        )
+        self.transcript.write("retry", attempt=attempt, delay=delay, message=message)
+
+    # --- compaction -----------------------------------------------------------------------------------------
+
+    async def _maybe_compact(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Compact the conversation when it passed the threshold."""
+        if not self.compactor.needs(messages):
+            return messages
+        compacted, report = await self.compactor.compact(messages)
+        self._emit_compaction(report)
+        self.transcript.reset()
+        return compacted
+
+    def _emit_compaction(self, report: Any) -> None:
+        """Report a compaction."""
+        data = {
+            "before": report.before,
+            "after": report.after,
+            "removed": report.removed,
+            "truncated": report.truncated,
+            "summarized": report.summarized,
+            "window": self.compactor.window,
+        }
+        self._emit("compaction", **data)
+        self.transcript.write("compaction", **data)
+
+    async def _summarize(self, middle: list[dict[str, Any]]) -> str:
+        """A model-written summary of messages removed by compaction."""
+        request = [
+            {"role": "user", "content": prompts.compaction_summary_request(render_for_summary(middle))}
+        ]
+        reply = await self._complete(request, None)
+        return reply.content
+
+    # --- tools ----------------------------------------------------------------------------------------------
+
+    async def _execute(self, call: ToolCall) -> ToolResult:
+        """Run one tool call through the permission gate and the registry."""
+        from lsp_agent.tools.registry import ToolResult
+
+        self._check_stop()
+        self._emit(
+            "tool_call", id=call.id, name=call.name, arguments=call.arguments, iteration=self.iterations
+        )
+        resolve = getattr(self.registry, "resolve_name", None)
+        tool = resolve(call.name) if resolve else self.registry.get(call.name)
+        if tool is not None and tool.permission != "none":
+            args = call.arguments if isinstance(call.arguments, dict) else {}
+            decision = await self._guard(self.gate.check(tool.name, tool.permission, args))
+            self._emit(
+                "permission",
+                tool=tool.name,
+                decision="allowed" if decision.allowed else "denied",
+                source=decision.source,
+                answer=decision.answer,
+                reason=tool.permission,
+            )
+            if not decision.allowed:
+                result = ToolResult(False, denial_message(tool.name, tool.permission, decision), 0.0)
+                self._after_tool(call, result)
+                return result
+        result = await self._guard(self.registry.execute(call.name, call.arguments, self.ctx))
+        self._after_tool(call, result)
+        return result
+
+    def _after_tool(self, call: ToolCall, result: ToolResult) -> None:
+        """Report a tool result."""
+        output = result.output
+        shown = output if len(output) <= EVENT_OUTPUT_CHARS else output[:EVENT_OUTPUT_CHARS] + "\n..."
+        self._emit(
+            "tool_result", id=call.id, name=call.name, ok=result.ok, output=shown, seconds=result.seconds
+        )
+        self.transcript.write(
+            "tool",
+            name=call.name,
+            arguments=call.arguments,
+            ok=result.ok,
+            output=output,
+            seconds=round(result.seconds, 4),
+        )
+        log.info("tool %s %s in %.3fs", call.name, "ok" if result.ok else "failed", result.seconds)
+
+    # --- planning -------------------------------------------------------------------------------------------
+
+    async def _run_planned(self, task_text: str) -> _Outcome:
+        """Plan subtasks, run them in dependency order (each sees earlier results), then summarize."""
+        plan = await self._make_plan(task_text)
+        self._emit("plan", subtasks=[t.to_dict() for t in plan.subtasks], fallback=plan.fallback)
+        if plan.fallback:
+            return await self._react(task_text, self.settings.max_iterations)
+        done: list[tuple[str, str]] = []
+        by_id = {t.id: t for t in plan.subtasks}
+        total = len(plan.subtasks)
+        for n, sub in enumerate(plan.subtasks, 1):
+            blocked = [d for d in sub.dependencies if by_id[d].status != "completed"]
+            if blocked:
+                self._set_status(sub, "skipped", f"skipped: depends on unfinished subtask(s) {blocked}")
+                continue
+            self._set_status(sub, "running")
+            try:
+                outcome = await self._react(
+                    prompts.subtask_message(task_text, n, total, sub.description, done),
+                    self.settings.max_iterations,
+                )
+            except _Stop as stop:
+                self._set_status(sub, "failed", str(stop))
+                for rest in plan.subtasks[n:]:
+                    self._set_status(rest, "skipped", f"skipped: {stop}")
+                raise
+            self._set_status(sub, "completed" if outcome.success else "failed", outcome.answer)
+            if outcome.success:
+                done.append((sub.description, outcome.answer))
+        if total == 1:
+            only = plan.subtasks[0]
+            return _Outcome(
+                "complete" if only.status == "completed" else "max_iterations",
+                only.result,
+                only.status == "completed",
+            )
+        return await self._final_summary(task_text, plan)
+
+    async def _make_plan(self, task_text: str) -> Plan:
+        """Ask the model for a JSON plan."""
+        request = [
+            {
+                "role": "system",
+                "content": "You are lsp-agent, a coding agent planning a task in a code workspace.",
+            },
+            {"role": "user", "content": prompts.plan_request(task_text, self.registry.names())},
+        ]
+        reply = await self._complete(request, None)
+        self.message_count += 2
+        return parse_plan(reply.content, self.task)
+
+    def _set_status(self, sub: SubTask, status: str, result: str = "") -> None:
+        """Update a subtask and report it."""
+        sub.status = status
+        if result:
+            sub.result = result
+        self._emit("subtask", id=sub.id, description=sub.description, status=status, result=sub.result)
+
+    async def _final_summary(self, task_text: str, plan: Plan) -> _Outcome:
+        """The final answer of a planned run."""
+        results = [(t.description, t.status, t.result) for t in plan.subtasks]
+        success = all(t.status == "completed" for t in plan.subtasks)
+        try:
+            reply = await self._complete(
+                [{"role": "user", "content": prompts.final_summary_request(task_text, results)}], None
+            )
+            answer = reply.content.strip()
+        except _Stop as stop:
+            if stop.stop_reason != "error":
+                raise
+            answer = ""
+        if not answer:
+            answer = "\n".join(f"[{status}] {desc}: {result}" for desc, status, result in results)
+        failed = [t for t in plan.subtasks if t.status != "completed"]
+        if success:
+            return _Outcome("complete", answer, True)
+        return _Outcome(
+            "complete", answer, False, f"{len(failed)} of {len(plan.subtasks)} subtasks did not complete"
+        )
+
+    # --- results --------------------------------------------------------------------------------------------
+
+    def _finish(self, outcome: _Outcome, started: float) -> RunResult:
+        """Build the RunResult, emit the proposal and done events, remember the exchange, close the transcript."""
+        proposal = None
+        try:
+            candidate = self.overlay.to_proposal(summary=outcome.answer)
+            if not candidate.is_empty():
+                proposal = candidate
+                self._emit("proposal", **candidate.to_dict())
+        except Exception as exc:  # noqa: BLE001 - a broken overlay must still end the run
+            log.exception("building the proposal failed")
+            outcome = _Outcome("error", outcome.answer, False, f"could not build the proposal: {exc}")
+        result = RunResult(
+            success=outcome.success,
+            answer=outcome.answer,
+            stop_reason=outcome.stop_reason,
+            iterations=self.iterations,
+            messages=self.message_count,
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+            cost=self.cost,
+            proposal=proposal,
+            error=outcome.error,
+        )
+        self._emit(
+            "done",
+            success=result.success,
+            stopReason=result.stop_reason,
+            answer=result.answer,
+            iterations=result.iterations,
+            messages=result.messages,
+            promptTokens=result.prompt_tokens,
+            completionTokens=result.completion_tokens,
+            cost=result.cost,
+            error=result.error,
+            seconds=round(time.perf_counter() - started, 3),
+        )
+        if self.session is not None:
+            self.session.record(_exchange_summary(self.run_id, self.task, result))
+        self.transcript.write(
+            "done",
+            success=result.success,
+            stop_reason=result.stop_reason,
+            answer=result.answer,
+            iterations=result.iterations,
+            prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens,
+            cost=result.cost,
+            error=result.error,
+        )
+        self.transcript.close()
+        return result
+
+    def _emit(self, kind: str, **data: Any) -> None:
+        """Send an event to the sink; a failing sink is logged, never fatal."""
+        if self.sink is None:
+            return
+        try:
+            self.sink(AgentEvent(kind, self.run_id, data))
+        except Exception:  # noqa: BLE001 - the sink belongs to the caller
+            log.exception("event sink failed on %s", kind)
+
+
+def _summary_of(call: ToolCall, output: str) -> str:
+    """The final answer carried by a task_complete call."""
+    if isinstance(call.arguments, dict) and isinstance(call.arguments.get("summary"), str):
+        return call.arguments["summary"].strip() or output
+    return output
+
+
+def _exchange_summary(run_id: str, task: str, result: RunResult) -> str:
+    """One line for session memory."""
+    changed = ", ".join(result.proposal.paths()) if result.proposal is not None else "none"
+    answer = " ".join(result.answer.split())[:300]
+    return f"run {run_id}: task {task.strip()[:200]!r} ended {result.stop_reason}; answer: {answer}; proposed changes: {changed}"

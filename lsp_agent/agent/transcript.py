@@ -1,0 +1,71 @@
+"""A JSONL transcript of a run: model requests and replies, tool calls with timings, events."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+log = logging.getLogger(__name__)
+
+
+class Transcript:
+    """Appends one JSON object per line; requests carry only the messages added since the previous one."""
+
+    def __init__(self, path: str | Path | None) -> None:
+        self.path = Path(path) if path else None
+        self._file: TextIO | None = None
+        self._sent = 0
+        self._lock = threading.Lock()
+        if self.path is not None:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._file = self.path.open("a", encoding="utf-8")
+            except OSError as exc:
+                log.warning("cannot write transcript %s: %s", self.path, exc)
+
+    @property
+    def enabled(self) -> bool:
+        """True when a file is open."""
+        return self._file is not None
+
+    def write(self, record_type: str, **data: Any) -> None:
+        """Append one record."""
+        if self._file is None:
+            return
+        line = json.dumps(
+            {"type": record_type, "time": round(time.time(), 3), **data}, ensure_ascii=False, default=str
+        )
+        with self._lock:
+            self._file.write(line + "\n")
+            self._file.flush()
+
+    def request(self, model: str, messages: list[dict], tools: list[str], **params: Any) -> None:
+        """A model request: the new messages since the last request (all of them after a compaction)."""
+        if self._file is None:
+            return
+        start = self._sent if self._sent <= len(messages) else 0
+        self.write(
+            "request",
+            model=model,
+            message_count=len(messages),
+            first_index=start,
+            messages=messages[start:],
+            tools=tools,
+            **params,
+        )
+        self._sent = len(messages)
+
+    def reset(self) -> None:
+        """The next request logs the whole conversation again (after compaction)."""
+        self._sent = 0
+
+    def close(self) -> None:
+        """Close the file."""
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
