@@ -1,0 +1,312 @@
+"""The scratch copy of a workspace the sandboxed code runs in: copy-on-write overlay or a reflinked/plain copy."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lsp_agent.workspace.overlay import Overlay
+from lsp_agent.workspace.walk import is_ignored, walk_workspace
+
+FICLONE = 0x40049409  # linux/fs.h: share the source file's extents (copy-on-write) on btrfs, xfs, ...
+
+# Build and tool caches the code leaves behind: never proposed as changes.
+JUNK_DIRS = frozenset(
+    {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".tox", ".nox", ".git", ".cache"}
+)
+JUNK_SUFFIXES = (".pyc", ".pyo")
+JUNK_NAMES = frozenset({".coverage"})
+MAX_TEXT_BYTES = 2_000_000
+
+
+@dataclass
+class ChangeReport:
+    """What the code changed in the scratch copy, and what of it became overlay writes."""
+
+    written: list[str] = field(default_factory=list)
+    created: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # "path: why"
+
+    def is_empty(self) -> bool:
+        """True when nothing was changed or skipped."""
+        return not (self.written or self.created or self.deleted or self.skipped)
+
+    def describe(self) -> str:
+        """Lines for the model: which files joined the proposal and which were left out."""
+        lines = []
+        if self.created or self.written or self.deleted:
+            parts = [f"{p} (created)" for p in self.created] + [f"{p} (modified)" for p in self.written]
+            parts += [f"{p} (deleted)" for p in self.deleted]
+            lines.append("files changed by the code (added to the proposal): " + ", ".join(parts))
+        if self.skipped:
+            lines.append("file changes NOT added to the proposal: " + "; ".join(self.skipped))
+        return "\n".join(lines)
+
+
+def is_junk(rel: str) -> bool:
+    """True for caches and bytecode the code leaves behind."""
+    parts = rel.split("/")
+    return (
+        any(p in JUNK_DIRS for p in parts[:-1])
+        or parts[-1] in JUNK_DIRS
+        or parts[-1] in JUNK_NAMES
+        or parts[-1].endswith(JUNK_SUFFIXES)
+    )
+
+
+def _decode_text(data: bytes) -> str | None:
+    """UTF-8 text without NUL bytes, else None."""
+    if b"\0" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def clone_or_copy(src: Path, dst: Path, *, try_clone: bool) -> bool:
+    """Copy one file, sharing extents (reflink) when try_clone and the filesystem allows; True when cloned."""
+    if try_clone:
+        with open(src, "rb") as fin, open(dst, "wb") as fout:
+            try:
+                fcntl.ioctl(fout.fileno(), FICLONE, fin.fileno())
+                shutil.copymode(src, dst)
+                return True
+            except OSError as exc:
+                if exc.errno not in (errno.EOPNOTSUPP, errno.EXDEV, errno.EINVAL, errno.ENOTTY, errno.EBADF):
+                    raise
+    shutil.copy2(src, dst)
+    return False
+
+
+class ScratchWorkspace:
+    """A private, disposable copy of the workspace plus HOME and TMPDIR for the sandboxed code.
+
+    mode "overlay": the workspace is the read-only lower layer of an overlayfs mounted in the child's own mount
+    namespace (nothing is copied up front; files are copied up only when the code writes them, into `upper`).
+    mode "copy": the files the workspace walk yields are cloned (reflink) or copied into `workspace`.
+    Either way the user's files are never opened for writing.
+    """
+
+    def __init__(self, root: Path, *, mode: str, exclude: Sequence[str] = (), parent: Path | None = None) -> None:
+        if mode not in ("overlay", "copy"):
+            raise ValueError(f"unknown scratch mode {mode!r}")
+        self.root = Path(root).resolve()
+        self.mode = mode
+        self.exclude = list(exclude)
+        self.base = Path(tempfile.mkdtemp(prefix="lsp-agent-sandbox-", dir=parent)).resolve()
+        self.workspace = self.base / "workspace"
+        self.home = self.base / "home"
+        self.tmp = self.base / "tmp"
+        self.upper = self.base / "upper"
+        self.work = self.base / "overlay-work"
+        self.staging = self.base / "staging"
+        self.deletions = self.base / "deletions"
+        self.copy_method = "overlayfs copy-on-write" if mode == "overlay" else "copy"
+        self._snapshot: dict[str, tuple[int, int, int]] = {}
+        self._injected: set[str] = set()
+        self.closed = False
+        for d in (self.workspace, self.home, self.tmp):
+            d.mkdir()
+        if mode == "overlay":
+            for d in (self.upper, self.work, self.staging):
+                d.mkdir()
+            self.deletions.write_text("")
+        else:
+            self._copy_tree()
+
+    # ----- building -----------------------------------------------------------------------------------
+
+    def _copy_tree(self) -> None:
+        """Clone (reflink) or copy every workspace file the walk yields; directories are created as needed."""
+        try_clone = True
+        cloned = copied = 0
+        made: set[Path] = set()
+        for path in walk_workspace(self.root, exclude=self.exclude):
+            rel = path.relative_to(self.root)
+            dst = self.workspace / rel
+            if dst.parent not in made:
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                made.add(dst.parent)
+            try:
+                if clone_or_copy(path, dst, try_clone=try_clone):
+                    cloned += 1
+                else:
+                    copied += 1
+                    try_clone = False  # the first refusal means this filesystem cannot share extents
+            except OSError:
+                continue  # unreadable or vanished file: leave it out of the copy
+        self.copy_method = "reflink copy-on-write" if cloned and not copied else "copy"
+
+    # ----- the agent's overlay in, the code's changes out ---------------------------------------------
+
+    def sync_in(self, overlay: Overlay) -> None:
+        """Make the scratch copy show the overlay's current view (the agent's proposed edits and deletions)."""
+        changes = overlay.overrides()
+        if self.mode == "overlay":
+            shutil.rmtree(self.staging, ignore_errors=True)
+            self.staging.mkdir()
+            for rel, text in changes.items():
+                self._drop_upper(rel)
+                if text is not None:
+                    target = self.staging / rel
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(text.encode("utf-8"))
+            for rel in self._injected - set(changes):
+                self._drop_upper(rel)  # a reverted change: show the disk file again
+            deleted = sorted(rel for rel, text in changes.items() if text is None)
+            self.deletions.write_text("".join(rel + "\n" for rel in deleted))
+        else:
+            for rel in self._injected - set(changes):
+                self._restore_from_disk(rel)
+            for rel, text in changes.items():
+                target = self.workspace / rel
+                if text is None:
+                    if target.is_file() or target.is_symlink():
+                        target.unlink()
+                else:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    if target.is_symlink():
+                        target.unlink()
+                    target.write_bytes(text.encode("utf-8"))
+            self._snapshot = self._scan_copy()
+        self._injected = set(changes)
+
+    def collect_changes(self, overlay: Overlay) -> ChangeReport:
+        """Turn the files the code created, modified or deleted into overlay writes and deletions."""
+        report = ChangeReport()
+        if self.mode == "overlay":
+            touched, removed = self._scan_upper()
+        else:
+            now = self._scan_copy()
+            touched = sorted(rel for rel, sig in now.items() if self._snapshot.get(rel) != sig)
+            removed = sorted(rel for rel in self._snapshot if rel not in now)
+            self._snapshot = now
+        for rel in touched:
+            if self._ignored(rel):
+                continue
+            self._take_file(overlay, rel, report)
+        for rel in removed:
+            if self._ignored(rel):
+                continue
+            try:
+                if overlay.is_file(rel):
+                    overlay.delete(rel)
+                    report.deleted.append(rel)
+            except (OSError, ValueError) as exc:
+                report.skipped.append(f"{rel}: {exc}")
+        return report
+
+    def _take_file(self, overlay: Overlay, rel: str, report: ChangeReport) -> None:
+        """Read one file the code wrote and propose it unless it equals the current view."""
+        path = (self.upper if self.mode == "overlay" else self.workspace) / rel
+        try:
+            size = path.stat().st_size
+            if size > MAX_TEXT_BYTES:
+                report.skipped.append(f"{rel}: {size:,} bytes is too large to propose")
+                return
+            text = _decode_text(path.read_bytes())
+        except OSError as exc:
+            report.skipped.append(f"{rel}: unreadable ({exc.strerror})")
+            return
+        if text is None:
+            report.skipped.append(f"{rel}: binary file (only text files can be proposed)")
+            return
+        try:
+            existed = overlay.is_file(rel)
+            if existed and overlay.view_text(rel) == text:
+                return
+            overlay.write_text(rel, text)
+        except (OSError, ValueError) as exc:
+            report.skipped.append(f"{rel}: {exc}")
+            return
+        (report.written if existed else report.created).append(rel)
+
+    def _ignored(self, rel: str) -> bool:
+        """Caches, bytecode and gitignored paths are not proposed."""
+        if is_junk(rel):
+            return True
+        try:
+            return is_ignored(self.root, self.root / rel, self.exclude)
+        except (OSError, ValueError):
+            return False
+
+    # ----- scanning -------------------------------------------------------------------------------------
+
+    def _scan_copy(self) -> dict[str, tuple[int, int, int]]:
+        """rel -> (size, mtime_ns, inode) of every regular file in the copy, caches skipped."""
+        out: dict[str, tuple[int, int, int]] = {}
+        stack = [(self.workspace, "")]
+        while stack:
+            directory, prefix = stack.pop()
+            try:
+                entries = list(os.scandir(directory))
+            except OSError:
+                continue
+            for entry in entries:
+                rel = prefix + entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in JUNK_DIRS:
+                        stack.append((Path(entry.path), rel + "/"))
+                elif entry.is_file(follow_symlinks=False):
+                    st = entry.stat(follow_symlinks=False)
+                    out[rel] = (st.st_size, st.st_mtime_ns, st.st_ino)
+        return out
+
+    def _scan_upper(self) -> tuple[list[str], list[str]]:
+        """Files written (regular files) and deleted (whiteouts: 0/0 character devices) in the overlay's upper dir."""
+        written: list[str] = []
+        removed: list[str] = []
+        stack = [(self.upper, "")]
+        while stack:
+            directory, prefix = stack.pop()
+            try:
+                entries = list(os.scandir(directory))
+            except OSError:
+                continue
+            for entry in entries:
+                rel = prefix + entry.name
+                st = entry.stat(follow_symlinks=False)
+                if stat.S_ISDIR(st.st_mode):
+                    if entry.name not in JUNK_DIRS:
+                        stack.append((Path(entry.path), rel + "/"))
+                elif stat.S_ISREG(st.st_mode):
+                    written.append(rel)
+                elif stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
+                    removed.append(rel)
+        return sorted(written), sorted(removed)
+
+    def _drop_upper(self, rel: str) -> None:
+        """Remove a copied-up file or whiteout so the staging layer (or the disk) shows through again."""
+        target = self.upper / rel
+        try:
+            if target.is_symlink() or not target.is_dir():
+                target.unlink()
+        except FileNotFoundError:
+            pass
+
+    def _restore_from_disk(self, rel: str) -> None:
+        """Copy mode: put the disk version of a file back after its proposed change was reverted."""
+        src, dst = self.root / rel, self.workspace / rel
+        if dst.exists() or dst.is_symlink():
+            dst.unlink()
+        if src.is_file():
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)
+
+    # ----- teardown -------------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Remove the scratch directory (safe to call twice)."""
+        if self.closed:
+            return
+        self.closed = True
+        shutil.rmtree(self.base, ignore_errors=True)
