@@ -102,5 +102,5 @@ def number_lines(lines: list[str], first: int, max_chars: int) -> str:
     for i, line in enumerate(lines, start=first):
         if len(line) > max_chars:
             line = line[:max_chars] + f" … [line cut at {max_chars} of {len(line)} chars]"
-        out.append(f"{i:>{width}}: {line}")
+        out.append(f"{i:>{width}}: {line}" if line else f"{i:>{width}}:")
     return "\n".join(out)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 from lsp_agent.tools.common import number_lines, split_lines
 from lsp_agent.tools.listing import visible_files
 from lsp_agent.tools.registry import ToolContext, ToolError
 from lsp_agent.workspace.overlay import FileTooLargeError, NotTextError
-from lsp_agent.workspace.paths import PathError
+from lsp_agent.workspace.paths import PathError, require_regular_file
 
 NO_INDEX = (
     "{tool} is unavailable: no workspace index is loaded in this session. "
@@ -49,6 +50,8 @@ def search_text(
     elif overlay.is_dir(base):
         files = visible_files(ctx, base)
     else:
+        if os.path.lexists(overlay.abspath(base)):
+            require_regular_file(overlay.abspath(base), base)  # names FIFOs, devices, ... precisely
         raise ToolError(f"{base}: not found; give a directory or file relative to the workspace root")
     limit = ctx.limits.search_max_results
     width = ctx.limits.snippet_chars
