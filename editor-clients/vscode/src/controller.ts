@@ -1,0 +1,83 @@
+/** Talks to the server's agent commands and keeps the run tracker in step; no `vscode` import. */
+
+import { applyArguments, askArguments, AskInput, cancelArguments, describeApplyResult, rejectArguments } from "./commandArgs";
+import { formatEvent } from "./eventFormat";
+import { AgentEvent, asAgentEvent, AskResult, ServerCommand, StatusResult } from "./protocol";
+import { RunTracker } from "./runState";
+
+/** The one thing the controller needs from a language client: send workspace/executeCommand. */
+export interface CommandConnection {
+  executeCommand(command: string, args: unknown[]): Promise<unknown>;
+}
+
+export type LogSink = (line: string) => void;
+
+/** Runs, cancels, applies and rejects agent work through a CommandConnection. */
+export class AgentController {
+  readonly tracker: RunTracker;
+
+  constructor(
+    private readonly connection: CommandConnection,
+    private readonly log: LogSink,
+    readonly sessionId: string,
+    tracker?: RunTracker,
+  ) {
+    this.tracker = tracker ?? new RunTracker();
+  }
+
+  /** Start a run; resolves with its id as soon as the server accepted it. */
+  async ask(input: Omit<AskInput, "sessionId">): Promise<string> {
+    const args = askArguments({ ...input, sessionId: this.sessionId });
+    const result = (await this.connection.executeCommand(ServerCommand.ask, args)) as AskResult | null;
+    if (!result || typeof result.runId !== "string") {
+      throw new Error(`the server did not start a run (it answered ${JSON.stringify(result)})`);
+    }
+    this.tracker.started(result.runId, args[0].task);
+    return result.runId;
+  }
+
+  /** Handle one `lspAgent/event` notification; malformed payloads are logged and dropped. */
+  onEvent(payload: unknown): void {
+    const event: AgentEvent | undefined = asAgentEvent(payload);
+    if (!event) {
+      this.log(`ignored a malformed lspAgent/event: ${JSON.stringify(payload)}`);
+      return;
+    }
+    this.tracker.handle(event);
+    this.log(formatEvent(event));
+  }
+
+  async cancel(runId: string): Promise<void> {
+    await this.connection.executeCommand(ServerCommand.cancel, cancelArguments(runId));
+  }
+
+  /** Ask the server to send the run's edits with workspace/applyEdit; returns a readable outcome. */
+  async apply(runId: string, files?: string[]): Promise<{ ok: boolean; message: string }> {
+    const result = await this.connection.executeCommand(ServerCommand.applyEdits, applyArguments(runId, files));
+    const outcome = describeApplyResult(result);
+    if (outcome.ok) {
+      this.tracker.settle(runId, "applied");
+    }
+    this.log(`[${runId.slice(0, 8)}] ${outcome.message}`);
+    return outcome;
+  }
+
+  async reject(runId: string, reason?: string): Promise<void> {
+    await this.connection.executeCommand(ServerCommand.rejectEdits, rejectArguments(runId, reason));
+    this.tracker.settle(runId, "rejected");
+    this.log(`[${runId.slice(0, 8)}] edits rejected${reason ? `: ${reason}` : ""}`);
+  }
+
+  async reindex(): Promise<void> {
+    await this.connection.executeCommand(ServerCommand.reindex, []);
+  }
+
+  /** The server's index and run state; also settles runs the client missed the end of. */
+  async status(): Promise<StatusResult> {
+    const result = (await this.connection.executeCommand(ServerCommand.status, [])) as StatusResult;
+    if (result && Array.isArray(result.runs)) {
+      this.tracker.reconcile(result.runs);
+    }
+    return result;
+  }
+}

@@ -1,0 +1,370 @@
+/** VS Code entry point: starts `lsp-agent serve` through vscode-languageclient and wires up the agent commands. */
+
+import { randomUUID } from "node:crypto";
+import * as vscode from "vscode";
+import {
+  ExecuteCommandRequest,
+  ExecuteCommandSignature,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  State,
+  TransportKind,
+} from "vscode-languageclient/node";
+import { InputError } from "./commandArgs";
+import { AgentController } from "./controller";
+import { AskParams, EVENT_NOTIFICATION, Range, ServerCommand, SETTINGS_SECTION } from "./protocol";
+import { RunInfo, soleCandidate } from "./runState";
+import { serverCommandLine, serverEnvironment, serverSettings } from "./settings";
+import { statusView } from "./statusText";
+
+const STATUS_POLL_MS = 2000;
+
+let client: LanguageClient | undefined;
+let controller: AgentController | undefined;
+
+/** Everything the extension shows, shared by the command handlers. */
+interface Ui {
+  events: vscode.OutputChannel;
+  serverLog: vscode.OutputChannel;
+  status: vscode.StatusBarItem;
+  serverState: "starting" | "running" | "stopped";
+  index?: { ready: boolean; files: number };
+  poll?: NodeJS.Timeout;
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const ui: Ui = {
+    events: vscode.window.createOutputChannel("LSP Agent"),
+    serverLog: vscode.window.createOutputChannel("LSP Agent (server)"),
+    status: vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50),
+    serverState: "starting",
+  };
+  ui.status.command = "lsp-agent.showTranscript";
+  ui.status.show();
+  context.subscriptions.push(ui.events, ui.serverLog, ui.status, { dispose: () => stopPolling(ui) });
+
+  const sessionId = randomUUID();
+  const register = (id: string, fn: (...args: unknown[]) => unknown): void => {
+    context.subscriptions.push(vscode.commands.registerCommand(id, (...args: unknown[]) => guard(ui, () => fn(...args))));
+  };
+  register("lsp-agent.ask", () => askCommand(ui, { plan: false, needSelection: false }));
+  register("lsp-agent.askSelection", () => askCommand(ui, { plan: false, needSelection: true }));
+  register("lsp-agent.planAndAsk", () => askCommand(ui, { plan: true, needSelection: false }));
+  register("lsp-agent.cancelRun", () => cancelCommand());
+  register("lsp-agent.applyPending", () => applyCommand());
+  register("lsp-agent.rejectPending", () => rejectCommand());
+  register("lsp-agent.reindexWorkspace", () => reindexCommand(ui));
+  register("lsp-agent.showTranscript", () => transcriptCommand(ui));
+  register("lsp-agent.restartServer", () => restart(ui, sessionId));
+
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration(`${SETTINGS_SECTION}.server`)) {
+        void guard(ui, () => restart(ui, sessionId));
+      }
+    }),
+  );
+  await guard(ui, () => start(ui, sessionId));
+}
+
+export async function deactivate(): Promise<void> {
+  const c = client;
+  client = undefined;
+  if (c) {
+    await c.stop();
+  }
+}
+
+/** Run a command handler, turning failures into readable messages instead of silent rejections. */
+async function guard(ui: Ui, fn: () => unknown): Promise<void> {
+  try {
+    await fn();
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    ui.events.appendLine(`error: ${message}`);
+    if (err instanceof InputError) {
+      void vscode.window.showWarningMessage(`LSP Agent: ${message}`);
+    } else {
+      void vscode.window.showErrorMessage(`LSP Agent: ${message}`);
+    }
+  }
+}
+
+async function start(ui: Ui, sessionId: string): Promise<void> {
+  const config = vscode.workspace.getConfiguration(SETTINGS_SECTION);
+  const line = serverCommandLine(config.get("server.command"));
+  const serverOptions: ServerOptions = {
+    command: line.command,
+    args: line.args,
+    transport: TransportKind.stdio,
+    options: { env: serverEnvironment(config.get("server.env"), process.env) },
+  };
+  const section = JSON.parse(JSON.stringify(config)) as Record<string, unknown>;
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
+    synchronize: {
+      configurationSection: SETTINGS_SECTION,
+      fileEvents: vscode.workspace.createFileSystemWatcher("**/*"),
+    },
+    initializationOptions: serverSettings(section),
+    outputChannel: ui.serverLog,
+    middleware: {
+      executeCommand: (command, args, next) => completeServerCommand(command, args, next),
+    },
+  };
+  const c = new LanguageClient("lspAgent", "LSP Agent", serverOptions, clientOptions);
+  const ctl = new AgentController(
+    { executeCommand: (command, args) => c.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }) },
+    (text) => ui.events.appendLine(text),
+    sessionId,
+    controller?.tracker,
+  );
+  c.onDidChangeState((e) => {
+    ui.serverState = e.newState === State.Running ? "running" : e.newState === State.Starting ? "starting" : "stopped";
+    refreshStatus(ui);
+  });
+  c.onNotification(EVENT_NOTIFICATION, (payload: unknown) => {
+    ctl.onEvent(payload);
+    if (typeof payload === "object" && payload !== null && (payload as { kind?: unknown }).kind === "done") {
+      void pollStatus(ui);
+    }
+  });
+  ctl.tracker.onDidChange(() => refreshStatus(ui));
+  client = c;
+  controller = ctl;
+  ui.events.appendLine(`starting ${[line.command, ...line.args].join(" ")}`);
+  await c.start();
+  startPolling(ui);
+}
+
+async function restart(ui: Ui, sessionId: string): Promise<void> {
+  stopPolling(ui);
+  const old = client;
+  client = undefined;
+  if (old) {
+    await old.stop();
+  }
+  await start(ui, sessionId);
+}
+
+function requireController(): AgentController {
+  if (!controller || !client || !client.isRunning()) {
+    throw new Error('the lsp-agent server is not running; check "lspAgent.server.command" and the "LSP Agent (server)" output');
+  }
+  return controller;
+}
+
+/** Code actions such as "Ask agent about this selection" come without a task: ask the user for it here. */
+async function completeServerCommand(command: string, args: unknown[], next: ExecuteCommandSignature): Promise<unknown> {
+  const ctl = requireController();
+  if (command === ServerCommand.ask) {
+    const params = { ...((args[0] ?? {}) as Partial<AskParams>) };
+    if (!params.task || !String(params.task).trim()) {
+      const task = await vscode.window.showInputBox({
+        title: "LSP Agent",
+        prompt: "What should the agent do with this code?",
+        ignoreFocusOut: true,
+      });
+      if (!task) {
+        return undefined;
+      }
+      params.task = task;
+    }
+    params.sessionId = params.sessionId ?? ctl.sessionId;
+    const result = (await next(command, [params, ...args.slice(1)])) as { runId?: string } | undefined;
+    if (result && typeof result.runId === "string") {
+      ctl.tracker.started(result.runId, String(params.task));
+    }
+    return result;
+  }
+  const result = await next(command, args);
+  const runId = (args[0] as { runId?: unknown } | undefined)?.runId;
+  if (typeof runId === "string" && command === ServerCommand.rejectEdits) {
+    ctl.tracker.settle(runId, "rejected");
+  }
+  if (typeof runId === "string" && command === ServerCommand.applyEdits) {
+    ctl.tracker.settle(runId, "applied");
+  }
+  return result;
+}
+
+function toRange(selection: vscode.Selection): Range {
+  return {
+    start: { line: selection.start.line, character: selection.start.character },
+    end: { line: selection.end.line, character: selection.end.character },
+  };
+}
+
+async function askCommand(ui: Ui, opts: { plan: boolean; needSelection: boolean }): Promise<void> {
+  const ctl = requireController();
+  const editor = vscode.window.activeTextEditor;
+  if (opts.needSelection && (!editor || editor.selection.isEmpty)) {
+    throw new InputError("Select some code first, then run \"Ask About Selection\".");
+  }
+  const task = await vscode.window.showInputBox({
+    title: opts.plan ? "LSP Agent: Plan and Ask" : "LSP Agent: Ask",
+    prompt: editor && !editor.selection.isEmpty ? "Task for the agent (the selection goes along)" : "Task for the agent (the current file goes along)",
+    placeHolder: opts.needSelection ? "e.g. Explain this, or: add error handling here" : "e.g. Add a --verbose flag to the CLI",
+    ignoreFocusOut: true,
+  });
+  if (task === undefined) {
+    return;
+  }
+  const runId = await ctl.ask({
+    task,
+    uri: editor?.document.uri.toString(),
+    selection: editor ? toRange(editor.selection) : undefined,
+    plan: opts.plan,
+  });
+  ui.events.show(true);
+  ui.events.appendLine(`[${runId.slice(0, 8)}] asked: ${task.trim()}`);
+  startPolling(ui);
+}
+
+/** Pick one run from candidates: the only one directly, else a quick pick. */
+async function pickRun(candidates: RunInfo[], what: string): Promise<RunInfo | undefined> {
+  if (!candidates.length) {
+    void vscode.window.showInformationMessage(`LSP Agent: no ${what}.`);
+    return undefined;
+  }
+  const only = soleCandidate(candidates);
+  if (only) {
+    return only;
+  }
+  const picked = await vscode.window.showQuickPick(
+    candidates.map((r) => ({ label: r.task || r.runId, description: r.runId, detail: r.files.join(", "), run: r })),
+    { title: `LSP Agent: choose a run (${what})` },
+  );
+  return picked?.run;
+}
+
+async function cancelCommand(): Promise<void> {
+  const ctl = requireController();
+  const run = await pickRun(ctl.tracker.running(), "running runs");
+  if (run) {
+    await ctl.cancel(run.runId);
+  }
+}
+
+function fileUri(path: string): string {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  return folder ? vscode.Uri.joinPath(folder.uri, path).toString() : vscode.Uri.file(path).toString();
+}
+
+async function applyCommand(): Promise<void> {
+  const ctl = requireController();
+  const run = await pickRun(ctl.tracker.pending(), "runs with pending edits");
+  if (!run) {
+    return;
+  }
+  let files: string[] | undefined;
+  if (run.files.length > 1) {
+    const picked = await vscode.window.showQuickPick(
+      run.files.map((f) => ({ label: f, picked: true })),
+      { canPickMany: true, title: "LSP Agent: files to apply" },
+    );
+    if (!picked || !picked.length) {
+      return;
+    }
+    files = picked.length === run.files.length ? undefined : picked.map((p) => fileUri(p.label));
+  }
+  const outcome = await ctl.apply(run.runId, files);
+  if (outcome.ok) {
+    void vscode.window.showInformationMessage(`LSP Agent: ${outcome.message}`);
+  } else {
+    void vscode.window.showWarningMessage(`LSP Agent: ${outcome.message}`);
+  }
+}
+
+async function rejectCommand(): Promise<void> {
+  const ctl = requireController();
+  const run = await pickRun(ctl.tracker.pending(), "runs with pending edits");
+  if (!run) {
+    return;
+  }
+  const reason = await vscode.window.showInputBox({
+    title: "LSP Agent: Reject Pending Edits",
+    prompt: "Why? (optional; the agent sees it on the next ask)",
+    ignoreFocusOut: true,
+  });
+  if (reason === undefined) {
+    return;
+  }
+  await ctl.reject(run.runId, reason);
+}
+
+async function reindexCommand(ui: Ui): Promise<void> {
+  await requireController().reindex();
+  ui.index = { ready: false, files: ui.index?.files ?? 0 };
+  refreshStatus(ui);
+  startPolling(ui);
+}
+
+async function transcriptCommand(ui: Ui): Promise<void> {
+  const runs = controller?.tracker.all() ?? [];
+  if (!runs.length) {
+    ui.events.show(true);
+    return;
+  }
+  const picked =
+    runs.length === 1
+      ? runs[0]
+      : (
+          await vscode.window.showQuickPick(
+            runs.map((r) => ({ label: r.task || r.runId, description: `${r.state}, edits ${r.proposal}`, run: r })),
+            { title: "LSP Agent: transcript of which run?" },
+          )
+        )?.run;
+  if (!picked || !controller) {
+    return;
+  }
+  const doc = await vscode.workspace.openTextDocument({ language: "markdown", content: controller.tracker.transcript(picked.runId) });
+  await vscode.window.showTextDocument(doc, { preview: true });
+}
+
+function refreshStatus(ui: Ui): void {
+  const tracker = controller?.tracker;
+  const view = statusView({
+    serverState: ui.serverState,
+    indexReady: ui.index?.ready,
+    indexFiles: ui.index?.files,
+    running: tracker?.running().length ?? 0,
+    pending: tracker?.pending().length ?? 0,
+  });
+  ui.status.text = view.text;
+  ui.status.tooltip = view.tooltip;
+  void vscode.commands.executeCommand("setContext", "lspAgent.hasPendingEdits", (tracker?.pending().length ?? 0) > 0);
+  void vscode.commands.executeCommand("setContext", "lspAgent.running", (tracker?.running().length ?? 0) > 0);
+}
+
+async function pollStatus(ui: Ui): Promise<void> {
+  if (!controller || !client?.isRunning()) {
+    return;
+  }
+  try {
+    const s = await controller.status();
+    ui.index = { ready: Boolean(s.index?.ready), files: s.index?.files ?? 0 };
+    refreshStatus(ui);
+    if (ui.index.ready && !controller.tracker.running().length) {
+      stopPolling(ui);
+    }
+  } catch (err) {
+    ui.serverLog.appendLine(`lspAgent.status failed: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/** Poll the server's status while the index builds or runs are going (stops by itself). */
+function startPolling(ui: Ui): void {
+  if (!ui.poll) {
+    ui.poll = setInterval(() => void pollStatus(ui), STATUS_POLL_MS);
+    void pollStatus(ui);
+  }
+}
+
+function stopPolling(ui: Ui): void {
+  if (ui.poll) {
+    clearInterval(ui.poll);
+    ui.poll = undefined;
+  }
+}

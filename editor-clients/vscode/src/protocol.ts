@@ -1,0 +1,81 @@
+/** The lsp-agent server's wire names and payload shapes (issue 4); no `vscode` import so tests can use it. */
+
+/** workspace/executeCommand names the server implements. */
+export const ServerCommand = {
+  ask: "lspAgent.ask",
+  cancel: "lspAgent.cancel",
+  status: "lspAgent.status",
+  search: "lspAgent.search",
+  reindex: "lspAgent.reindex",
+  applyEdits: "lspAgent.applyEdits",
+  rejectEdits: "lspAgent.rejectEdits",
+} as const;
+
+/** The notification carrying one run event. */
+export const EVENT_NOTIFICATION = "lspAgent/event";
+
+/** The settings section the server reads. */
+export const SETTINGS_SECTION = "lspAgent";
+
+export const EVENT_KINDS = [
+  "start",
+  "thought",
+  "tool_call",
+  "tool_result",
+  "plan",
+  "subtask",
+  "compaction",
+  "usage",
+  "permission",
+  "error",
+  "proposal",
+  "done",
+] as const;
+
+export type EventKind = (typeof EVENT_KINDS)[number];
+
+export interface Position {
+  line: number;
+  character: number;
+}
+
+export interface Range {
+  start: Position;
+  end: Position;
+}
+
+/** One `lspAgent/event` payload: flat, `{runId, kind, ...data}`. */
+export interface AgentEvent {
+  runId: string;
+  kind: string;
+  [key: string]: unknown;
+}
+
+export interface AskParams {
+  task: string;
+  uri?: string;
+  range?: Range;
+  plan?: boolean;
+  sessionId?: string;
+}
+
+export interface AskResult {
+  runId: string;
+}
+
+export interface StatusResult {
+  index: { files: number; chunks: number; symbols: number; ready: boolean };
+  runs: { runId: string; state: string; task: string }[];
+}
+
+/** Accepts anything and returns it as an AgentEvent when it has the two required string fields. */
+export function asAgentEvent(value: unknown): AgentEvent | undefined {
+  if (typeof value !== "object" || value === null) {
+    return undefined;
+  }
+  const v = value as Record<string, unknown>;
+  if (typeof v.runId !== "string" || typeof v.kind !== "string") {
+    return undefined;
+  }
+  return v as AgentEvent;
+}

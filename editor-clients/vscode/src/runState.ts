@@ -1,0 +1,180 @@
+/** The client's view of agent runs: which are running, which have edits pending, each run's transcript. */
+
+import { describeEvent, proposalChanges } from "./eventFormat";
+import { AgentEvent } from "./protocol";
+
+export type RunState = "running" | "succeeded" | "failed" | "cancelled";
+export type ProposalState = "none" | "pending" | "applied" | "rejected";
+
+export interface RunInfo {
+  runId: string;
+  task: string;
+  state: RunState;
+  proposal: ProposalState;
+  /** Workspace-relative paths of the proposal's files. */
+  files: string[];
+  summary: string;
+  answer: string;
+  error?: string;
+  startedAt: number;
+  /** Readable transcript lines of this run. */
+  lines: string[];
+}
+
+type Listener = (run: RunInfo) => void;
+
+/** Keeps every run of this window and tells listeners when one changes. */
+export class RunTracker {
+  private readonly runs = new Map<string, RunInfo>();
+  private readonly listeners: Listener[] = [];
+
+  constructor(private readonly clock: () => number = Date.now) {}
+
+  /** Register a callback for every change to a run. */
+  onDidChange(listener: Listener): { dispose(): void } {
+    this.listeners.push(listener);
+    return {
+      dispose: () => {
+        const i = this.listeners.indexOf(listener);
+        if (i >= 0) {
+          this.listeners.splice(i, 1);
+        }
+      },
+    };
+  }
+
+  /** Record a run the client just started (its events may already have arrived). */
+  started(runId: string, task: string): RunInfo {
+    const run = this.ensure(runId, task);
+    if (!run.task) {
+      run.task = task;
+    }
+    this.fire(run);
+    return run;
+  }
+
+  /** Fold one server event into the run's state. */
+  handle(event: AgentEvent): RunInfo {
+    const run = this.ensure(event.runId, "");
+    run.lines.push(describeEvent(event));
+    switch (event.kind) {
+      case "start":
+        if (typeof event.task === "string") {
+          run.task = event.task;
+        }
+        break;
+      case "error":
+        run.error = typeof event.message === "string" ? event.message : "unknown error";
+        break;
+      case "proposal":
+        run.proposal = "pending";
+        run.files = proposalChanges(event).map((c) => c.path);
+        run.summary = typeof event.summary === "string" ? event.summary : "";
+        break;
+      case "done":
+        run.answer = typeof event.answer === "string" ? event.answer : "";
+        run.state = doneState(event);
+        if (typeof event.error === "string" && event.error) {
+          run.error = event.error;
+        }
+        break;
+    }
+    this.fire(run);
+    return run;
+  }
+
+  /** Mark a run's proposal as applied or rejected by the user. */
+  settle(runId: string, outcome: "applied" | "rejected"): void {
+    const run = this.runs.get(runId);
+    if (run && run.proposal === "pending") {
+      run.proposal = outcome;
+      run.lines.push(outcome === "applied" ? "edits applied" : "edits rejected");
+      this.fire(run);
+    }
+  }
+
+  /** Sync with the server's view (`lspAgent.status`): runs it no longer knows as running are finished. */
+  reconcile(serverRuns: { runId: string; state: string; task: string }[]): void {
+    for (const s of serverRuns) {
+      const run = this.ensure(s.runId, s.task);
+      if (s.state === "running" && run.state !== "running") {
+        continue;
+      }
+      if (s.state !== "running" && run.state === "running") {
+        run.state = s.state === "cancelled" ? "cancelled" : s.state === "failed" ? "failed" : "succeeded";
+        this.fire(run);
+      }
+    }
+  }
+
+  get(runId: string): RunInfo | undefined {
+    return this.runs.get(runId);
+  }
+
+  /** All runs, newest first. */
+  all(): RunInfo[] {
+    return [...this.runs.values()].sort((a, b) => b.startedAt - a.startedAt);
+  }
+
+  running(): RunInfo[] {
+    return this.all().filter((r) => r.state === "running");
+  }
+
+  pending(): RunInfo[] {
+    return this.all().filter((r) => r.proposal === "pending");
+  }
+
+  /** The run's transcript as a Markdown document. */
+  transcript(runId: string): string {
+    const run = this.runs.get(runId);
+    if (!run) {
+      return `No run ${runId} in this window.`;
+    }
+    const header = [
+      `# LSP Agent run ${run.runId}`,
+      "",
+      `- task: ${run.task}`,
+      `- state: ${run.state}; edits: ${run.proposal}`,
+      "",
+      "```text",
+    ];
+    return [...header, ...run.lines, "```", ""].join("\n");
+  }
+
+  private ensure(runId: string, task: string): RunInfo {
+    let run = this.runs.get(runId);
+    if (!run) {
+      run = {
+        runId,
+        task,
+        state: "running",
+        proposal: "none",
+        files: [],
+        summary: "",
+        answer: "",
+        startedAt: this.clock(),
+        lines: [],
+      };
+      this.runs.set(runId, run);
+    }
+    return run;
+  }
+
+  private fire(run: RunInfo): void {
+    for (const l of [...this.listeners]) {
+      l(run);
+    }
+  }
+}
+
+function doneState(event: AgentEvent): RunState {
+  if (event.stopReason === "cancelled") {
+    return "cancelled";
+  }
+  return event.success === false ? "failed" : "succeeded";
+}
+
+/** Which run a command should act on: the only candidate, or undefined when the user must choose. */
+export function soleCandidate(candidates: RunInfo[]): RunInfo | undefined {
+  return candidates.length === 1 ? candidates[0] : undefined;
+}

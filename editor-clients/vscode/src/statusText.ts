@@ -1,0 +1,39 @@
+/** Text of the status bar item: indexing, running runs and pending edits. */
+
+export interface StatusInput {
+  serverState: "starting" | "running" | "stopped";
+  indexReady?: boolean;
+  indexFiles?: number;
+  running: number;
+  pending: number;
+}
+
+export interface StatusView {
+  text: string;
+  tooltip: string;
+}
+
+/** Codicon-prefixed status text and a tooltip that says what clicking does. */
+export function statusView(s: StatusInput): StatusView {
+  if (s.serverState === "stopped") {
+    return { text: "$(error) Agent", tooltip: "The lsp-agent server is not running; see the LSP Agent output." };
+  }
+  if (s.serverState === "starting") {
+    return { text: "$(loading~spin) Agent", tooltip: "Starting the lsp-agent server..." };
+  }
+  const parts: string[] = [];
+  if (s.running > 0) {
+    parts.push(`$(sync~spin) ${s.running} running`);
+  }
+  if (s.pending > 0) {
+    parts.push(`$(diff) ${s.pending} pending`);
+  }
+  if (s.indexReady === false) {
+    parts.push("$(database) indexing");
+  }
+  const text = parts.length ? `Agent: ${parts.join(" ")}` : "$(hubot) Agent";
+  const index =
+    s.indexReady === undefined ? "index: unknown" : s.indexReady ? `index ready (${s.indexFiles ?? 0} files)` : "indexing the workspace";
+  const tooltip = `lsp-agent: ${index}; ${s.running} running, ${s.pending} with pending edits. Click to show the transcript.`;
+  return { text, tooltip };
+}
