@@ -648,7 +648,7 @@ class AgentRun:
         self.transcript.close()
         return result
 
-    def _emit(self, kind: str, **data: Any) -> None:
+    def _emit(self, kind: str, /, **data: Any) -> None:
         """Send an event to the sink; a failing sink is logged, never fatal."""
         if self.sink is None:
             return

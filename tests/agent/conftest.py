@@ -59,7 +59,9 @@ async def run_script(
     root: Path, script: list[dict], task: str = "fix the add function", *, stream: bool = False, **kw: Any
 ) -> Outcome:
     """Run the agent on `root` against a scripted model; keyword arguments go to Settings or AgentRun."""
-    run_kw = {k: kw.pop(k) for k in list(kw) if k in ("permission", "session", "registry", "context", "overlay")}
+    run_kw = {
+        k: kw.pop(k) for k in list(kw) if k in ("permission", "session", "registry", "context", "overlay")
+    }
     events: list[AgentEvent] = []
     with ScriptedModelServer(script) as server:
         settings = scripted_settings(server, **kw)
