@@ -44,6 +44,16 @@ def register_style(name: str, setup: Callable[[AgentRun], None]) -> None:
     STYLE_SETUPS[name] = setup
 
 
+def _setup_codeact(run: AgentRun) -> None:
+    """The CodeAct style lives with the sandbox and is imported only when used."""
+    from lsp_agent.sandbox.codeact import setup_codeact
+
+    setup_codeact(run)
+
+
+register_style("codeact", _setup_codeact)
+
+
 @dataclass
 class RunResult:
     """How a run ended."""
@@ -112,6 +122,7 @@ class AgentRun:
         self.run_id = run_id or uuid.uuid4().hex[:12]
         self.gate = PermissionGate(dict(settings.permissions or {}), permission)
         self.prompt_extra = ""
+        self.style_loop: Callable[[AgentRun, str], Any] | None = None  # a style's own loop (codeact)
         if registry is None:
             from lsp_agent.tools.registry import default_registry
 
@@ -231,6 +242,8 @@ class AgentRun:
         )
         session_text = self.session.context_text() if self.session else ""
         task_text = prompts.task_message(self.task, context=self.context, session_text=session_text)
+        if self.style_loop is not None:
+            return await self.style_loop(self, task_text)
         if self.settings.plan:
             return await self._run_planned(task_text)
         return await self._react(task_text, self.settings.max_iterations)

@@ -1,0 +1,157 @@
+"""run_python, run_command and run_tests: code execution in the run's sandbox (permission "exec")."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import weakref
+from typing import TYPE_CHECKING, Any
+
+from lsp_agent.tools.registry import Tool, ToolContext, ToolError, ToolRegistry
+
+if TYPE_CHECKING:
+    from lsp_agent.sandbox.session import Sandbox
+    from lsp_agent.workspace.overlay import Overlay
+
+DEFAULT_TIMEOUT = 60.0
+MAX_OUTPUT_CHARS = 12_000
+_SANDBOXES: weakref.WeakKeyDictionary[Overlay, Sandbox] = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+_WHERE = (
+    " Runs in a private scratch copy of the workspace with this run's proposed edits applied (the user's files "
+    "are never touched); files it creates, changes or deletes there join the proposal. The result gives the "
+    "exit status, stdout and stderr (long output is cut in the middle) and the isolation in force."
+)
+_TIMEOUT = {
+    "type": "number",
+    "description": "Wall-clock limit in seconds (default and maximum: the exec timeout setting, 60 s).",
+}
+
+
+def sandbox_for(ctx: ToolContext) -> Sandbox:
+    """The run's sandbox (one per overlay, removed when the run's overlay is gone or the process exits)."""
+    from lsp_agent.sandbox.session import Sandbox
+
+    existing = ctx.extras.get("sandbox")
+    if isinstance(existing, Sandbox):
+        return existing
+    with _LOCK:
+        sandbox = _SANDBOXES.get(ctx.overlay)
+        if sandbox is None:
+            sandbox = Sandbox(ctx.root, exclude=ctx.exclude)
+            _SANDBOXES[ctx.overlay] = sandbox
+            weakref.finalize(ctx.overlay, sandbox.close)
+    ctx.extras["sandbox"] = sandbox
+    return sandbox
+
+
+def close_sandbox(ctx: ToolContext) -> None:
+    """Stop the run's sandbox processes and remove its scratch copy (its changes are already in the overlay)."""
+    with _LOCK:
+        sandbox = ctx.extras.pop("sandbox", None) or _SANDBOXES.pop(ctx.overlay, None)
+        _SANDBOXES.pop(ctx.overlay, None)
+    if sandbox is not None:
+        sandbox.close()
+
+
+def exec_timeout(ctx: ToolContext, requested: float | None) -> float:
+    """The wall-clock limit: the requested seconds, capped by the exec_timeout setting."""
+    limit = float(getattr(ctx.settings, "exec_timeout", None) or DEFAULT_TIMEOUT)
+    if requested is None:
+        return limit
+    if requested <= 0:
+        raise ToolError(f"timeout must be a positive number of seconds (at most {limit:g})")
+    return min(float(requested), limit)
+
+
+def _run(ctx: ToolContext, argv: list[str], timeout: float | None, stdin: str | None = None, cwd: str = ".") -> str:
+    """Run argv in the sandbox and format the observation."""
+    if ctx.cancelled():
+        raise ToolError("the run was cancelled")
+    seconds = exec_timeout(ctx, timeout)
+    cwd_rel = ctx.overlay.normalize(cwd)
+    if not ctx.overlay.is_dir(cwd_rel):
+        raise ToolError(f"cwd {cwd!r} is not a directory in the workspace")
+    result = sandbox_for(ctx).run(argv, ctx.overlay, timeout=seconds, stdin=stdin, cwd_rel=cwd_rel, cancel=ctx.cancel)
+    return result.format(seconds, MAX_OUTPUT_CHARS)
+
+
+def run_python(ctx: ToolContext, code: str, timeout: float | None = None) -> str:
+    """Run a Python snippet (fed on stdin to a fresh interpreter) in the sandbox."""
+    if not code.strip():
+        raise ToolError("code is empty: pass the Python source to run")
+    return _run(ctx, [sys.executable, "-"], timeout, stdin=code)
+
+
+def run_command(ctx: ToolContext, argv: list[str], timeout: float | None = None, cwd: str = ".") -> str:
+    """Run a program with arguments (no shell) in the sandbox."""
+    if not argv or not all(isinstance(a, str) for a in argv) or not argv[0].strip():
+        raise ToolError('argv must be a non-empty list of strings, e.g. ["make", "test"] or ["sh", "-c", "ls | wc"]')
+    return _run(ctx, list(argv), timeout, cwd=cwd)
+
+
+def run_tests(ctx: ToolContext, args: list[str] | None = None, timeout: float | None = None) -> str:
+    """Run pytest (quiet, no colour) in the sandbox with extra arguments."""
+    extra = [str(a) for a in args or []]
+    return _run(ctx, [sys.executable, "-m", "pytest", "-q", "--color=no", "-p", "no:cacheprovider", *extra], timeout)
+
+
+def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+def exec_tools() -> list[Tool]:
+    """The three execution tools."""
+    return [
+        Tool(
+            "run_python",
+            "Run a Python snippet in a fresh interpreter (print what you want to see)." + _WHERE,
+            _schema({"code": {"type": "string", "description": "Python source to run."}, "timeout": _TIMEOUT}, ["code"]),
+            run_python,
+            permission="exec",
+        ),
+        Tool(
+            "run_command",
+            "Run a program with arguments, without a shell (use [\"sh\", \"-c\", \"...\"] for pipes)." + _WHERE,
+            _schema(
+                {
+                    "argv": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": 'Program and arguments, e.g. ["python", "-m", "mypkg", "--help"].',
+                    },
+                    "cwd": {"type": "string", "description": "Directory relative to the workspace root (default '.')."},
+                    "timeout": _TIMEOUT,
+                },
+                ["argv"],
+            ),
+            run_command,
+            permission="exec",
+        ),
+        Tool(
+            "run_tests",
+            "Run the test suite with pytest (-q) or the tests named in args, e.g. [\"tests/test_x.py::test_y\", "
+            "\"-x\"]." + _WHERE,
+            _schema(
+                {
+                    "args": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "Extra pytest arguments: test paths, node ids, -k EXPR, -x.",
+                    },
+                    "timeout": _TIMEOUT,
+                },
+                [],
+            ),
+            run_tests,
+            permission="exec",
+        ),
+    ]
+
+
+def register_exec_tools(registry: ToolRegistry) -> ToolRegistry:
+    """Add run_python, run_command and run_tests to a registry (replacing earlier copies)."""
+    for tool in exec_tools():
+        registry.register(tool, replace=True)
+    return registry
