@@ -1,0 +1,208 @@
+"""Split a file into chunks and symbols with tree-sitter tag queries (line windows when no grammar is installed)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import tree_sitter as ts
+
+from lsp_agent.index.languages import language_for_path, load_language, parser_for
+from lsp_agent.index.models import Chunk, FileAnalysis, Symbol
+from lsp_agent.index.tokens import tokenize
+
+MAX_CHUNK_CHARS = 2000  # a class larger than this becomes a skeleton plus member chunks
+MAX_DEF_LINES = 150  # a function longer than this is cut into windows
+WINDOW_LINES = 50  # line windows for module code, long functions and files without a grammar
+CHUNK_KINDS = frozenset(
+    {"class", "function", "method", "interface", "module_definition", "impl", "struct", "enum"}
+)
+CONTAINER_KINDS = frozenset({"class", "interface", "impl", "struct", "enum", "trait"})
+SYMBOL_BOOST = 2  # extra copies of symbol-name tokens (a cheap field weight)
+PATH_BOOST = 1  # extra copies of path tokens
+
+
+@dataclass
+class _Def:
+    """A definition found by the tag query, with its place in the nesting."""
+
+    name: str
+    kind: str
+    node: ts.Node
+    start_row: int  # 0-based, widened over decorators and leading comments
+    end_row: int
+    qualified: str = ""
+    children: list[_Def] = field(default_factory=list)
+
+
+def _end_row(node: ts.Node) -> int:
+    """Last row a node really covers (a node ending at column 0 ends on the previous line)."""
+    row, col = node.end_point
+    return row - 1 if col == 0 and row > node.start_point[0] else row
+
+
+def _widen(node: ts.Node, wrappers: frozenset[str]) -> ts.Node:
+    """The decorator/export wrapper around a definition, if any."""
+    parent = node.parent
+    while parent is not None and parent.type in wrappers:
+        node, parent = parent, parent.parent
+    return node
+
+
+def _leading_comment_row(node: ts.Node) -> int:
+    """Start row including comment lines directly above the node."""
+    row = node.start_point[0]
+    prev = node.prev_named_sibling
+    while prev is not None and "comment" in prev.type and _end_row(prev) >= row - 1:
+        row = prev.start_point[0]
+        prev = prev.prev_named_sibling
+    return row
+
+
+def _collect(root: ts.Node, lang: str) -> tuple[list[_Def], list[Symbol], list[_Def]]:
+    """Run the tag query: (nested chunkable definitions, symbols, all definitions)."""
+    loaded = load_language(lang)
+    assert loaded is not None
+    wrappers = loaded.spec.wrappers
+    defs: list[_Def] = []
+    refs: list[Symbol] = []
+    for _, caps in ts.QueryCursor(loaded.query).matches(root):
+        for cap, nodes in caps.items():
+            if not cap.startswith("name."):
+                continue
+            _, role, kind = cap.split(".", 2)
+            name_node = nodes[0]
+            name = name_node.text.decode("utf-8", "replace")
+            span = caps.get(f"{role}.{kind}", nodes)[0]
+            if role == "definition":
+                outer = _widen(span, wrappers)
+                start = _leading_comment_row(outer) if kind in CHUNK_KINDS else outer.start_point[0]
+                defs.append(_Def(name, kind, span, start, _end_row(span)))
+            else:
+                line = name_node.start_point[0] + 1
+                refs.append(Symbol(name, None, "reference", kind, line, line))
+    defs.sort(key=lambda d: (d.node.start_byte, -d.node.end_byte))
+    roots: list[_Def] = []
+    stack: list[_Def] = []
+    for d in defs:
+        while stack and stack[-1].node.end_byte <= d.node.start_byte:
+            stack.pop()
+        parent = stack[-1] if stack else None
+        if parent is not None and parent.kind in CONTAINER_KINDS and d.kind == "function":
+            d.kind = "method"
+        d.qualified = f"{parent.qualified}.{d.name}" if parent else d.name
+        (parent.children if parent else roots).append(d)
+        stack.append(d)
+    return roots, refs, defs
+
+
+def _windows(lines: list[str], first: int, last: int, symbol: str | None, kind: str) -> list[Chunk]:
+    """Cut rows first..last (0-based, inclusive) into non-blank windows of WINDOW_LINES."""
+    out = []
+    row = first
+    while row <= last:
+        end = min(row + WINDOW_LINES - 1, last)
+        a, b = row, end
+        while a <= b and not lines[a].strip():
+            a += 1
+        while b >= a and not lines[b].strip():
+            b -= 1
+        if a <= b:
+            out.append(Chunk(a + 1, b + 1, symbol, kind, "\n".join(lines[a : b + 1])))
+        row = end + 1
+    return out
+
+
+def _skeleton(d: _Def, lines: list[str]) -> str:
+    """The class with every member body elided to `...` (signatures, attributes and docstring first lines kept)."""
+    kept: list[str] = []
+    row = d.start_row
+    for child in d.children:
+        if child.kind not in CHUNK_KINDS:
+            continue
+        body = child.node.child_by_field_name("body")
+        kept.extend(lines[row : child.start_row])
+        if body is None or body.start_point[0] <= child.node.start_point[0]:
+            kept.extend(lines[child.start_row : child.end_row + 1])
+        else:
+            sig_end = body.start_point[0]
+            kept.extend(lines[child.start_row : sig_end])
+            indent = lines[sig_end][: len(lines[sig_end]) - len(lines[sig_end].lstrip())]
+            first = body.named_children[0] if body.named_children else None
+            if first is not None and first.type == "expression_statement" and first.named_children:
+                if first.named_children[0].type == "string":
+                    kept.append(lines[first.start_point[0]])
+            kept.append(indent + "...")
+        row = child.end_row + 1
+    kept.extend(lines[row : d.end_row + 1])
+    return "\n".join(kept)
+
+
+def _chunk_def(d: _Def, lines: list[str], out: list[Chunk]) -> None:
+    """Emit one definition: whole, as skeleton + members, or in windows when it is a very long function."""
+    text = "\n".join(lines[d.start_row : d.end_row + 1])
+    members = [c for c in d.children if c.kind in CHUNK_KINDS]
+    if d.kind in CONTAINER_KINDS and len(text) > MAX_CHUNK_CHARS and members:
+        out.append(Chunk(d.start_row + 1, d.end_row + 1, d.qualified, d.kind, _skeleton(d, lines)))
+        for child in members:
+            _chunk_def(child, lines, out)
+    elif d.kind not in CONTAINER_KINDS and d.end_row - d.start_row + 1 > MAX_DEF_LINES:
+        out.extend(_windows(lines, d.start_row, d.end_row, d.qualified, d.kind))
+    else:
+        out.append(Chunk(d.start_row + 1, d.end_row + 1, d.qualified, d.kind, text))
+
+
+def _chunk_tree(roots: list[_Def], lines: list[str]) -> list[Chunk]:
+    """Chunks for the definitions plus windows for the module code between them."""
+    out: list[Chunk] = []
+    row = 0
+    for d in roots:
+        if d.kind not in CHUNK_KINDS:
+            continue
+        if d.start_row > row:
+            out.extend(_windows(lines, row, d.start_row - 1, None, "module"))
+        _chunk_def(d, lines, out)
+        row = max(row, d.end_row + 1)
+    if row < len(lines):
+        out.extend(_windows(lines, row, len(lines) - 1, None, "module"))
+    return out
+
+
+def _symbols(all_defs: list[_Def], refs: list[Symbol]) -> list[Symbol]:
+    """Definitions (with qualified names) followed by references."""
+    defs = [
+        Symbol(d.name, d.qualified, "definition", d.kind, d.node.start_point[0] + 1, d.end_row + 1)
+        for d in all_defs
+    ]
+    return defs + refs
+
+
+def _path_words(rel_path: str) -> str:
+    """The path as words for the path field (directories and file stem)."""
+    return rel_path.rsplit(".", 1)[0].replace("/", " ")
+
+
+def analyze(rel_path: str, text: str) -> FileAnalysis:
+    """Chunks, their search tokens and the symbols of one file version."""
+    lines = text.splitlines()
+    lang = language_for_path(rel_path)
+    if lang is None:
+        chunks = _windows(lines, 0, len(lines) - 1, None, "lines")
+        symbols: list[Symbol] = []
+        lang_name = "text"
+    else:
+        parser = parser_for(lang)
+        assert parser is not None
+        tree = parser.parse(text.encode("utf-8", "surrogatepass"))
+        roots, refs, all_defs = _collect(tree.root_node, lang)
+        chunks = _chunk_tree(roots, lines)
+        symbols = _symbols(all_defs, refs)
+        lang_name = lang
+    path_tokens = tokenize(_path_words(rel_path)) * PATH_BOOST
+    tokens = []
+    for c in chunks:
+        toks = tokenize(c.text)
+        if c.symbol:
+            toks.extend(tokenize(c.symbol.replace(".", " ")) * SYMBOL_BOOST)
+        toks.extend(path_tokens)
+        tokens.append(toks)
+    return FileAnalysis(lang_name, chunks, tokens, symbols)

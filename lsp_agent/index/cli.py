@@ -1,0 +1,203 @@
+"""`lsp-agent index` and `lsp-agent search`: build/refresh a workspace index and query it from a terminal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import TextIO
+
+from lsp_agent.index.embeddings import EmbeddingError
+from lsp_agent.index.models import DEFAULT_MAX_FILE_SIZE, IndexConfig, IndexStats, SearchHit
+from lsp_agent.index.workspace_index import WorkspaceIndex
+
+JSON_KEYS = ("path", "start", "end", "symbol", "kind", "score")
+
+
+class CliError(Exception):
+    """A problem the user can fix; printed as one line, exit status 2."""
+
+
+class ProgressBar:
+    """A one-line progress bar on a terminal's stderr; silent elsewhere."""
+
+    def __init__(self, stream: TextIO, enabled: bool) -> None:
+        self.stream = stream
+        self.enabled = enabled and stream.isatty()
+        self._last = 0.0
+
+    def __call__(self, done: int, total: int, path: str) -> None:
+        now = time.monotonic()
+        if not self.enabled or (now - self._last < 0.1 and done != total):
+            return
+        self._last = now
+        width = 30
+        filled = int(width * done / total) if total else width
+        label = "embedding" if path == "embeddings" else "indexing"
+        line = f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {path[-40:]}"
+        self.stream.write(line.ljust(110)[:110])
+        self.stream.flush()
+
+    def finish(self) -> None:
+        if self.enabled:
+            self.stream.write("\r" + " " * 110 + "\r")
+            self.stream.flush()
+
+
+def _config(args: argparse.Namespace) -> IndexConfig:
+    """IndexConfig from flags, falling back to the project settings (env, .env) where available."""
+    embeddings = getattr(args, "embeddings", None)
+    max_size = getattr(args, "max_file_size", None)
+    exclude = list(getattr(args, "exclude", None) or [])
+    api_base = api_key = None
+    try:
+        from lsp_agent.config import load_settings
+
+        settings, _ = load_settings(_root(args))
+        embeddings = embeddings or settings.embeddings
+        max_size = max_size if max_size is not None else settings.max_file_size
+        exclude = list(settings.index_exclude) + exclude
+        api_base, api_key = settings.api_base, settings.api_key
+    except Exception:  # settings are optional here; flags and defaults suffice
+        pass
+    if max_size is not None and max_size <= 0:
+        raise CliError(f"--max-file-size must be a positive number of bytes, got {max_size}")
+    return IndexConfig(
+        max_file_size=max_size or DEFAULT_MAX_FILE_SIZE,
+        exclude=exclude,
+        embeddings=embeddings or "none",
+        api_base=api_base,
+        api_key=api_key,
+    )
+
+
+def _root(args: argparse.Namespace) -> Path:
+    return Path(getattr(args, "path", None) or getattr(args, "repo", None) or ".")
+
+
+def _open(args: argparse.Namespace) -> WorkspaceIndex:
+    root = _root(args)
+    if not root.exists():
+        raise CliError(f"no such folder: {root}")
+    if not root.is_dir():
+        raise CliError(f"not a folder: {root} (pass the workspace folder)")
+    try:
+        return WorkspaceIndex(root, _config(args))
+    except (PermissionError, OSError) as exc:
+        raise CliError(f"cannot open {root}: {exc}") from exc
+
+
+def _refresh(index: WorkspaceIndex, show_progress: bool) -> IndexStats:
+    bar = ProgressBar(sys.stderr, show_progress)
+    try:
+        stats = index.refresh(progress=bar)
+    except EmbeddingError as exc:
+        raise CliError(str(exc)) from exc
+    finally:
+        bar.finish()
+    if stats.files == 0:
+        raise CliError(
+            f"nothing to index in {index.root}: no text files outside .gitignore, hidden folders "
+            "and the size limit"
+        )
+    return stats
+
+
+def _setup_logging(args: argparse.Namespace) -> None:
+    level = getattr(args, "log_level", None) or "WARNING"
+    logging.basicConfig(level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+
+
+def _run(func, args: argparse.Namespace) -> int:
+    _setup_logging(args)
+    try:
+        return func(args)
+    except CliError as exc:
+        print(f"lsp-agent: {exc}", file=sys.stderr)
+        return 2
+
+
+def run_index(args: argparse.Namespace) -> int:
+    """Build or refresh the index of PATH and print its size and how long it took."""
+
+    def body(args: argparse.Namespace) -> int:
+        with _open(args) as index:
+            stats = _refresh(index, not getattr(args, "no_progress", False))
+            print(
+                f"indexed {stats.files} files, {stats.chunks} chunks, {stats.symbols} symbols "
+                f"in {stats.seconds:.2f} s ({stats.parsed} parsed)"
+            )
+            print(f"database: {index.db_path}")
+        return 0
+
+    return _run(body, args)
+
+
+def hit_json(hit: SearchHit) -> dict:
+    """The --json shape of a hit: exactly path, start, end, symbol, kind, score."""
+    return {k: getattr(hit, k) for k in JSON_KEYS}
+
+
+def _print_hits(hits: list[SearchHit], out: TextIO) -> None:
+    if not hits:
+        print("no results", file=out)
+    for rank, hit in enumerate(hits, start=1):
+        name = f"  {hit.symbol}" if hit.symbol else ""
+        print(
+            f"{rank:>2}. {hit.path}:{hit.start}-{hit.end}  [{hit.kind}]{name}  score {hit.score:.3f}",
+            file=out,
+        )
+        lines = [ln for ln in hit.text.splitlines() if ln.strip()][:4]
+        for line in lines:
+            print(f"      {line[:100]}", file=out)
+
+
+def _read_queries(path: str) -> list[tuple[object, str]]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"cannot read --queries file {path}: {exc.strerror or exc}") from exc
+    queries = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            queries.append((item["id"], str(item["query"])))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise CliError(f"{path}:{n}: expected a JSON object with 'id' and 'query' ({exc})") from exc
+    if not queries:
+        raise CliError(f"{path} holds no queries")
+    return queries
+
+
+def run_search(args: argparse.Namespace) -> int:
+    """Refresh the index if needed, then print the best chunks for QUERY (or for each line of --queries)."""
+
+    def body(args: argparse.Namespace) -> int:
+        query = (args.query or "").strip()
+        if not args.queries and not query:
+            raise CliError(
+                "empty query: pass what to look for, e.g. lsp-agent search 'parse the config file'"
+            )
+        if args.top_k <= 0:
+            raise CliError(f"--top-k must be at least 1, got {args.top_k}")
+        queries = _read_queries(args.queries) if args.queries else []
+        with _open(args) as index:
+            _refresh(index, show_progress=True)
+            if queries:
+                for qid, text in queries:
+                    hits = index.search(text, args.top_k) if text.strip() else []
+                    print(json.dumps({"id": qid, "results": [hit_json(h) for h in hits]}))
+                return 0
+            hits = index.search(query, args.top_k)
+            if args.json:
+                print(json.dumps([hit_json(h) for h in hits], indent=None))
+            else:
+                _print_hits(hits, sys.stdout)
+        return 0
+
+    return _run(body, args)

@@ -1,0 +1,89 @@
+"""The index's public data types: configuration, statistics, search and symbol hits, and parsed pieces."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+DEFAULT_MAX_FILE_SIZE = 1_000_000
+
+
+@dataclass
+class IndexConfig:
+    """How a workspace is indexed: size limit, extra exclude patterns and the embedding backend."""
+
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    exclude: list[str] = field(default_factory=list)
+    embeddings: str = "none"  # none | local | any litellm embedding model string
+    api_base: str | None = None
+    api_key: str | None = None
+
+
+@dataclass
+class IndexStats:
+    """Counts after a refresh (or of the current index); `parsed` is how many files were (re)parsed."""
+
+    files: int
+    chunks: int
+    symbols: int
+    seconds: float = 0.0
+    parsed: int = 0
+
+
+@dataclass
+class SearchHit:
+    """One ranked chunk: `path` is POSIX and relative to the root, lines are 1-based and inclusive."""
+
+    path: str
+    start: int
+    end: int
+    symbol: str | None
+    kind: str
+    score: float
+    text: str
+
+
+@dataclass
+class SymbolHit:
+    """A definition or reference of a name, with the line it is on."""
+
+    name: str
+    qualified_name: str | None
+    role: str  # "definition" | "reference"
+    kind: str
+    path: str
+    line: int
+    end_line: int
+    snippet: str
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A searchable piece of a file: a definition, a class skeleton, module code or a line window."""
+
+    start: int
+    end: int
+    symbol: str | None
+    kind: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A definition or reference found by a tag query; lines are 1-based."""
+
+    name: str
+    qualified_name: str | None
+    role: str
+    kind: str
+    line: int
+    end_line: int
+
+
+@dataclass
+class FileAnalysis:
+    """Everything the index keeps about one file version: chunks, their search tokens and symbols."""
+
+    language: str
+    chunks: list[Chunk]
+    tokens: list[list[str]]
+    symbols: list[Symbol]

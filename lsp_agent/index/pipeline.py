@@ -1,0 +1,103 @@
+"""Read, hash and analyse changed files, in worker processes when there are many (tree-sitter holds the GIL)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from lsp_agent.index.chunking import analyze
+from lsp_agent.index.models import FileAnalysis
+from lsp_agent.index.store import text_hash
+from lsp_agent.workspace.walk import BINARY_SNIFF_BYTES
+
+PARALLEL_MIN_FILES = 300  # below this, starting worker processes costs more than it saves
+JOBS_PER_TASK = 16
+
+
+@dataclass(frozen=True)
+class FileJob:
+    """A file whose size or mtime differs from the index; `old_hash` lets unchanged content skip parsing."""
+
+    path: str  # relative POSIX
+    abs_path: str
+    size: int
+    mtime_ns: int
+    old_hash: str | None
+
+
+@dataclass
+class FileResult:
+    """The outcome for one job: `status` is "parsed", "same" (content unchanged) or "skipped" (binary/unreadable)."""
+
+    job: FileJob
+    status: str
+    digest: str = ""
+    analysis: FileAnalysis | None = None
+
+
+def decode_source(data: bytes) -> str | None:
+    """The text of a source file, or None when it looks binary."""
+    head = data[:BINARY_SNIFF_BYTES]
+    if b"\0" in head:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        try:
+            head.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if not (len(head) == BINARY_SNIFF_BYTES and exc.start >= len(head) - 3):
+                return None
+        return data.decode("utf-8", errors="replace")
+
+
+def run_job(job: FileJob) -> FileResult:
+    """Read one file and analyse it unless its content hash is unchanged."""
+    try:
+        data = Path(job.abs_path).read_bytes()
+    except OSError:
+        return FileResult(job, "skipped")
+    digest = text_hash(data)
+    if digest == job.old_hash:
+        return FileResult(job, "same", digest)
+    text = decode_source(data)
+    if text is None:
+        return FileResult(job, "skipped", digest)
+    return FileResult(job, "parsed", digest, analyze(job.path, text))
+
+
+def _run_batch(jobs: Sequence[FileJob]) -> list[FileResult]:
+    return [run_job(j) for j in jobs]
+
+
+def worker_count() -> int:
+    """Worker processes to use: the CPUs this process may run on, at most 8."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, 8))
+
+
+def run_jobs(jobs: Sequence[FileJob], workers: int | None = None) -> Iterator[FileResult]:
+    """Results in job order; a process pool for large batches, this thread otherwise.
+
+    The consumer may stop iterating early (cancellation); outstanding work is then dropped.
+    """
+    workers = worker_count() if workers is None else workers
+    if workers <= 1 or len(jobs) < PARALLEL_MIN_FILES:
+        for job in jobs:
+            yield run_job(job)
+        return
+    batches = [jobs[i : i + JOBS_PER_TASK] for i in range(0, len(jobs), JOBS_PER_TASK)]
+    # spawn, not fork: the language server has threads, and forking a threaded process can deadlock.
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        for batch in pool.map(_run_batch, batches):
+            yield from batch
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,118 @@
+"""A ranked map of the repository: PageRank over the file reference graph, then the top definitions per file."""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections import defaultdict
+from collections.abc import Callable
+
+import numpy as np
+
+DAMPING = 0.85
+ITERATIONS = 50
+MAP_KINDS = ("class", "function", "method", "interface", "struct", "enum", "constant")
+
+
+def _weight(name: str, definers: int) -> float:
+    """How much a reference to `name` says about importance: rare, descriptive names count more."""
+    w = 1.0
+    if name.startswith("_"):
+        w *= 0.1
+    if definers > 5:
+        w *= 0.1
+    if len(name) >= 8 and ("_" in name.strip("_") or name != name.lower()):
+        w *= 3.0
+    return w
+
+
+def pagerank(n: int, edges: dict[tuple[int, int], float]) -> np.ndarray:
+    """Power-iteration PageRank over weighted edges (src, dst) -> weight; dangling mass is spread evenly."""
+    if n == 0:
+        return np.zeros(0)
+    out_w = np.zeros(n)
+    for (src, _), w in edges.items():
+        out_w[src] += w
+    srcs = np.array([s for s, _ in edges], dtype=np.int64)
+    dsts = np.array([d for _, d in edges], dtype=np.int64)
+    ws = np.array(list(edges.values()), dtype=np.float64)
+    if len(ws):
+        ws = ws / out_w[srcs]
+    rank = np.full(n, 1.0 / n)
+    dangling = out_w == 0
+    for _ in range(ITERATIONS):
+        new = np.zeros(n)
+        if len(ws):
+            np.add.at(new, dsts, rank[srcs] * ws)
+        new = DAMPING * (new + rank[dangling].sum() / n) + (1 - DAMPING) / n
+        if np.abs(new - rank).sum() < 1e-9:
+            rank = new
+            break
+        rank = new
+    return rank
+
+
+def build_repo_map(conn: sqlite3.Connection, max_chars: int, line_of: Callable[[str, int], str]) -> str:
+    """Render the most important files with their most referenced definitions, within max_chars."""
+    files = [r[0] for r in conn.execute("SELECT path FROM files ORDER BY path")]
+    if not files:
+        return ""
+    index = {p: i for i, p in enumerate(files)}
+    marks = ",".join("?" * len(MAP_KINDS))
+    defs_by_name: dict[str, set[int]] = defaultdict(set)
+    definitions: list[tuple[int, str, str, str, int]] = []
+    for path, name, qualified, kind, line in conn.execute(
+        "SELECT f.path, s.name, s.qualified_name, s.kind, s.line FROM symbols s JOIN files f ON f.id=s.file_id "
+        f"WHERE s.role='definition' AND s.kind IN ({marks})",
+        MAP_KINDS,
+    ):
+        defs_by_name[name].add(index[path])
+        definitions.append((index[path], name, qualified or name, kind, line))
+    edges: dict[tuple[int, int], float] = defaultdict(float)
+    name_edges: dict[tuple[int, str], float] = defaultdict(float)
+    for path, name, count in conn.execute(
+        "SELECT f.path, s.name, COUNT(*) FROM symbols s JOIN files f ON f.id=s.file_id "
+        "WHERE s.role='reference' GROUP BY f.path, s.name"
+    ):
+        definers = defs_by_name.get(name)
+        if not definers:
+            continue
+        src = index[path]
+        w = _weight(name, len(definers)) * math.sqrt(count)
+        for dst in definers:
+            if dst != src:
+                edges[(src, dst)] += w
+                name_edges[(src, name)] += w
+    rank = pagerank(len(files), edges)
+    # Each definition gets the rank flowing into it from the files that reference its name.
+    out_total: dict[int, float] = defaultdict(float)
+    for (src, _), w in edges.items():
+        out_total[src] += w
+    def_score: dict[tuple[int, str], float] = defaultdict(float)
+    for (src, name), w in name_edges.items():
+        definers = defs_by_name[name]
+        share = rank[src] * w / out_total[src] / len(definers)
+        for dst in definers:
+            if dst != src:
+                def_score[(dst, name)] += share
+    by_file: dict[int, list[tuple[float, int, str, str]]] = defaultdict(list)
+    for file_idx, name, qualified, kind, line in definitions:
+        score = def_score.get((file_idx, name), 0.0) + (1e-6 if kind == "class" else 0.0)
+        by_file[file_idx].append((score, line, qualified, kind))
+    order = sorted(range(len(files)), key=lambda i: (-rank[i], files[i]))
+    parts: list[str] = []
+    used = 0
+    for file_idx in order:
+        entries = sorted(by_file.get(file_idx, []), key=lambda e: (-e[0], e[1]))[:12]
+        block = [f"{files[file_idx]}:"]
+        for _, line, qualified, kind in sorted(entries, key=lambda e: e[1]):
+            text = line_of(files[file_idx], line).strip() or f"{kind} {qualified}"
+            block.append(f"  {line}: {text[:120]}")
+        rendered = "\n".join(block) + "\n"
+        if used + len(rendered) > max_chars:
+            if not parts and max_chars > 0:
+                parts.append(rendered[:max_chars])
+            break
+        parts.append(rendered)
+        used += len(rendered)
+    return "".join(parts).rstrip("\n")

@@ -1,0 +1,265 @@
+"""SQLite persistence of one workspace's index: files, chunks, symbols and embedding vectors."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from lsp_agent.index.models import Chunk, FileAnalysis
+
+SCHEMA_VERSION = "3"  # bump when chunking or tokenization changes: the index is rebuilt
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files(
+    id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+    hash TEXT NOT NULL, language TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS chunks(
+    id INTEGER PRIMARY KEY AUTOINCREMENT, file_id INTEGER NOT NULL, start INTEGER NOT NULL, end_line INTEGER NOT NULL,
+    symbol TEXT, kind TEXT NOT NULL, text TEXT NOT NULL, tokens TEXT NOT NULL, hash TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id);
+CREATE TABLE IF NOT EXISTS symbols(
+    file_id INTEGER NOT NULL, name TEXT NOT NULL, qualified_name TEXT, role TEXT NOT NULL, kind TEXT NOT NULL,
+    line INTEGER NOT NULL, end_line INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS symbols_name ON symbols(name);
+CREATE INDEX IF NOT EXISTS symbols_qualified ON symbols(qualified_name);
+CREATE INDEX IF NOT EXISTS symbols_file ON symbols(file_id);
+CREATE TABLE IF NOT EXISTS vectors(model TEXT NOT NULL, hash TEXT NOT NULL, vec BLOB NOT NULL,
+    PRIMARY KEY(model, hash));
+"""
+
+
+def cache_root() -> Path:
+    """$XDG_CACHE_HOME/lsp-agent, else ~/.cache/lsp-agent."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "lsp-agent"
+
+
+def default_db_path(root: Path) -> Path:
+    """One database per workspace, named after the folder and a hash of its resolved path."""
+    real = os.path.realpath(root)
+    digest = hashlib.sha256(real.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in Path(real).name) or "root"
+    return cache_root() / "index" / f"{name}-{digest}.sqlite3"
+
+
+def text_hash(data: bytes | str) -> str:
+    """Content hash used for files and chunk texts."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """What the index remembers of a file on disk."""
+
+    id: int
+    path: str
+    size: int
+    mtime_ns: int
+    hash: str
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    """A stored chunk with its file path."""
+
+    id: int
+    path: str
+    chunk: Chunk
+
+
+class IndexStore:
+    """The SQLite database; callers serialise access (WorkspaceIndex holds the locks)."""
+
+    def __init__(self, db_path: Path) -> None:
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = db_path
+        self.conn = sqlite3.connect(str(db_path), isolation_level=None, check_same_thread=False)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.execute("PRAGMA foreign_keys=OFF")
+        self.conn.executescript(SCHEMA)  # idempotent; executescript commits, so it runs outside a transaction
+        with self.transaction():
+            row = self.conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            if row is None or row[0] != SCHEMA_VERSION:
+                for table in ("files", "chunks", "symbols", "vectors"):
+                    self.conn.execute(f"DELETE FROM {table}")
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES('schema', ?)", (SCHEMA_VERSION,)
+                )
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """BEGIN IMMEDIATE ... COMMIT, rolled back on any exception (so the database is never half-updated)."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    def files(self) -> dict[str, FileRecord]:
+        """Every indexed file by relative path."""
+        rows = self.conn.execute("SELECT id, path, size, mtime_ns, hash FROM files")
+        return {r[1]: FileRecord(*r) for r in rows}
+
+    def file(self, path: str) -> FileRecord | None:
+        """One file's record."""
+        r = self.conn.execute(
+            "SELECT id, path, size, mtime_ns, hash FROM files WHERE path=?", (path,)
+        ).fetchone()
+        return FileRecord(*r) if r else None
+
+    def touch(self, file_id: int, size: int, mtime_ns: int) -> None:
+        """Record a new size/mtime for a file whose content did not change."""
+        self.conn.execute("UPDATE files SET size=?, mtime_ns=? WHERE id=?", (size, mtime_ns, file_id))
+
+    def chunk_ids(self, file_id: int) -> list[int]:
+        """Ids of a file's chunks."""
+        return [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE file_id=?", (file_id,))]
+
+    def delete_file(self, file_id: int) -> list[int]:
+        """Remove a file with its chunks and symbols; returns the removed chunk ids."""
+        ids = self.chunk_ids(file_id)
+        self.conn.execute("DELETE FROM chunks WHERE file_id=?", (file_id,))
+        self.conn.execute("DELETE FROM symbols WHERE file_id=?", (file_id,))
+        self.conn.execute("DELETE FROM files WHERE id=?", (file_id,))
+        return ids
+
+    def replace_file(
+        self, path: str, size: int, mtime_ns: int, digest: str, analysis: FileAnalysis
+    ) -> tuple[list[int], list[tuple[int, str, list[str]]]]:
+        """Store a file's new analysis; returns (removed chunk ids, [(new id, chunk hash, tokens)])."""
+        old = self.file(path)
+        removed: list[int] = []
+        if old is not None:
+            removed = self.chunk_ids(old.id)
+            self.conn.execute("DELETE FROM chunks WHERE file_id=?", (old.id,))
+            self.conn.execute("DELETE FROM symbols WHERE file_id=?", (old.id,))
+            self.conn.execute(
+                "UPDATE files SET size=?, mtime_ns=?, hash=?, language=? WHERE id=?",
+                (size, mtime_ns, digest, analysis.language, old.id),
+            )
+            file_id = old.id
+        else:
+            cur = self.conn.execute(
+                "INSERT INTO files(path, size, mtime_ns, hash, language) VALUES(?,?,?,?,?)",
+                (path, size, mtime_ns, digest, analysis.language),
+            )
+            file_id = int(cur.lastrowid)
+        added: list[tuple[int, str, list[str]]] = []
+        insert = self.conn.execute
+        for chunk, tokens in zip(analysis.chunks, analysis.tokens, strict=True):
+            h = text_hash(f"{path}\0{chunk.symbol}\0{chunk.text}")
+            cur = insert(
+                "INSERT INTO chunks(file_id, start, end_line, symbol, kind, text, tokens, hash) VALUES(?,?,?,?,?,?,?,?)",
+                (file_id, chunk.start, chunk.end, chunk.symbol, chunk.kind, chunk.text, " ".join(tokens), h),
+            )
+            added.append((int(cur.lastrowid), h, tokens))
+        self.conn.executemany(
+            "INSERT INTO symbols(file_id, name, qualified_name, role, kind, line, end_line) VALUES(?,?,?,?,?,?,?)",
+            [
+                (file_id, s.name, s.qualified_name, s.role, s.kind, s.line, s.end_line)
+                for s in analysis.symbols
+            ],
+        )
+        return removed, added
+
+    def all_tokens(self) -> Iterator[tuple[int, list[str]]]:
+        """(chunk id, tokens) of every chunk, for building the BM25 index."""
+        for chunk_id, tokens in self.conn.execute("SELECT id, tokens FROM chunks ORDER BY id"):
+            yield chunk_id, tokens.split()
+
+    def chunks_by_id(self, ids: Iterable[int]) -> dict[int, ChunkRow]:
+        """Stored chunks with their paths."""
+        ids = list(ids)
+        out: dict[int, ChunkRow] = {}
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            marks = ",".join("?" * len(part))
+            rows = self.conn.execute(
+                "SELECT c.id, f.path, c.start, c.end_line, c.symbol, c.kind, c.text FROM chunks c "
+                f"JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
+                part,
+            )
+            for r in rows:
+                out[r[0]] = ChunkRow(r[0], r[1], Chunk(r[2], r[3], r[4], r[5], r[6]))
+        return out
+
+    def chunk_ids_for_path(self, path: str) -> list[int]:
+        """Chunk ids of one file by relative path."""
+        rows = self.conn.execute(
+            "SELECT c.id FROM chunks c JOIN files f ON f.id=c.file_id WHERE f.path=?", (path,)
+        )
+        return [r[0] for r in rows]
+
+    def counts(self) -> tuple[int, int, int]:
+        """(files, chunks, symbols)."""
+        q = self.conn.execute
+        return (
+            q("SELECT COUNT(*) FROM files").fetchone()[0],
+            q("SELECT COUNT(*) FROM chunks").fetchone()[0],
+            q("SELECT COUNT(*) FROM symbols").fetchone()[0],
+        )
+
+    # --- vectors -------------------------------------------------------------------------------------------
+
+    def missing_vectors(self, model: str) -> list[tuple[str, str, str | None, str]]:
+        """(hash, path, symbol, text) of chunks without a vector for this model, one per distinct hash."""
+        rows = self.conn.execute(
+            "SELECT c.hash, f.path, c.symbol, c.text FROM chunks c JOIN files f ON f.id=c.file_id "
+            "WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.model=? AND v.hash=c.hash) GROUP BY c.hash",
+            (model,),
+        )
+        return list(rows)
+
+    def put_vectors(self, model: str, items: Iterable[tuple[str, np.ndarray]]) -> None:
+        """Store vectors by chunk hash."""
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO vectors(model, hash, vec) VALUES(?,?,?)",
+            [(model, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items],
+        )
+
+    def vectors_for_hashes(self, model: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        """Known vectors by chunk hash."""
+        hashes = list(hashes)
+        out: dict[str, np.ndarray] = {}
+        for i in range(0, len(hashes), 500):
+            part = hashes[i : i + 500]
+            marks = ",".join("?" * len(part))
+            rows = self.conn.execute(
+                f"SELECT hash, vec FROM vectors WHERE model=? AND hash IN ({marks})", [model, *part]
+            )
+            for h, blob in rows:
+                out[h] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def chunk_vectors(self, model: str) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk ids, matrix) of every chunk that has a vector."""
+        rows = self.conn.execute(
+            "SELECT c.id, v.vec FROM chunks c JOIN vectors v ON v.model=? AND v.hash=c.hash ORDER BY c.id",
+            (model,),
+        ).fetchall()
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+        ids = np.array([r[0] for r in rows], dtype=np.int64)
+        matrix = np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
+        return ids, matrix
+
+    def prune_vectors(self) -> None:
+        """Drop vectors no chunk uses any more."""
+        self.conn.execute("DELETE FROM vectors WHERE hash NOT IN (SELECT hash FROM chunks)")

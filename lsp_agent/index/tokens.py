@@ -1,0 +1,152 @@
+"""Code-aware tokens for BM25: whole identifiers plus their snake_case/camelCase words, stemmed and normalised.
+
+`parse_json_file` yields `parse_json_file`, `pars`, `json`, `file`; `HTTPResponse` yields `httpresponse`, `http`,
+`respons`. Common code abbreviations and synonyms map to one word (`cfg`, `conf`, `configuration` -> `config`),
+so a natural-language query meets the identifiers that implement it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from functools import lru_cache
+
+import Stemmer
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+STOPWORDS = frozenset(
+    """a about above after again all also am an and any are as at be been before being below between both but by
+    can could did do does doing down during each either else etc few for from further had has have having here
+    how i if in into is it its itself just may me might more most must my no nor not now of off on once only or
+    other our out over own same shall should so some such than that the their them then there these they this
+    those through thus too under until up upon very via was we were what when where whether which while who whom
+    why will with within would yet you your self cls""".split()
+)
+
+# Groups of words a query and the code use for the same thing; every member maps to the first one's stem.
+SYNONYMS: tuple[tuple[str, ...], ...] = (
+    ("config", "configuration", "configure", "cfg", "conf"),
+    ("directory", "dir", "dirs", "folder", "directories"),
+    ("initialize", "init", "initialise", "initialization", "initialisation"),
+    ("delete", "remove", "del", "rm", "erase", "unlink", "deletion", "removal"),
+    ("fetch", "retrieve", "obtain"),
+    ("create", "make", "construct", "instantiate", "creation"),
+    ("error", "err", "errors"),
+    ("exception", "exc"),
+    ("message", "msg", "msgs"),
+    ("number", "num", "nb"),
+    ("argument", "arg", "args", "param", "params", "parameter", "kwargs", "kwarg"),
+    ("string", "str"),
+    ("dictionary", "dict", "mapping"),
+    ("length", "len"),
+    ("temporary", "tmp", "temp"),
+    ("function", "func", "fn", "callable"),
+    ("object", "obj"),
+    ("attribute", "attr", "attrs"),
+    ("value", "val", "vals"),
+    ("variable", "var", "vars"),
+    ("context", "ctx"),
+    ("position", "pos"),
+    ("source", "src"),
+    ("destination", "dst", "dest"),
+    ("element", "elem", "elems"),
+    ("maximum", "max"),
+    ("minimum", "min"),
+    ("previous", "prev"),
+    ("current", "cur", "curr"),
+    ("utility", "util", "utils"),
+    ("authenticate", "auth", "authentication"),
+    ("representation", "repr"),
+    ("iterate", "iter", "iterator", "iteration"),
+    ("database", "db"),
+    ("connection", "conn", "connect"),
+    ("request", "req"),
+    ("response", "resp", "reply"),
+    ("index", "idx", "indices"),
+    ("environment", "env"),
+    ("document", "doc", "docs"),
+    ("image", "img"),
+    ("boolean", "bool"),
+    ("integer", "int"),
+    ("character", "char", "chars"),
+    ("buffer", "buf"),
+    ("command", "cmd"),
+    ("password", "pwd", "passwd"),
+    ("reference", "ref", "refs"),
+    ("specification", "spec"),
+    ("library", "lib"),
+    ("package", "pkg"),
+    ("information", "info"),
+    ("description", "desc"),
+    ("identifier", "ident"),
+    ("callback", "cb"),
+    ("validate", "validation", "validator", "verify"),
+    ("calculate", "compute", "calc", "calculation", "computation"),
+    ("convert", "conversion", "transform", "cast"),
+    ("parse", "parser", "parsing"),
+    ("serialize", "serialise", "serializer", "serialization", "dump", "dumps", "marshal"),
+    ("deserialize", "deserialise", "load", "loads", "unmarshal"),
+    ("execute", "exec", "invoke", "execution"),
+    ("statistic", "stats", "stat"),
+    ("previous", "prior"),
+    ("sequence", "seq"),
+    ("address", "addr"),
+    ("expression", "expr"),
+    ("implementation", "impl", "implement"),
+    ("template", "tpl", "tmpl"),
+    ("regular", "regex", "regexp", "re"),
+    ("millisecond", "ms"),
+    ("second", "sec", "secs"),
+    ("token", "tok"),
+    ("locale", "l10n"),
+    ("translation", "i18n", "translate"),
+)
+
+_stemmer = Stemmer.Stemmer("english")
+_CANONICAL: dict[str, str] = {}
+for _group in SYNONYMS:
+    _head = _stemmer.stemWord(_group[0])
+    for _word in _group:
+        _CANONICAL.setdefault(_stemmer.stemWord(_word), _head)
+
+
+@lru_cache(maxsize=200_000)
+def normalize_word(word: str) -> str | None:
+    """Lowercase, stem and canonicalise one word; None for stopwords and single letters."""
+    low = word.lower()
+    if low in STOPWORDS or (len(low) < 2 and not low.isdigit()):
+        return None
+    stem = _stemmer.stemWord(low)
+    return _CANONICAL.get(stem, stem)
+
+
+@lru_cache(maxsize=400_000)
+def identifier_tokens(ident: str) -> tuple[str, ...]:
+    """Tokens of one identifier: the whole (if compound) and its normalised words."""
+    parts = _PARTS.findall(ident)
+    words = [w for w in (normalize_word(p) for p in parts) if w]
+    if len(parts) > 1:
+        whole = ident.lower().strip("_")
+        if whole and whole not in words:
+            words.insert(0, whole)
+    return tuple(words)
+
+
+def tokenize(text: str) -> list[str]:
+    """All search tokens of a text (code, comments, docstrings or a query), grouped by identifier."""
+    out: list[str] = []
+    for ident, count in Counter(_IDENT.findall(text)).items():
+        toks = identifier_tokens(ident)
+        out.extend(toks * count if count > 1 else toks)
+    return out
+
+
+def tokenize_many(texts: Iterable[str]) -> list[str]:
+    """Tokens of several texts concatenated (e.g. a symbol name and a path)."""
+    out: list[str] = []
+    for text in texts:
+        out.extend(tokenize(text))
+    return out

@@ -1,0 +1,417 @@
+"""WorkspaceIndex: the persisted, incrementally refreshed chunk and symbol index of one workspace."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping
+from pathlib import Path, PurePosixPath
+
+import numpy as np
+
+from lsp_agent.index.chunking import analyze
+from lsp_agent.index.dense import VectorIndex, reciprocal_rank_fusion
+from lsp_agent.index.embeddings import Embedder, embedding_text, make_embedder
+from lsp_agent.index.lexical import LexicalIndex
+from lsp_agent.index.models import Chunk, FileAnalysis, IndexConfig, IndexStats, SearchHit, SymbolHit
+from lsp_agent.index.pipeline import FileJob, decode_source, run_jobs
+from lsp_agent.index.repomap import build_repo_map
+from lsp_agent.index.store import IndexStore, default_db_path, text_hash
+from lsp_agent.index.tokens import tokenize
+from lsp_agent.workspace.walk import is_ignored, walk_workspace
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int, str], None]
+CANDIDATES = 100  # results taken from each ranker before fusion
+EMBED_BATCH = 256
+SNIPPET_CHARS = 200
+
+
+class WorkspaceIndex:
+    """Index of one workspace root; every method is safe to call from any thread."""
+
+    def __init__(self, root: Path, config: IndexConfig | None = None, db_path: Path | None = None) -> None:
+        root = Path(root).expanduser()
+        if not root.exists():
+            raise FileNotFoundError(f"workspace folder not found: {root}")
+        if not root.is_dir():
+            raise NotADirectoryError(f"not a folder: {root}")
+        if not os.access(root, os.R_OK | os.X_OK):
+            raise PermissionError(f"workspace folder is not readable: {root}")
+        self.root = root.resolve()
+        self.config = config or IndexConfig()
+        self.db_path = Path(db_path) if db_path else default_db_path(self.root)
+        self._writer = IndexStore(self.db_path)
+        self._reader = IndexStore(self.db_path)
+        self._write_lock = threading.RLock()  # refresh, update_file, remove_file
+        self._read_lock = threading.RLock()  # the reader connection and the in-memory rankers
+        self._embedder: Embedder | None = make_embedder(
+            self.config.embeddings, self.config.api_base, self.config.api_key
+        )
+        self._lexical: LexicalIndex | None = None
+        self._vectors: VectorIndex | None = None
+        # Editor buffers not yet written because a refresh held the writer; the refresh flushes them.
+        self._pending: dict[str, str | None] = {}
+        self._buffers: dict[str, str] = {}  # texts indexed from buffers, for snippets
+        self._override_cache: OrderedDict[tuple[str, str], FileAnalysis] = OrderedDict()
+        self._repo_map_cache: tuple[int, int, str] | None = None
+        self._generation = 0
+        self._closed = False
+
+    # --- paths ---------------------------------------------------------------------------------------------
+
+    def _rel(self, path: Path | str) -> str:
+        """A workspace-relative POSIX path; ValueError for paths outside the root."""
+        p = Path(path)
+        if p.is_absolute():
+            try:
+                rel = p.resolve().relative_to(self.root) if p.exists() else p.relative_to(self.root)
+            except ValueError:
+                try:
+                    rel = p.relative_to(self.root)
+                except ValueError:
+                    raise ValueError(f"{path} is outside the workspace {self.root}") from None
+            text = rel.as_posix()
+        else:
+            text = PurePosixPath(str(path).replace("\\", "/")).as_posix()
+        parts = [x for x in text.split("/") if x not in ("", ".")]
+        if not parts or ".." in parts:
+            raise ValueError(f"not a file path inside the workspace: {path}")
+        return "/".join(parts)
+
+    def _indexable(self, rel: str) -> bool:
+        """Whether the walk rules would index this path."""
+        return not is_ignored(self.root, self.root / rel, self.config.exclude)
+
+    # --- refresh -------------------------------------------------------------------------------------------
+
+    def refresh(self, progress: Progress | None = None, cancel: threading.Event | None = None) -> IndexStats:
+        """Bring the index in line with the disk: parse new and changed files, drop deleted ones.
+
+        Everything happens in one transaction: an exception (or a crash) leaves the previous index intact.
+        Cancellation stops parsing and keeps the files finished so far (each file's rows are complete).
+        """
+        started = time.perf_counter()
+        self._check_open()
+        with self._write_lock:
+            store = self._writer
+            known = store.files()
+            jobs: list[FileJob] = []
+            seen: set[str] = set()
+            for path in walk_workspace(
+                self.root, exclude=self.config.exclude, max_file_size=self.config.max_file_size
+            ):
+                rel = path.relative_to(self.root).as_posix()
+                try:
+                    st = path.stat()
+                except OSError:
+                    continue
+                seen.add(rel)
+                rec = known.get(rel)
+                if rec is not None and rec.size == st.st_size and rec.mtime_ns == st.st_mtime_ns:
+                    continue
+                jobs.append(FileJob(rel, str(path), st.st_size, st.st_mtime_ns, rec.hash if rec else None))
+            deleted = [rec for rel, rec in known.items() if rel not in seen]
+            removed: list[int] = []
+            added: list[tuple[int, str, list[str]]] = []
+            parsed = 0
+            with store.transaction():
+                for rec in deleted:
+                    removed.extend(store.delete_file(rec.id))
+                total = len(jobs)
+                for done, result in enumerate(run_jobs(jobs), start=1):
+                    job = result.job
+                    if result.status == "same":
+                        rec = known[job.path]
+                        store.touch(rec.id, job.size, job.mtime_ns)
+                    elif result.status == "skipped":
+                        if job.path in known:
+                            removed.extend(store.delete_file(known[job.path].id))
+                    else:
+                        assert result.analysis is not None
+                        gone, new = store.replace_file(
+                            job.path, job.size, job.mtime_ns, result.digest, result.analysis
+                        )
+                        removed.extend(gone)
+                        added.extend(new)
+                        parsed += 1
+                    if progress:
+                        progress(done, total, job.path)
+                    if cancel is not None and cancel.is_set():
+                        break
+                if not (cancel is not None and cancel.is_set()):
+                    self._embed_missing(store, progress, cancel)
+                    store.prune_vectors()
+            self._apply_changes(removed, added)
+            self._flush_pending(blocking=True)
+            files, chunks, symbols = store.counts()
+        return IndexStats(files, chunks, symbols, time.perf_counter() - started, parsed)
+
+    def _embed_missing(
+        self, store: IndexStore, progress: Progress | None, cancel: threading.Event | None
+    ) -> None:
+        """Compute vectors for chunk texts that have none yet (only changed chunks after the first run)."""
+        if self._embedder is None:
+            return
+        missing = store.missing_vectors(self._embedder.name)
+        for i in range(0, len(missing), EMBED_BATCH):
+            if cancel is not None and cancel.is_set():
+                return
+            batch = missing[i : i + EMBED_BATCH]
+            vectors = self._embedder.embed([embedding_text(p, s, t) for _, p, s, t in batch])
+            store.put_vectors(self._embedder.name, zip([b[0] for b in batch], vectors, strict=True))
+            if progress:
+                progress(min(i + EMBED_BATCH, len(missing)), len(missing), "embeddings")
+
+    def _apply_changes(self, removed: list[int], added: list[tuple[int, str, list[str]]]) -> None:
+        """Mirror committed changes into the in-memory rankers (or drop them for a rebuild when large)."""
+        if not removed and not added:
+            return
+        with self._read_lock:
+            self._generation += 1
+            lexical = self._lexical
+            if lexical is not None:
+                lexical.remove(removed)
+                for chunk_id, _, tokens in added:
+                    lexical.add(chunk_id, tokens)
+                if lexical.needs_rebuild():
+                    self._lexical = None
+            if self._vectors is not None and self._embedder is not None:
+                self._vectors.remove(removed)
+                known = self._reader.vectors_for_hashes(self._embedder.name, {h for _, h, _ in added})
+                for chunk_id, h, _ in added:
+                    if h in known:
+                        self._vectors.add(chunk_id, known[h])
+
+    # --- editor buffers ------------------------------------------------------------------------------------
+
+    def update_file(self, path: Path | str, text: str) -> None:
+        """Index an editor buffer's text for `path` (unsaved edits); ignored files are left alone."""
+        self._check_open()
+        rel = self._rel(path)
+        if not self._indexable(rel):
+            return
+        with self._read_lock:
+            self._pending[rel] = text
+        self._flush_pending(blocking=False)
+
+    def remove_file(self, path: Path | str) -> None:
+        """Drop a file from the index (deleted in the editor or on disk)."""
+        self._check_open()
+        rel = self._rel(path)
+        with self._read_lock:
+            self._pending[rel] = None
+        self._flush_pending(blocking=False)
+
+    def _flush_pending(self, blocking: bool) -> None:
+        """Write pending buffer updates unless a refresh holds the writer (it flushes them when done)."""
+        if not self._write_lock.acquire(blocking=blocking):
+            return
+        try:
+            with self._read_lock:
+                pending = dict(self._pending)
+            if not pending:
+                return
+            store = self._writer
+            removed: list[int] = []
+            added: list[tuple[int, str, list[str]]] = []
+            with store.transaction():
+                for rel, text in pending.items():
+                    rec = store.file(rel)
+                    if text is None:
+                        if rec is not None:
+                            removed.extend(store.delete_file(rec.id))
+                        continue
+                    digest = text_hash(text)
+                    if rec is not None and rec.hash == digest:
+                        continue
+                    # size/mtime -1: the next refresh compares the disk content by hash and takes the disk version.
+                    gone, new = store.replace_file(rel, -1, -1, digest, analyze(rel, text))
+                    removed.extend(gone)
+                    added.extend(new)
+                if added:
+                    self._embed_missing(store, None, None)
+            self._apply_changes(removed, added)
+            with self._read_lock:
+                for rel, text in pending.items():
+                    if self._pending.get(rel, 0) is text:
+                        del self._pending[rel]
+                    if text is None:
+                        self._buffers.pop(rel, None)
+                    else:
+                        self._buffers[rel] = text
+        finally:
+            self._write_lock.release()
+
+    # --- search --------------------------------------------------------------------------------------------
+
+    def _ensure_rankers(self) -> None:
+        """Build the BM25 (and vector) index from the database when missing."""
+        if self._lexical is None:
+            self._lexical = LexicalIndex(list(self._reader.all_tokens()))
+        if self._embedder is not None and self._vectors is None:
+            ids, matrix = self._reader.chunk_vectors(self._embedder.name)
+            self._vectors = VectorIndex(ids, matrix)
+
+    def _analyze_override(self, rel: str, text: str) -> FileAnalysis:
+        key = (rel, text_hash(text))
+        cached = self._override_cache.get(key)
+        if cached is None:
+            cached = self._override_cache[key] = analyze(rel, text)
+            while len(self._override_cache) > 64:
+                self._override_cache.popitem(last=False)
+        else:
+            self._override_cache.move_to_end(key)
+        return cached
+
+    def search(
+        self, query: str, top_k: int = 10, overrides: Mapping[str, str | None] | None = None
+    ) -> list[SearchHit]:
+        """Chunks best matching a natural-language or identifier query; `overrides` replace files for this query."""
+        self._check_open()
+        if not query or not query.strip():
+            raise ValueError("empty query: say what to look for")
+        top_k = max(1, int(top_k))
+        terms = tokenize(query)
+        with self._read_lock:
+            self._ensure_rankers()
+            assert self._lexical is not None
+            effective: dict[str, str | None] = dict(self._pending)
+            for path, text in (overrides or {}).items():
+                effective[self._rel(path)] = text
+            exclude: set[int] = set()
+            extra_chunks: dict[Hashable, tuple[str, Chunk]] = {}
+            extra_tokens: list[tuple[Hashable, list[str]]] = []
+            for rel, text in effective.items():
+                exclude.update(self._reader.chunk_ids_for_path(rel))
+                if text is None or not self._indexable(rel):
+                    continue
+                analysis = self._analyze_override(rel, text)
+                for i, (chunk, tokens) in enumerate(zip(analysis.chunks, analysis.tokens, strict=True)):
+                    key = ("override", rel, i)
+                    extra_chunks[key] = (rel, chunk)
+                    extra_tokens.append((key, tokens))
+            ranked = self._lexical.search(terms, CANDIDATES, exclude, extra_tokens)
+            if self._embedder is not None and self._vectors is not None:
+                dense = self._dense_search(query, exclude, extra_chunks)
+                ranked = reciprocal_rank_fusion(ranked, dense)
+            ranked = ranked[:top_k]
+            rows = self._reader.chunks_by_id([k for k, _ in ranked if isinstance(k, int)])
+        hits: list[SearchHit] = []
+        for key, score in ranked:
+            if isinstance(key, int):
+                row = rows.get(key)
+                if row is None:
+                    continue
+                rel, chunk = row.path, row.chunk
+            else:
+                rel, chunk = extra_chunks[key]
+            hits.append(
+                SearchHit(rel, chunk.start, chunk.end, chunk.symbol, chunk.kind, round(score, 6), chunk.text)
+            )
+        return hits
+
+    def _dense_search(
+        self, query: str, exclude: set[int], extra_chunks: dict[Hashable, tuple[str, Chunk]]
+    ) -> list[tuple[Hashable, float]]:
+        """Vector ranking; override chunks reuse stored vectors by text hash and embed the rest now."""
+        assert self._embedder is not None and self._vectors is not None
+        qvec = self._embedder.embed([query])[0]
+        extra: list[tuple[Hashable, np.ndarray]] = []
+        if extra_chunks:
+            texts = {k: embedding_text(rel, c.symbol, c.text) for k, (rel, c) in extra_chunks.items()}
+            hashes = {k: text_hash(f"{rel}\0{c.symbol}\0{c.text}") for k, (rel, c) in extra_chunks.items()}
+            known = self._reader.vectors_for_hashes(self._embedder.name, set(hashes.values()))
+            todo = [k for k in extra_chunks if hashes[k] not in known]
+            if todo:
+                for k, vec in zip(todo, self._embedder.embed([texts[k] for k in todo]), strict=True):
+                    known[hashes[k]] = vec
+            extra = [(k, known[hashes[k]]) for k in extra_chunks]
+        return self._vectors.search(qvec, CANDIDATES, exclude, extra)
+
+    # --- symbols and map -----------------------------------------------------------------------------------
+
+    def _line_of(self, rel: str, line: int, cache: dict[str, list[str]] | None = None) -> str:
+        """One line of a file as indexed (editor buffer if it came from one, else the disk)."""
+        cache = {} if cache is None else cache
+        lines = cache.get(rel)
+        if lines is None:
+            text = self._buffers.get(rel)
+            if text is None:
+                try:
+                    text = decode_source((self.root / rel).read_bytes()) or ""
+                except OSError:
+                    text = ""
+            lines = cache[rel] = text.splitlines()
+        return lines[line - 1][:SNIPPET_CHARS] if 0 < line <= len(lines) else ""
+
+    def find_symbol(self, name: str, limit: int = 50) -> list[SymbolHit]:
+        """Definitions (first) and references of a name or qualified name (`Class.method`)."""
+        self._check_open()
+        name = (name or "").strip()
+        if not name:
+            raise ValueError("empty symbol name")
+        last = name.rsplit(".", 1)[-1]
+        where = "s.qualified_name=? OR s.name=?"
+        params: list[object] = [name, name]
+        if "." in name:
+            where += " OR s.qualified_name LIKE ? ESCAPE '\\'"
+            params.append("%." + name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_"))
+        with self._read_lock:
+            rows = self._reader.conn.execute(
+                "SELECT s.name, s.qualified_name, s.role, s.kind, f.path, s.line, s.end_line "
+                "FROM symbols s JOIN files f ON f.id = s.file_id "
+                f"WHERE (s.role='definition' AND ({where})) OR (s.role='reference' AND s.name=?) "
+                "ORDER BY s.role='definition' DESC, f.path, s.line LIMIT ?",
+                (*params, last, max(1, int(limit))),
+            ).fetchall()
+            cache: dict[str, list[str]] = {}
+            return [
+                SymbolHit(n, q, role, kind, path, line, end, self._line_of(path, line, cache).strip())
+                for n, q, role, kind, path, line, end in rows
+            ]
+
+    def repo_map(self, max_chars: int = 4000) -> str:
+        """The most important files and their key definitions (PageRank over references), within max_chars."""
+        self._check_open()
+        with self._read_lock:
+            cached = self._repo_map_cache
+            if cached and cached[0] == self._generation and cached[1] == max_chars:
+                return cached[2]
+            cache: dict[str, list[str]] = {}
+            text = build_repo_map(
+                self._reader.conn, max_chars, lambda rel, line: self._line_of(rel, line, cache)
+            )
+            self._repo_map_cache = (self._generation, max_chars, text)
+            return text
+
+    # --- bookkeeping ---------------------------------------------------------------------------------------
+
+    def stats(self) -> IndexStats:
+        """Current counts."""
+        self._check_open()
+        with self._read_lock:
+            files, chunks, symbols = self._reader.counts()
+        return IndexStats(files, chunks, symbols)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("the workspace index is closed")
+
+    def close(self) -> None:
+        """Release the database connections."""
+        with self._write_lock, self._read_lock:
+            if not self._closed:
+                self._closed = True
+                self._writer.close()
+                self._reader.close()
+
+    def __enter__(self) -> WorkspaceIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
