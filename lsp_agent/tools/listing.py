@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -18,12 +19,15 @@ def sort_key(rel: str) -> tuple[str, ...]:
 def visible_entries(ctx: ToolContext, base: str = ".", *, include_dirs: bool = True) -> dict[str, bool]:
     """rel path -> is_dir for everything under `base` in this run's view, sorted like the walk."""
     root = Path(ctx.root).absolute()
+    cut = len(str(root).rstrip(os.sep)) + 1
     prefix = "" if base == "." else base + "/"
     entries: dict[str, bool] = {}
     for path in walk_workspace(root, exclude=ctx.exclude, include_dirs=include_dirs):
-        if ctx.cancelled():
+        if ctx.cancel is not None and ctx.cancel.is_set():
             raise ToolError("cancelled")
-        rel = path.relative_to(root).as_posix()
+        rel = str(path)[cut:]
+        if os.sep != "/":
+            rel = rel.replace(os.sep, "/")
         if rel.startswith(prefix):
             entries[rel] = include_dirs and path.is_dir()
     overlay = ctx.overlay

@@ -57,10 +57,11 @@ def search_text(
     width = ctx.limits.snippet_chars
     results: list[str] = []
     truncated = False
+    overrides = overlay.overrides()
     for rel in files:
         if ctx.cancelled():
             raise ToolError("search cancelled")
-        text = _searchable_text(ctx, rel, explicit=len(files) == 1)
+        text = _searchable_text(ctx, rel, overrides, explicit=len(files) == 1)
         if text is None or (file_rx is not None and file_rx.search(text) is None):
             continue
         for number, line in enumerate(split_lines(text), start=1):
@@ -96,17 +97,17 @@ def snippet(line: str, match: re.Match[str], width: int = 100) -> str:
     return piece
 
 
-def _searchable_text(ctx: ToolContext, rel: str, *, explicit: bool) -> str | None:
+def _searchable_text(
+    ctx: ToolContext, rel: str, overrides: dict[str, str | None], *, explicit: bool
+) -> str | None:
     """The file's text in this run's view, or None for files a search skips (binary, huge, unreadable)."""
-    overlay = ctx.overlay
+    if rel in overrides:
+        return overrides[rel]
     try:
-        if overlay.change_kind(rel) is None:
-            size = overlay.abspath(rel).stat().st_size
-            if size > ctx.max_file_size:
-                raise FileTooLargeError(
-                    f"{rel}: is {size:,} bytes, over the {ctx.max_file_size:,}-byte limit"
-                )
-        return overlay.view_text(rel)
+        size = os.stat(os.path.join(ctx.root, rel)).st_size
+        if size > ctx.max_file_size:
+            raise FileTooLargeError(f"{rel}: is {size:,} bytes, over the {ctx.max_file_size:,}-byte limit")
+        return ctx.overlay.view_text(rel)
     except (NotTextError, FileTooLargeError, PathError, OSError) as exc:
         if explicit:
             raise ToolError(f"cannot search {rel}: {exc}") from None

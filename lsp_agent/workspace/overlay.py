@@ -14,6 +14,7 @@ from lsp_agent.workspace.paths import (
     normalize_rel,
     require_regular_file,
     resolve_in_workspace,
+    resolve_key,
 )
 from lsp_agent.workspace.proposal import FileChange, Proposal, read_disk_text, write_disk_text
 
@@ -70,16 +71,16 @@ class Overlay:
         Raises FileNotFoundError, IsADirectoryError, PathError (escape, non-regular file), NotTextError or
         FileTooLargeError with messages fit to show the model.
         """
-        key = self._file_key(rel)
+        key, path = self._file_key_path(rel)
         with self._lock:
             if key in self._changes:
                 text = self._changes[key]
                 if text is None:
                     raise FileNotFoundError(f"{key}: file not found (deleted earlier in this run)")
                 return text
-        if self.is_dir(key):
-            raise IsADirectoryError(f"{key}: is a directory, not a file")
-        text = self._load_disk(key)
+            if self._is_virtual_dir(key):
+                raise IsADirectoryError(f"{key}: is a directory, not a file")
+        text = self._load_disk(key, path)
         with self._lock:
             if key not in self._changes:
                 self._seen[key] = text
@@ -87,14 +88,16 @@ class Overlay:
 
     def view_text(self, rel: str) -> str:
         """Like read_text, but does not record the text as a base (for bulk reads such as searches)."""
-        key = self._file_key(rel)
+        key, path = self._file_key_path(rel)
         with self._lock:
             if key in self._changes:
                 text = self._changes[key]
                 if text is None:
                     raise FileNotFoundError(f"{key}: file not found (deleted earlier in this run)")
                 return text
-        return self._load_disk(key)
+            if self._is_virtual_dir(key):
+                raise IsADirectoryError(f"{key}: is a directory, not a file")
+        return self._load_disk(key, path)
 
     def exists(self, rel: str) -> bool:
         """True for files and directories visible in this run's view."""
@@ -246,10 +249,14 @@ class Overlay:
 
     def _file_key(self, rel: str) -> str:
         """Normalize a path that must name a file (not the root)."""
-        key = self.normalize(rel)
+        return self._file_key_path(rel)[0]
+
+    def _file_key_path(self, rel: str) -> tuple[str, Path]:
+        """(normalized key, real path) of a path that must name a file (not the root)."""
+        key, path = resolve_key(self.root, rel)
         if key == ".":
             raise IsADirectoryError(f"{rel}: is the workspace root, not a file")
-        return key
+        return key, path
 
     def _is_virtual_dir(self, key: str) -> bool:
         """True when some file created in this run lies under `key`."""
@@ -272,9 +279,9 @@ class Overlay:
             return None
         return self._load_disk(key)
 
-    def _load_disk(self, key: str) -> str:
+    def _load_disk(self, key: str, path: Path | None = None) -> str:
         """Read a regular text file from disk (or through the read_disk hook) with every safety check."""
-        path = resolve_in_workspace(self.root, key)
+        path = path or resolve_in_workspace(self.root, key)
         st = require_regular_file(path, key)
         if self.max_file_size is not None and st.st_size > self.max_file_size:
             raise FileTooLargeError(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from pathlib import Path, PurePosixPath
@@ -14,9 +15,14 @@ class PathError(ValueError):
     """A path the agent may not use: outside the root, through an escaping symlink, or not a regular file."""
 
 
+@functools.lru_cache(maxsize=64)
+def _real_root_str(abs_root: str) -> str:
+    return os.path.realpath(abs_root)
+
+
 def _real_root(root: Path) -> Path:
     """The root with every symlink resolved (the reference all containment checks use)."""
-    return Path(os.path.realpath(Path(root).absolute()))
+    return Path(_real_root_str(os.path.abspath(root)))
 
 
 def resolve_in_workspace(root: Path, rel: str) -> Path:
@@ -25,6 +31,11 @@ def resolve_in_workspace(root: Path, rel: str) -> Path:
     Raises PathError for empty or malformed paths, `..` escapes, absolute paths elsewhere and symlinks whose
     target lies outside the root. The path itself need not exist (write_file creates files).
     """
+    return Path(_resolve(root, rel)[1])
+
+
+def _resolve(root: Path, rel: str) -> tuple[str, str]:
+    """(real root, real path) as strings; see resolve_in_workspace."""
     if not isinstance(rel, str):
         raise PathError(f"path must be a string, got {type(rel).__name__}")
     text = rel.strip()
@@ -32,23 +43,18 @@ def resolve_in_workspace(root: Path, rel: str) -> Path:
         raise PathError("path contains a NUL character")
     if not text:
         raise PathError("path is empty; give a path relative to the workspace root, e.g. 'src/main.py'")
-    root_real = _real_root(root)
-    candidate = Path(text).expanduser() if text.startswith("~") else Path(text)
-    if not candidate.is_absolute():
-        candidate = Path(root).absolute() / candidate
-    real = Path(os.path.realpath(candidate))
-    if real != root_real and root_real not in real.parents:
-        if _lexically_inside(candidate, root):
+    abs_root = os.path.abspath(root)
+    root_real = _real_root_str(abs_root)
+    if text.startswith("~"):
+        text = os.path.expanduser(text)
+    candidate = text if os.path.isabs(text) else os.path.join(abs_root, text)
+    real = os.path.realpath(candidate)
+    if real != root_real and not real.startswith(root_real.rstrip(os.sep) + os.sep):
+        norm = os.path.normpath(candidate)
+        if norm == abs_root or norm.startswith(abs_root.rstrip(os.sep) + os.sep):
             raise PathError(f"{rel}: a symlink on this path leads outside the workspace root; refused")
         raise PathError(f"{rel}: outside the workspace root ({root_real}); use a path relative to the root")
-    return real
-
-
-def _lexically_inside(candidate: Path, root: Path) -> bool:
-    """True when `candidate` lies under `root` before any symlink is followed."""
-    norm = Path(os.path.normpath(candidate))
-    base = Path(os.path.normpath(Path(root).absolute()))
-    return norm == base or base in norm.parents
+    return root_real, real
 
 
 def relative_posix(root: Path, path: Path) -> str:
@@ -64,7 +70,18 @@ def relative_posix(root: Path, path: Path) -> str:
 
 def normalize_rel(root: Path, rel: str) -> str:
     """Canonical POSIX form of a workspace path (resolved and made relative), refusing escapes."""
-    return relative_posix(root, resolve_in_workspace(root, rel))
+    return resolve_key(root, rel)[0]
+
+
+def resolve_key(root: Path, rel: str) -> tuple[str, Path]:
+    """(canonical POSIX rel path, real absolute path) of a workspace path, refusing escapes."""
+    root_real, real = _resolve(root, rel)
+    if real == root_real:
+        return ".", Path(real)
+    key = real[len(root_real.rstrip(os.sep)) + 1 :]
+    if os.sep != "/":
+        key = key.replace(os.sep, "/")
+    return key, Path(real)
 
 
 def require_regular_file(path: Path, rel: str) -> os.stat_result:
