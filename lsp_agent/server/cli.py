@@ -1,0 +1,45 @@
+"""`lsp-agent serve`: run the language server over stdio (default) or TCP."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+
+def _setup_logging(level: str | None, log_file: str | None) -> None:
+    """Log to a file or stderr (never stdout: that is the LSP channel)."""
+    handler: logging.Handler = (
+        logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(getattr(logging, level or "WARNING"))
+
+
+def parse_tcp(value: str) -> tuple[str, int]:
+    """HOST:PORT -> (host, port); ValueError with a usable message otherwise."""
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"--tcp expects HOST:PORT (e.g. 127.0.0.1:2087), got {value!r}")
+    return host or "127.0.0.1", int(port)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Start the server and serve until the client says exit."""
+    _setup_logging(getattr(args, "log_level", None), getattr(args, "log_file", None))
+    from lsp_agent.server.features import create_server
+
+    server = create_server()
+    tcp = getattr(args, "tcp", None)
+    if tcp:
+        try:
+            host, port = parse_tcp(tcp)
+        except ValueError as exc:
+            print(f"lsp-agent serve: {exc}", file=sys.stderr)
+            return 2
+        server.start_tcp(host, port)
+    else:
+        server.start_io()
+    return 0

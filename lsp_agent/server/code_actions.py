@@ -1,0 +1,176 @@
+"""Code actions: apply or reject pending agent edits, ask about a selection, ask to fix a diagnostic.
+
+A code action handler never calls the model and never waits on I/O beyond reading closed files of a proposal.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from lsp_agent.server.edits import build_edit
+from lsp_agent.server.proposals import DIAGNOSTIC_SOURCE, HunkSpot, PendingProposal
+
+if TYPE_CHECKING:
+    from lsp_agent.server.server import AgentServer
+
+APPLY_KIND = types.CodeActionKind.QuickFix
+ASK_KIND = types.CodeActionKind.Refactor
+MAX_FIX_ACTIONS = 5
+
+
+def _overlaps(a: types.Range, b: types.Range) -> bool:
+    """True when two ranges share a position (touching counts, so a cursor on a hunk's edge finds it)."""
+    a_start, a_end = (a.start.line, a.start.character), (a.end.line, a.end.character)
+    b_start, b_end = (b.start.line, b.start.character), (b.end.line, b.end.character)
+    return a_start <= b_end and b_start <= a_end
+
+
+def _wanted(only: list[str] | None, kind: str) -> bool:
+    """Respect the client's `only` filter (a kind matches itself and its sub-kinds)."""
+    if not only:
+        return True
+    return any(kind == k or kind.startswith(f"{k}.") for k in only)
+
+
+def code_actions(server: AgentServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    """All lsp-agent actions for a range of a document."""
+    uri, rng, only = params.text_document.uri, params.range, params.context.only
+    only = [str(getattr(k, "value", k)) for k in only] if only else None
+    actions: list[types.CodeAction] = []
+    doc = server.workspace.text_documents.get(uri)
+    if doc is not None and _wanted(only, APPLY_KIND.value):
+        spots = [
+            s
+            for s in server.proposals.spots(uri, doc.source, server.workspace.position_codec)
+            if _overlaps(s.range, rng)
+        ]
+        seen: set[str] = set()
+        for spot in spots:
+            actions.append(_apply_spot(server, spot))
+        for spot in spots:
+            if spot.pending.run_id in seen:
+                continue
+            seen.add(spot.pending.run_id)
+            if len(spot.pending.files) > 1 or len(spot.file.hunks) > 1:
+                actions.append(_apply_all(server, spot.pending))
+            actions.append(_reject(spot.pending))
+    if to_fs_path(uri) and _wanted(only, ASK_KIND.value):
+        if rng.start != rng.end:
+            actions.append(
+                types.CodeAction(
+                    title="Ask agent about this selection",
+                    kind=ASK_KIND,
+                    command=types.Command(
+                        title="Ask agent about this selection",
+                        command="lspAgent.ask",
+                        arguments=[{"uri": uri, "range": _range_dict(rng), "needsTask": True}],
+                    ),
+                )
+            )
+    if _wanted(only, APPLY_KIND.value):
+        fixes = [d for d in params.context.diagnostics if d.source != DIAGNOSTIC_SOURCE][:MAX_FIX_ACTIONS]
+        for diagnostic in fixes:
+            actions.append(_ask_fix(uri, diagnostic))
+    return actions
+
+
+def _range_dict(rng: types.Range) -> dict:
+    """A Range as plain JSON."""
+    return {
+        "start": {"line": rng.start.line, "character": rng.start.character},
+        "end": {"line": rng.end.line, "character": rng.end.character},
+    }
+
+
+def _apply_spot(server: AgentServer, spot: HunkSpot) -> types.CodeAction:
+    """Apply one hunk (or one created/deleted file), with the WorkspaceEdit inline."""
+    pending = spot.pending
+    indexes = None if spot.index < 0 else [spot.index]
+    plan = build_edit(
+        [(spot.file, indexes)],
+        server.document_state,
+        server.edit_support(),
+        server.workspace.position_codec,
+        annotation_id=f"lsp-agent/{pending.run_id}",
+        label=f"lsp-agent: {pending.summary}",
+    )
+    action = types.CodeAction(
+        title=f"Apply agent edit: {pending.summary}",
+        kind=APPLY_KIND,
+        is_preferred=True,
+        diagnostics=None,
+    )
+    if plan.edit is None:
+        action.disabled = types.CodeActionDisabled(reason="; ".join(plan.refused) or "nothing left to apply")
+        return action
+    action.edit = plan.edit
+    action.command = types.Command(
+        title="record the applied agent edit",
+        command="lspAgent.editsApplied",
+        arguments=[{"runId": pending.run_id, "uri": spot.file.uri, "hunk": spot.index}],
+    )
+    return action
+
+
+def _apply_all(server: AgentServer, pending: PendingProposal) -> types.CodeAction:
+    """Apply the whole proposal (every file, every hunk that still applies)."""
+    plan = build_edit(
+        [(f, None) for f in pending.files],
+        server.document_state,
+        server.edit_support(),
+        server.workspace.position_codec,
+        annotation_id=f"lsp-agent/{pending.run_id}",
+        label=f"lsp-agent: {pending.summary}",
+    )
+    n = len(pending.files)
+    action = types.CodeAction(
+        title=f"Apply all agent edits ({n} file{'s' if n != 1 else ''}): {pending.summary}", kind=APPLY_KIND
+    )
+    if plan.edit is None:
+        action.disabled = types.CodeActionDisabled(reason="; ".join(plan.refused) or "nothing left to apply")
+        return action
+    action.edit = plan.edit
+    action.command = types.Command(
+        title="record the applied agent edits",
+        command="lspAgent.editsApplied",
+        arguments=[{"runId": pending.run_id, "files": plan.files, "refused": plan.refused}],
+    )
+    return action
+
+
+def _reject(pending: PendingProposal) -> types.CodeAction:
+    """Reject the whole proposal."""
+    return types.CodeAction(
+        title=f"Reject agent edit: {pending.summary}",
+        kind=APPLY_KIND,
+        command=types.Command(
+            title="Reject agent edit", command="lspAgent.rejectEdits", arguments=[{"runId": pending.run_id}]
+        ),
+    )
+
+
+def _ask_fix(uri: str, diagnostic: types.Diagnostic) -> types.CodeAction:
+    """Start a run that fixes one diagnostic (the command starts it; this handler does not)."""
+    message = " ".join(diagnostic.message.split())
+    short = message if len(message) <= 60 else message[:57] + "..."
+    where = f"line {diagnostic.range.start.line + 1}"
+    source = f" ({diagnostic.source})" if diagnostic.source else ""
+    return types.CodeAction(
+        title=f"Ask agent to fix: {short}",
+        kind=APPLY_KIND,
+        diagnostics=[diagnostic],
+        command=types.Command(
+            title=f"Ask agent to fix: {short}",
+            command="lspAgent.ask",
+            arguments=[
+                {
+                    "task": f"Fix this problem reported at {where}{source}: {message}",
+                    "uri": uri,
+                    "range": _range_dict(diagnostic.range),
+                }
+            ],
+        ),
+    )

@@ -1,0 +1,233 @@
+"""Pending proposals -> LSP WorkspaceEdits: per-hunk TextEdits, versions, file operations, change annotations."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.uris import from_fs_path
+from pygls.workspace.position_codec import PositionCodec
+
+from lsp_agent.server.hunks import Hunk, Refusal, compute_hunks, rebase_hunks, split_lines
+from lsp_agent.workspace.proposal import FileChange, Proposal
+
+
+@dataclass(frozen=True)
+class DocumentState:
+    """What a file looks like to the user now: the open buffer (with its version) or the disk; None = absent."""
+
+    text: str | None
+    version: int | None = None
+
+
+StateReader = Callable[[Path], DocumentState]
+
+
+@dataclass(frozen=True)
+class EditSupport:
+    """What the client can take in a WorkspaceEdit."""
+
+    document_changes: bool = False
+    create: bool = False
+    delete: bool = False
+    annotations: bool = False
+
+    @classmethod
+    def from_capabilities(cls, caps: types.ClientCapabilities | None) -> EditSupport:
+        """Read workspace.workspaceEdit of the client's capabilities."""
+        edit = caps.workspace.workspace_edit if caps and caps.workspace else None
+        if edit is None or not edit.document_changes:
+            return cls()
+        ops = {str(getattr(op, "value", op)) for op in (edit.resource_operations or [])}
+        return cls(True, "create" in ops, "delete" in ops, edit.change_annotation_support is not None)
+
+
+@dataclass
+class FileProposal:
+    """One file of a pending proposal, with its hunks against the text the agent read."""
+
+    change: FileChange
+    uri: str
+    abspath: Path
+    hunks: list[Hunk]
+    _rebased: tuple[str, list[Hunk], list[Refusal]] | None = field(default=None, repr=False)
+
+    def rebased(self, current: str) -> tuple[list[Hunk], list[Refusal]]:
+        """The hunks moved onto `current` (cached for the last text seen: code actions must stay fast)."""
+        assert self.change.base_text is not None
+        cached = self._rebased
+        if cached is not None and (cached[0] is current or cached[0] == current):
+            return cached[1], cached[2]
+        hunks, refused = rebase_hunks(self.change.path, self.change.base_text, current, self.hunks)
+        self._rebased = (current, hunks, refused)
+        return hunks, refused
+
+
+def file_proposals(root: Path, proposal: Proposal) -> list[FileProposal]:
+    """Split a proposal into per-file parts with precomputed hunks."""
+    out: list[FileProposal] = []
+    for change in proposal.changes:
+        abspath = (root / change.path).absolute()
+        hunks = (
+            compute_hunks(change.base_text or "", change.new_text or "") if change.kind == "modify" else []
+        )
+        out.append(FileProposal(change, from_fs_path(str(abspath)) or abspath.as_uri(), abspath, hunks))
+    return out
+
+
+@dataclass
+class EditPlan:
+    """A WorkspaceEdit ready to send, plus what it covers and what was refused (with reasons)."""
+
+    edit: types.WorkspaceEdit | None
+    files: list[str]
+    refused: list[str]
+
+
+def position_at_line(lines: list[str], index: int, codec: PositionCodec) -> types.Position:
+    """The position of the start of line `index`; past the last line it is the end of the text."""
+    if index < len(lines):
+        return types.Position(line=index, character=0)
+    if not lines or lines[-1].endswith(("\n", "\r")):
+        return types.Position(line=len(lines), character=0)
+    return types.Position(line=len(lines) - 1, character=codec.client_num_units(lines[-1]))
+
+
+def hunk_range(lines: list[str], hunk: Hunk, codec: PositionCodec) -> types.Range:
+    """The range in the current text that `hunk` replaces."""
+    return types.Range(
+        start=position_at_line(lines, hunk.start, codec), end=position_at_line(lines, hunk.end, codec)
+    )
+
+
+def _text_edit(rng: types.Range, text: str, annotation: str | None) -> types.TextEdit:
+    """A TextEdit, annotated when an annotation id is given."""
+    if annotation:
+        return types.AnnotatedTextEdit(range=rng, new_text=text, annotation_id=annotation)
+    return types.TextEdit(range=rng, new_text=text)
+
+
+def build_edit(
+    files: Iterable[tuple[FileProposal, list[int] | None]],
+    state_of: StateReader,
+    support: EditSupport,
+    codec: PositionCodec,
+    *,
+    annotation_id: str,
+    label: str,
+) -> EditPlan:
+    """The WorkspaceEdit for the given files (each with the hunk indexes to include, None = all of them).
+
+    Modified files are rebased onto the user's current text (open buffer or disk); hunks on lines the user changed
+    are refused. Files created or deleted behind the agent's back are refused, never overwritten.
+    """
+    annotation = annotation_id if support.annotations else None
+    doc_changes: list = []
+    changes: dict[str, list[types.TextEdit]] = {}
+    covered: list[str] = []
+    refused: list[str] = []
+    for fp, indexes in files:
+        change = fp.change
+        state = state_of(fp.abspath)
+        if change.kind == "create":
+            if state.text is not None:
+                refused.append(
+                    f"{change.path}: a file with that name exists now; the agent's new file was refused"
+                )
+                continue
+            text = change.new_text or ""
+            if support.document_changes:
+                if not support.create:
+                    refused.append(
+                        f"{change.path}: the editor cannot create files through LSP edits; not created"
+                    )
+                    continue
+                doc_changes.append(
+                    types.CreateFile(
+                        uri=fp.uri,
+                        options=types.CreateFileOptions(overwrite=False, ignore_if_exists=False),
+                        annotation_id=annotation,
+                    )
+                )
+                if text:
+                    doc_changes.append(_document_edit(fp.uri, None, [_insert_all(text, annotation)]))
+            else:
+                changes[fp.uri] = [_insert_all(text, None)]
+            covered.append(change.path)
+        elif change.kind == "delete":
+            if state.text is None:
+                refused.append(f"{change.path}: already deleted")
+                continue
+            if state.text != change.base_text:
+                refused.append(
+                    f"{change.path}: changed after the agent read it; not deleted (your edits are kept)"
+                )
+                continue
+            if not (support.document_changes and support.delete):
+                refused.append(
+                    f"{change.path}: the editor cannot delete files through LSP edits; delete it yourself"
+                )
+                continue
+            doc_changes.append(
+                types.DeleteFile(
+                    uri=fp.uri,
+                    options=types.DeleteFileOptions(ignore_if_not_exists=False),
+                    annotation_id=annotation,
+                )
+            )
+            covered.append(change.path)
+        else:
+            if state.text is None:
+                refused.append(f"{change.path}: was deleted after the agent read it; the change was refused")
+                continue
+            hunks, refusals = fp.rebased(state.text)
+            if indexes is not None:
+                wanted = {fp.hunks[i] for i in indexes if 0 <= i < len(fp.hunks)}
+                pairs = [(orig, h) for orig, h in _pair(fp.hunks, hunks, refusals) if orig in wanted]
+                hunks = [h for _, h in pairs if h is not None]
+                refusals = [r for r in refusals if r.hunk in wanted]
+            refused.extend(r.message() for r in refusals)
+            if not hunks:
+                continue
+            lines = split_lines(state.text)
+            edits = [_text_edit(hunk_range(lines, h, codec), h.new_text, annotation) for h in hunks]
+            if support.document_changes:
+                doc_changes.append(_document_edit(fp.uri, state.version, edits))
+            else:
+                changes[fp.uri] = edits
+            covered.append(change.path)
+    if not covered:
+        return EditPlan(None, [], refused)
+    if support.document_changes:
+        edit = types.WorkspaceEdit(document_changes=doc_changes)
+        if annotation:
+            edit.change_annotations = {
+                annotation: types.ChangeAnnotation(label=label, needs_confirmation=True, description=label)
+            }
+    else:
+        edit = types.WorkspaceEdit(changes=changes)
+    return EditPlan(edit, covered, refused)
+
+
+def _pair(
+    original: list[Hunk], rebased: list[Hunk], refusals: list[Refusal]
+) -> list[tuple[Hunk, Hunk | None]]:
+    """Pair each original hunk with its rebased form (None when refused); order is preserved by rebase_hunks."""
+    refused = {id(r.hunk) for r in refusals}
+    moved = iter(rebased)
+    return [(h, None if id(h) in refused else next(moved)) for h in original]
+
+
+def _insert_all(text: str, annotation: str | None) -> types.TextEdit:
+    """Insert the whole text at the top of an empty document."""
+    origin = types.Position(line=0, character=0)
+    return _text_edit(types.Range(start=origin, end=origin), text, annotation)
+
+
+def _document_edit(uri: str, version: int | None, edits: list[types.TextEdit]) -> types.TextDocumentEdit:
+    """A TextDocumentEdit against a given version (None = whatever is on disk)."""
+    return types.TextDocumentEdit(
+        text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), edits=edits
+    )

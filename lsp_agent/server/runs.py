@@ -1,0 +1,291 @@
+"""Agent runs in the background: one asyncio task, progress token and pending proposal per run."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsp_agent.config import ModelNotConfigured
+from lsp_agent.server.permissions import EditorPermissionAsker
+from lsp_agent.server.progress import ProgressReporter
+
+if TYPE_CHECKING:
+    from lsp_agent.agent.events import AgentEvent
+    from lsp_agent.agent.session import Session
+    from lsp_agent.server.server import AgentServer
+
+log = logging.getLogger(__name__)
+
+CANCEL_GRACE_SECONDS = 0.8
+FINISHED_KEPT = 50
+
+
+@dataclass
+class AskRequest:
+    """A validated lspAgent.ask argument."""
+
+    task: str
+    uri: str | None = None
+    range: dict | None = None
+    plan: bool | None = None
+    session_id: str | None = None
+
+
+@dataclass
+class RunRecord:
+    """One run as the server tracks it."""
+
+    run_id: str
+    task: str
+    root: Path
+    session: Session
+    state: str = "starting"  # starting | running | done | cancelled | error
+    agent: Any = None
+    handle: asyncio.Task | None = None
+    progress: ProgressReporter | None = None
+    started: float = field(default_factory=time.time)
+    stop_reason: str | None = None
+    error: str | None = None
+    cancel_requested: bool = False
+    held_done: list[AgentEvent] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The run as lspAgent.status lists it."""
+        out = {"runId": self.run_id, "state": self.state, "task": self.task, "sessionId": self.session.id}
+        if self.stop_reason:
+            out["stopReason"] = self.stop_reason
+        if self.error:
+            out["error"] = self.error
+        return out
+
+
+def parse_ask(args: Any) -> AskRequest:
+    """Validate lspAgent.ask arguments; ValueError names the bad field."""
+    if not isinstance(args, dict):
+        raise ValueError('lspAgent.ask expects [{"task": "...", "uri"?, "range"?, "plan"?, "sessionId"?}]')
+    task = args.get("task")
+    if not isinstance(task, str) or not task.strip():
+        raise ValueError(
+            "lspAgent.ask: 'task' is required (a non-empty string saying what the agent should do)"
+        )
+    uri, rng, plan, session_id = args.get("uri"), args.get("range"), args.get("plan"), args.get("sessionId")
+    if uri is not None and not isinstance(uri, str):
+        raise ValueError("lspAgent.ask: 'uri' must be a document URI string")
+    if rng is not None and not _is_range(rng):
+        raise ValueError("lspAgent.ask: 'range' must be {start: {line, character}, end: {line, character}}")
+    if plan is not None and not isinstance(plan, bool):
+        raise ValueError("lspAgent.ask: 'plan' must be true or false")
+    if session_id is not None and (not isinstance(session_id, str) or not session_id):
+        raise ValueError("lspAgent.ask: 'sessionId' must be a non-empty string")
+    return AskRequest(task.strip(), uri, rng, plan, session_id)
+
+
+def _is_range(value: Any) -> bool:
+    """True for an LSP Range given as a dict."""
+    try:
+        return all(
+            isinstance(value[end][k], int) and value[end][k] >= 0
+            for end in ("start", "end")
+            for k in ("line", "character")
+        )
+    except (KeyError, TypeError):
+        return False
+
+
+def json_safe(data: dict[str, Any]) -> dict[str, Any]:
+    """A copy of an event payload that serializes as JSON (unknown objects become strings)."""
+    return json.loads(json.dumps(data, default=str))
+
+
+class RunManager:
+    """Starts, tracks and cancels runs; forwards their events to the editor."""
+
+    def __init__(self, server: AgentServer) -> None:
+        self.server = server
+        self.runs: dict[str, RunRecord] = {}
+
+    def list(self) -> list[dict[str, Any]]:
+        """Every known run, newest last."""
+        return [r.to_dict() for r in self.runs.values()]
+
+    def start(self, request: AskRequest) -> RunRecord:
+        """Create the run and its background task; returns at once."""
+        run_id = uuid.uuid4().hex[:8]
+        root = self.server.root_for(request.uri)
+        session = self.server.session(request.session_id)
+        record = RunRecord(run_id, request.task, root, session)
+        self.runs[run_id] = record
+        self._forget_old()
+        record.handle = asyncio.get_running_loop().create_task(self._run(record, request))
+        return record
+
+    def cancel(self, run_id: str) -> bool:
+        """Stop a run within a second: ask the agent to stop, then cancel its task if it lingers."""
+        record = self.runs.get(run_id)
+        if record is None or record.state not in ("starting", "running"):
+            return False
+        record.cancel_requested = True
+        if record.agent is not None:
+            try:
+                record.agent.cancel()
+            except Exception:
+                log.exception("AgentRun.cancel failed")
+        handle = record.handle
+        if handle is not None and not handle.done():
+            asyncio.get_running_loop().call_later(
+                CANCEL_GRACE_SECONDS, lambda: handle.cancel() if not handle.done() else None
+            )
+        return True
+
+    def cancel_all(self) -> None:
+        """Cancel every active run (shutdown)."""
+        for run_id in list(self.runs):
+            self.cancel(run_id)
+
+    def _forget_old(self) -> None:
+        """Keep the status list short: drop the oldest finished runs."""
+        finished = [r for r in self.runs.values() if r.state in ("done", "cancelled", "error")]
+        for record in finished[: max(0, len(finished) - FINISHED_KEPT)]:
+            self.runs.pop(record.run_id, None)
+
+    # ----- the run itself ---------------------------------------------------------------------------------
+
+    async def _run(self, record: RunRecord, request: AskRequest) -> None:
+        """The background task of one run; never raises (the server stays up whatever happens)."""
+        record.progress = ProgressReporter(
+            self.server, f"lsp-agent: {_short(record.task, 60)}", f"lsp-agent/run/{record.run_id}"
+        )
+        await record.progress.begin("starting", on_cancel=lambda: self.cancel(record.run_id))
+        try:
+            settings = self.server.settings
+            if request.plan is not None:
+                settings = settings.replace(plan=request.plan)
+            settings.require_model("editor")
+            record.state = "running"
+            if record.cancel_requested:
+                raise asyncio.CancelledError
+            result = await self._drive(record, request, settings)
+            record.stop_reason = result.stop_reason
+            record.error = result.error
+            if record.cancel_requested or result.stop_reason == "cancelled":
+                record.state = "cancelled"
+            else:
+                record.state = "done" if result.stop_reason != "error" else "error"
+            if result.proposal is not None and not result.proposal.is_empty() and record.state != "cancelled":
+                self.server.add_pending(record, result.proposal)
+            self._finish(record, result)
+        except ModelNotConfigured as exc:
+            self._fail(record, str(exc), show=True)
+        except asyncio.CancelledError:
+            record.state, record.stop_reason = "cancelled", "cancelled"
+            self._synthesize_done(record, "cancelled")
+        except Exception as exc:
+            log.exception("run %s failed", record.run_id)
+            self._fail(record, f"{type(exc).__name__}: {exc}", show=True)
+        finally:
+            if record.progress is not None:
+                record.progress.end(_end_message(record))
+            record.agent = None
+
+    async def _drive(self, record: RunRecord, request: AskRequest, settings: Any) -> Any:
+        """Build the AgentRun (importing the agent core lazily) and run it."""
+        from lsp_agent.agent.run import AgentRun
+        from lsp_agent.workspace.overlay import Overlay
+
+        loop = asyncio.get_running_loop()
+        loop_thread = threading.get_ident()
+
+        def sink(event: AgentEvent) -> None:
+            if threading.get_ident() == loop_thread:
+                self._on_event(record, event)
+            else:
+                loop.call_soon_threadsafe(self._on_event, record, event)
+
+        overlay = Overlay(
+            record.root, read_disk=self.server.read_buffer_or_disk, max_file_size=settings.max_file_size
+        )
+        record.agent = AgentRun(
+            record.task,
+            settings,
+            record.root,
+            sink=sink,
+            index=self.server.indexes.index_for(record.root),
+            overlay=overlay,
+            session=record.session,
+            permission=EditorPermissionAsker(self.server, record.run_id),
+            run_id=record.run_id,
+            context=self.server.selection_context(request.uri, request.range, record.root),
+        )
+        if record.cancel_requested:
+            record.agent.cancel()
+        return await record.agent.run()
+
+    # ----- events -----------------------------------------------------------------------------------------
+
+    def _on_event(self, record: RunRecord, event: AgentEvent) -> None:
+        """Forward one event: lspAgent/event, a log line, a progress report. `done` waits for the proposal."""
+        if event.kind == "done":
+            record.held_done.append(event)
+            return
+        self._send(record, event.kind, event.data, event.to_text())
+
+    def _send(self, record: RunRecord, kind: str, data: dict[str, Any], text: str) -> None:
+        """Send one event to the editor in all three forms."""
+        payload = {"runId": record.run_id, "kind": kind, **json_safe(dict(data))}
+        payload["runId"], payload["kind"] = record.run_id, kind
+        self.server.protocol.notify("lspAgent/event", payload)
+        self.server.log_line(f"[run {record.run_id}] {text}")
+        if record.progress is not None and kind not in ("usage", "done"):
+            record.progress.report(text)
+
+    def _finish(self, record: RunRecord, result: Any) -> None:
+        """Release the held `done` event (now that the proposal is pending), or make one up."""
+        if record.state == "error" and result.error:
+            self.server.show_error(f"lsp-agent run {record.run_id} failed: {result.error}")
+        if record.held_done:
+            for event in record.held_done:
+                data = dict(event.data)
+                data.setdefault("stopReason", result.stop_reason)
+                data["pending"] = self.server.proposals.get(record.run_id) is not None
+                self._send(record, "done", data, event.to_text())
+            record.held_done.clear()
+        else:
+            self._synthesize_done(
+                record, result.stop_reason, iterations=result.iterations, answer=result.answer
+            )
+
+    def _synthesize_done(self, record: RunRecord, stop_reason: str, **extra: Any) -> None:
+        """A `done` event for runs that ended without the agent sending one."""
+        data = {"stopReason": stop_reason, "success": stop_reason == "complete", **extra}
+        data["pending"] = self.server.proposals.get(record.run_id) is not None
+        self._send(record, "done", data, f"done: {stop_reason}")
+
+    def _fail(self, record: RunRecord, message: str, *, show: bool) -> None:
+        """End a run with an error event, a showMessage and a `done`."""
+        record.state, record.stop_reason, record.error = "error", "error", message
+        self._send(record, "error", {"message": message}, f"error: {message}")
+        if show:
+            self.server.show_error(message)
+        self._synthesize_done(record, "error", error=message)
+
+
+def _short(text: str, limit: int) -> str:
+    """One line, cut to `limit` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _end_message(record: RunRecord) -> str:
+    """The progress `end` message."""
+    if record.state == "error":
+        return f"failed: {_short(record.error or 'error', 150)}"
+    if record.state == "cancelled":
+        return "cancelled"
+    return f"finished ({record.stop_reason})"

@@ -1,0 +1,244 @@
+"""The language server object: state shared by the handlers (settings, indexes, runs, proposals, sessions)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from lsp_agent import __version__
+from lsp_agent.config import Settings, load_settings
+from lsp_agent.server.edits import DocumentState, EditSupport
+from lsp_agent.server.indexing import IndexManager
+from lsp_agent.server.progress import ProgressReporter
+from lsp_agent.server.proposals import PendingProposal, ProposalStore
+from lsp_agent.server.runs import RunManager, RunRecord
+
+log = logging.getLogger(__name__)
+
+SECTION = "lspAgent"
+MAX_CONTEXT_CHARS = 20_000
+
+
+class AgentServer(LanguageServer):
+    """lsp-agent's LanguageServer: handlers live in features.py and commands.py and use this state."""
+
+    def __init__(self) -> None:
+        super().__init__("lsp-agent", __version__)
+        self.init_options: dict[str, Any] = {}
+        self.client_config: dict[str, Any] = {}
+        self.settings = Settings()
+        self.settings_errors: list[str] = []
+        self.indexes = IndexManager(lambda title: ProgressReporter(self, title), lambda: self.settings)
+        self.runs = RunManager(self)
+        self.proposals = ProposalStore()
+        self.sessions: dict[str, Any] = {}
+        self.progress_cancel_handlers: dict[str | int, Callable[[], None]] = {}
+        # name -> callable returning JSON-ready data merged into lspAgent.status (e.g. "mcp": server states)
+        self.status_providers: dict[str, Callable[[], Any]] = {}
+        self.diagnosed_uris: set[str] = set()
+
+    # ----- client capabilities ----------------------------------------------------------------------------
+
+    def supports_progress(self) -> bool:
+        """True when the client takes server-initiated progress."""
+        window = self.client_capabilities.window if self._initialized() else None
+        return bool(window and window.work_done_progress)
+
+    def supports_configuration(self) -> bool:
+        """True when the client answers workspace/configuration."""
+        ws = self.client_capabilities.workspace if self._initialized() else None
+        return bool(ws and ws.configuration)
+
+    def edit_support(self) -> EditSupport:
+        """What WorkspaceEdits the client takes."""
+        return EditSupport.from_capabilities(self.client_capabilities if self._initialized() else None)
+
+    def _initialized(self) -> bool:
+        return getattr(self.protocol, "client_capabilities", None) is not None
+
+    # ----- settings ---------------------------------------------------------------------------------------
+
+    @property
+    def primary_root(self) -> Path | None:
+        """The first workspace folder (where a .env is looked up)."""
+        roots = self.workspace_roots()
+        return roots[0] if roots else None
+
+    def workspace_roots(self) -> list[Path]:
+        """The workspace folders as paths (the root URI when the client sent no folders)."""
+        try:
+            ws = self.workspace
+        except Exception:
+            return []
+        roots = [Path(p) for f in ws.folders.values() if (p := to_fs_path(f.uri))]
+        if not roots and ws.root_path:
+            roots = [Path(ws.root_path)]
+        return [r.absolute() for r in roots]
+
+    def reload_settings(self) -> list[str]:
+        """Recompute settings from all sources; shows one error naming each bad setting. Returns the errors."""
+        client: dict[str, Any] = {}
+        _merge_into(client, _section(self.init_options))
+        _merge_into(client, _section(self.client_config))
+        self.settings, errors = load_settings(self.primary_root, client=client)
+        if errors and errors != self.settings_errors:
+            self.show_error("lsp-agent settings: " + "; ".join(errors))
+        self.settings_errors = errors
+        return errors
+
+    # ----- documents --------------------------------------------------------------------------------------
+
+    def open_document(self, path: Path) -> Any | None:
+        """The open TextDocument for a path, or None when the editor does not have it open."""
+        uri = from_fs_path(str(path))
+        return self.workspace.text_documents.get(uri) if uri else None
+
+    def document_state(self, path: Path) -> DocumentState:
+        """What the user sees for a file: the open buffer (with version) or the disk text (None when absent)."""
+        doc = self.open_document(path)
+        if doc is not None:
+            return DocumentState(doc.source, doc.version)
+        from lsp_agent.workspace.proposal import read_disk_text
+
+        try:
+            return DocumentState(read_disk_text(path))
+        except (OSError, ValueError):
+            return DocumentState(None)
+
+    def read_buffer_or_disk(self, path: Path) -> str:
+        """Overlay read hook: an open document's unsaved text, else the disk."""
+        doc = self.open_document(path)
+        if doc is not None:
+            return doc.source
+        from lsp_agent.workspace.proposal import read_disk_text
+
+        return read_disk_text(path)  # type: ignore[return-value]  # None -> the overlay reports "not found"
+
+    def root_for(self, uri: str | None) -> Path:
+        """The workspace folder a run works in: the one holding `uri`, else the first one."""
+        if uri:
+            path = to_fs_path(uri)
+            if path:
+                folder = self.indexes.folder_for(Path(path).absolute())
+                if folder is not None:
+                    return folder.root
+        root = self.primary_root
+        if root is None:
+            raise ValueError("lsp-agent needs a workspace folder (open a folder, not a single file)")
+        return root
+
+    def selection_context(self, uri: str | None, rng: dict | None, root: Path) -> str | None:
+        """The editor context of an ask: the file, and the selected lines when there is a selection."""
+        if not uri:
+            return None
+        fs_path = to_fs_path(uri)
+        if not fs_path:
+            return None
+        path = Path(fs_path).absolute()
+        try:
+            rel = path.relative_to(root).as_posix()
+        except ValueError:
+            rel = str(path)
+        text = self.document_state(path).text
+        if text is None:
+            return f"The user is looking at {rel} (not readable)."
+        if not rng:
+            return f"The user is looking at the file {rel} ({len(text.splitlines())} lines)."
+        lines = text.splitlines()
+        start, end = rng["start"]["line"], rng["end"]["line"]
+        if end > start and rng["end"]["character"] == 0:
+            end -= 1
+        end = min(end, len(lines) - 1)
+        selected = "\n".join(lines[start : end + 1])[:MAX_CONTEXT_CHARS]
+        return f"The user selected lines {start + 1}-{end + 1} of {rel}:\n```\n{selected}\n```"
+
+    # ----- sessions and proposals -------------------------------------------------------------------------
+
+    def session(self, session_id: str | None) -> Any:
+        """The session with this id (created on first use); a fresh one when no id is given."""
+        from lsp_agent.agent.session import Session
+
+        if session_id and session_id in self.sessions:
+            return self.sessions[session_id]
+        session = Session(session_id)
+        self.sessions[session.id] = session
+        return session
+
+    def add_pending(self, record: RunRecord, proposal: Any) -> PendingProposal:
+        """Keep a run's proposal for the user and show its hints."""
+        pending = PendingProposal.create(record.run_id, record.root, proposal, record.session.id)
+        self.proposals.add(pending)
+        self.publish_hints()
+        return pending
+
+    def publish_hints(self) -> None:
+        """(Re)publish the hint diagnostics of every open document touched by a pending proposal."""
+        codec = self.workspace.position_codec
+        wanted = self.proposals.uris() & set(self.workspace.text_documents)
+        for uri in wanted | self.diagnosed_uris:
+            diagnostics = self.proposals.diagnostics(uri, self.document_state, codec) if uri in wanted else []
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
+            )
+        self.diagnosed_uris = wanted
+
+    # ----- messages ---------------------------------------------------------------------------------------
+
+    def show_error(self, message: str) -> None:
+        """A window/showMessage error (and a log line)."""
+        log.warning("%s", message)
+        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
+
+    def show_info(self, message: str) -> None:
+        """A window/showMessage info."""
+        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=message))
+
+    def log_line(self, message: str, level: types.MessageType = types.MessageType.Info) -> None:
+        """A readable window/logMessage line."""
+        self.window_log_message(types.LogMessageParams(type=level, message=message))
+
+    # ----- status -----------------------------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        """lspAgent.status: index, runs, pending proposals, settings problems, and the providers' sections."""
+        out: dict[str, Any] = {
+            "index": self.indexes.stats(),
+            "runs": self.runs.list(),
+            "pending": [p.to_dict() for p in self.proposals],
+            "model": self.settings.model,
+        }
+        if self.settings_errors:
+            out["settingsErrors"] = list(self.settings_errors)
+        for name, provider in list(self.status_providers.items()):
+            try:
+                out[name] = provider()
+            except Exception as exc:
+                out[name] = {"error": f"{type(exc).__name__}: {exc}"}
+        return out
+
+
+def _section(options: Any) -> dict[str, Any]:
+    """The `lspAgent` section of settings given either wrapped ({"lspAgent": {...}}) or bare."""
+    if not isinstance(options, Mapping):
+        return {}
+    inner = options.get(SECTION)
+    return dict(inner) if isinstance(inner, Mapping) else dict(options)
+
+
+def _merge_into(target: dict[str, Any], values: Mapping[str, Any]) -> None:
+    """Deep-merge editor settings (later sources win key by key)."""
+    for key, value in values.items():
+        if (
+            isinstance(value, Mapping)
+            and isinstance(target.get(key), dict)
+            and key not in ("permissions", "mcpServers")
+        ):
+            _merge_into(target[key], value)
+        else:
+            target[key] = dict(value) if isinstance(value, Mapping) else value

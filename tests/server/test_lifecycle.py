@@ -1,0 +1,157 @@
+"""Lifecycle through the real protocol: fast initialize, background indexing with progress, status, search,
+bad settings reported by name, and a run without a model ending at once with an actionable error."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import pytest_asyncio
+from lsprotocol import types
+from server_editor import plain_capabilities, start_editor, stop_editor, write_tree
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+FILES = {
+    "shop/cart.py": "class Cart:\n    def __init__(self):\n        self.items = []\n\n"
+    "    def total_price(self):\n        return sum(i.price for i in self.items)\n",
+    "shop/payment.py": "def charge_card(card, amount):\n    '''Charge a credit card.'''\n    return card.charge(amount)\n",
+    "README.md": "# shop\nA tiny shop.\n",
+}
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def editor(tmp_path_factory):
+    root = write_tree(tmp_path_factory.mktemp("ws") / "shop-project", FILES)
+    ed = await start_editor(
+        root,
+        tmp_path_factory.mktemp("cache"),
+        init_options={
+            "lspAgent": {"maxIterations": "lots", "toolCalling": "psychic", "index": {"exclude": ["*.md"]}}
+        },
+    )
+    yield ed
+    await stop_editor(ed)
+
+
+async def wait_index_ready(editor, timeout: float = 30) -> dict:
+    for _ in range(int(timeout * 10)):
+        status = await editor.command("lspAgent.status")
+        if status["index"]["ready"]:
+            return status
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"index never ready: {status}")
+
+
+async def test_initialize_answers_fast_and_advertises_the_commands(editor):
+    assert editor.initialize_seconds < 1.0
+    caps = (
+        editor.client.protocol.server_capabilities
+        if hasattr(editor.client.protocol, "server_capabilities")
+        else None
+    )
+    status = await editor.command("lspAgent.status")
+    assert set(status) >= {"index", "runs"}
+    assert caps is None or caps.execute_command_provider is not None
+
+
+async def test_bad_settings_are_reported_by_name_and_defaults_kept(editor):
+    await wait_index_ready(editor)
+    errors = [m.message for m in editor.client.messages if m.type == types.MessageType.Error]
+    joined = " ".join(errors)
+    assert "max_iterations" in joined or "maxIterations" in joined
+    assert "tool_calling" in joined or "toolCalling" in joined
+    status = await editor.command("lspAgent.status")
+    assert any("max_iterations" in e for e in status["settingsErrors"])
+
+
+async def test_indexing_runs_in_the_background_under_a_progress_token(editor):
+    status = await wait_index_ready(editor)
+    assert status["index"]["files"] == 2  # README.md is excluded by the index.exclude setting
+    assert status["index"]["chunks"] >= 2 and status["index"]["symbols"] >= 3
+    tokens = [t for t, reports in editor.client.progress_reports.items() if reports]
+    index_reports = next(
+        r
+        for t in tokens
+        if isinstance((r := editor.client.progress_reports[t])[0], types.WorkDoneProgressBegin)
+        and "index" in r[0].title
+    )
+    assert isinstance(index_reports[0], types.WorkDoneProgressBegin) and index_reports[0].cancellable
+    assert any(isinstance(r, types.WorkDoneProgressReport) for r in index_reports)
+    assert isinstance(index_reports[-1], types.WorkDoneProgressEnd) and "2 files" in index_reports[-1].message
+
+
+async def test_search_returns_hits_with_uris(editor):
+    await wait_index_ready(editor)
+    hits = await editor.command("lspAgent.search", {"query": "charge credit card", "topK": 3})
+    assert hits and hits[0]["path"] == "shop/payment.py"
+    assert hits[0]["uri"] == editor.uri("shop/payment.py")
+    assert {"start", "end", "score", "text"} <= set(hits[0])
+
+
+async def test_unsaved_buffer_text_reaches_the_index(editor):
+    await wait_index_ready(editor)
+    uri = editor.open("shop/cart.py")
+    editor.change(
+        uri, FILES["shop/cart.py"] + "\n    def apply_voucher_discount(self, code):\n        return code\n"
+    )
+    for _ in range(50):
+        hits = await editor.command("lspAgent.search", {"query": "apply_voucher_discount", "topK": 1})
+        if hits and "apply_voucher_discount" in hits[0]["text"]:
+            break
+        await asyncio.sleep(0.1)
+    else:
+        raise AssertionError(f"unsaved text never indexed: {hits}")
+    editor.close(uri)
+
+
+async def test_bad_command_arguments_get_a_clear_error(editor):
+    with pytest.raises(Exception, match="task"):
+        await editor.command("lspAgent.ask", {"uri": editor.uri("shop/cart.py")})
+    with pytest.raises(Exception, match="topK"):
+        await editor.command("lspAgent.search", {"query": "x", "topK": 0})
+    with pytest.raises(Exception, match="no run"):
+        await editor.command("lspAgent.applyEdits", {"runId": "nope"})
+
+
+async def test_no_model_configured_ends_the_run_at_once_naming_the_setting(editor):
+    editor.client.messages.clear()
+    run_id = await editor.ask("add a docstring to Cart")
+    error = await editor.wait_event(run_id, "error", timeout=5)
+    done = await editor.wait_event(run_id, "done", timeout=5)
+    assert "lspAgent.model" in error["message"] and "LSP_AGENT_MODEL" in error["message"]
+    assert done["stopReason"] == "error"
+    shown = [m.message for m in editor.client.messages if m.type == types.MessageType.Error]
+    assert any("lspAgent.model" in m for m in shown)
+    status = await editor.command("lspAgent.status")
+    assert {"runId": run_id, "state": "error"}.items() <= next(
+        r for r in status["runs"] if r["runId"] == run_id
+    ).items()
+    reports = editor.client.progress_reports.get(f"lsp-agent/run/{run_id}", [])
+    assert reports and isinstance(reports[-1], types.WorkDoneProgressEnd)
+
+
+async def test_settings_change_takes_effect(editor):
+    editor.client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(
+            settings={"lspAgent": {"maxIterations": 7, "toolCalling": "prompt", "model": "openai/scripted"}}
+        )
+    )
+    for _ in range(50):
+        status = await editor.command("lspAgent.status")
+        if status.get("model") == "openai/scripted":
+            break
+        await asyncio.sleep(0.05)
+    assert status["model"] == "openai/scripted"
+    assert "settingsErrors" not in status
+
+
+async def test_plain_client_without_progress_still_indexes(tmp_path):
+    root = write_tree(tmp_path / "p", {"m.py": "def handle_refund(order):\n    return order.total\n"})
+    editor = await start_editor(root, tmp_path / "cache", capabilities=plain_capabilities())
+    try:
+        status = await wait_index_ready(editor)
+        assert status["index"]["files"] == 1
+        assert editor.client.progress_reports == {}
+    finally:
+        await stop_editor(editor)
