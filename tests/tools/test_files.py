@@ -33,6 +33,8 @@ def test_list_files_recursive_glob_and_path(ctx, call):
     ]
     assert call(ctx, "list_files", pattern="**/*.{md,py}", path="docs").output == "docs/guide.md"
     assert call(ctx, "list_files", pattern="src/pkg/[u]til.py").output == "src/pkg/util.py"
+    # a plain directory name as the pattern lists that directory
+    assert call(ctx, "list_files", pattern="src/pkg").output == "src/pkg/__init__.py\nsrc/pkg/util.py"
 
 
 def test_list_files_no_match_hints_at_recursive_glob(ctx, call):

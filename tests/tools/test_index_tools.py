@@ -37,7 +37,6 @@ def test_without_an_index_both_tools_say_so(ctx, call):
         assert "search_text" in res.output
 
 
-@needs_index
 def test_search_code_returns_ranked_chunks_with_numbered_lines(indexed, call):
     res = call(indexed, "search_code", query="helper function returning 42", top_k="3")
     assert res.ok
@@ -46,7 +45,6 @@ def test_search_code_returns_ranked_chunks_with_numbered_lines(indexed, call):
     assert "1: def helper():" in first and "2:     return 42" in first
 
 
-@needs_index
 def test_search_code_sees_overlay_edits(indexed, call):
     call(
         indexed,
@@ -60,13 +58,11 @@ def test_search_code_sees_overlay_edits(indexed, call):
     assert "src/pkg/util.py" not in call(indexed, "search_code", query="helper 42").output
 
 
-@needs_index
 def test_search_code_validates_top_k(indexed, call):
     res = call(indexed, "search_code", query="greet", top_k=0)
     assert not res.ok and "'top_k' must be at least 1" in res.output
 
 
-@needs_index
 def test_find_symbol_lists_definitions_and_references(indexed, call):
     res = call(indexed, "find_symbol", name="greet")
     assert res.ok
@@ -77,7 +73,6 @@ def test_find_symbol_lists_definitions_and_references(indexed, call):
     assert missing.ok and "No symbol named 'no_such_symbol_anywhere'" in missing.output
 
 
-@needs_index
 def test_find_symbol_flags_files_changed_in_the_run(indexed, call):
     call(
         indexed,
