@@ -204,6 +204,8 @@ class ModelClient:
                 chunks.append(chunk)
                 if chunk.choices and chunk.choices[0].finish_reason:
                     finished = True
+            if getattr(stream, "received_finish_reason", "") is None:
+                finished = False  # litellm closes a cut-off stream with a made-up finish reason
             if not finished:
                 raise ModelError(
                     "the model's reply stream ended early", kind="dropped_stream", transient=True

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import socket
+import struct
 import sys
 import threading
 import time
@@ -232,9 +234,12 @@ class _Handler(BaseHTTPRequestHandler):
         for chunk in chunks:
             self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
             self.wfile.flush()
-        if not step.get("drop_stream"):
-            self.wfile.write(b"data: [DONE]\n\n")
-            self.wfile.flush()
+        if step.get("drop_stream"):
+            # An abrupt reset, like a proxy or provider dropping the connection mid-reply.
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            return
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
 
 
 def _tool_calls(step: dict, index: int) -> list[dict]:

@@ -1,0 +1,119 @@
+"""The litellm adapter: mode detection, retries with backoff, permanent errors, usage and cost."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import call, done, run_script, scripted_settings
+
+from lsp_agent.agent.model import (
+    ModelClient,
+    ModelError,
+    context_window,
+    merge_system_messages,
+    resolve_merge_system,
+    resolve_tool_calling,
+)
+from lsp_agent.testing.scripted_model import ScriptedModelServer
+
+
+@pytest.mark.parametrize(
+    ("model", "override", "expected"),
+    [
+        ("openai/gpt-4o-mini", "auto", "native"),
+        ("anthropic/claude-sonnet-4-5", "auto", "native"),
+        ("openai/scripted", "auto", "native"),  # unknown OpenAI-compatible server: assume native
+        ("openrouter/google/gemma-3-12b-it:free", "auto", "prompt"),
+        ("ollama/gemma3:12b", "auto", "prompt"),
+        ("openai/gpt-4o-mini", "prompt", "prompt"),
+        ("openrouter/google/gemma-3-12b-it", "native", "native"),
+    ],
+)
+def test_resolve_tool_calling(model, override, expected):
+    assert resolve_tool_calling(model, override) == expected
+
+
+def test_system_role_merging_rules():
+    assert resolve_merge_system("openrouter/google/gemma-3-12b-it", "auto")
+    assert not resolve_merge_system("openai/gpt-4o-mini", "auto")
+    assert resolve_merge_system("openai/gpt-4o-mini", "always")
+    assert not resolve_merge_system("ollama/gemma3", "never")
+    merged = merge_system_messages(
+        [
+            {"role": "system", "content": "S"},
+            {"role": "user", "content": "U"},
+            {"role": "assistant", "content": "A"},
+        ]
+    )
+    assert merged == [{"role": "user", "content": "S\n\nU"}, {"role": "assistant", "content": "A"}]
+
+
+def test_context_window_sources():
+    assert context_window("openai/gpt-4o-mini") == 128_000
+    assert context_window("openai/gpt-4o-mini", 4096) == 4096
+    assert context_window("openai/scripted") == 32_768
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_transient_errors_are_retried_then_succeed(workspace, stream):
+    script = [{"status": 429}, {"status": 500}, {"status": 503}, done("after retries")]
+    o = await run_script(workspace, script, stream=stream)
+    assert o.result.success and o.result.answer == "after retries"
+    assert len(o.requests) == 4 and o.result.iterations == 1
+    retries = [d for d in o.of("error") if d.get("retrying")]
+    assert len(retries) == 3 and "retry 1" in retries[0]["message"]
+
+
+async def test_dropped_stream_is_retried(workspace):
+    script = [
+        {"content": "a long reply that is cut off in the middle", "drop_stream": True},
+        done("second try"),
+    ]
+    o = await run_script(workspace, script, stream=True)
+    assert o.result.answer == "second try" and len(o.requests) == 2
+
+
+async def test_retries_are_bounded(workspace):
+    o = await run_script(workspace, [{"status": 500}] * 4)
+    assert o.result.stop_reason == "error" and not o.result.success
+    assert "failed after 4 attempts" in o.result.error and len(o.requests) == 4
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "expected"),
+    [
+        (401, "Incorrect API key provided", "authentication failed"),
+        (404, "The model `scripted` does not exist", "was not found"),
+        (400, "This model's maximum context length is 8192 tokens", "context window"),
+    ],
+)
+async def test_permanent_errors_end_the_run_without_retrying(workspace, status, message, expected):
+    o = await run_script(workspace, [{"status": status, "error": message}, done()])
+    assert o.result.stop_reason == "error" and expected in o.result.error
+    assert len(o.requests) == 1
+    assert o.of("error")[-1]["message"] == o.result.error
+
+
+async def test_usage_and_cost_for_a_priced_model(workspace):
+    # The scripted server answers for a model name litellm has prices for.
+    usage = {"prompt_tokens": 1000, "completion_tokens": 500}
+    with ScriptedModelServer(
+        [{"content": "x", "tool_calls": [call("list_files")], "usage": usage}, done()]
+    ) as server:
+        settings = scripted_settings(server).replace(model="openai/gpt-4o-mini")
+        client = ModelClient(settings)
+        reply = await client.complete([{"role": "user", "content": "hi"}], [])
+    assert (reply.prompt_tokens, reply.completion_tokens) == (1000, 500)
+    assert reply.cost == pytest.approx(1000 * 0.15e-6 + 500 * 0.6e-6, rel=0.01)
+
+
+async def test_unknown_model_costs_nothing(workspace):
+    o = await run_script(workspace, [done()])
+    assert o.result.cost == 0.0 and o.result.prompt_tokens > 0
+
+
+async def test_model_error_is_raised_by_the_client():
+    with ScriptedModelServer([{"status": 401}]) as server:
+        client = ModelClient(scripted_settings(server), retry_base=0.01)
+        with pytest.raises(ModelError) as info:
+            await client.complete([{"role": "user", "content": "hi"}])
+    assert info.value.kind == "auth" and not info.value.transient
