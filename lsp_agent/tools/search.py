@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING
 
 from lsp_agent.tools.common import number_lines, split_lines
 from lsp_agent.tools.listing import visible_files
 from lsp_agent.tools.registry import ToolContext, ToolError
 from lsp_agent.workspace.overlay import FileTooLargeError, NotTextError
 from lsp_agent.workspace.paths import PathError, require_regular_file
+
+if TYPE_CHECKING:
+    from lsp_agent.index import SymbolHit
 
 NO_INDEX = (
     "{tool} is unavailable: no workspace index is loaded in this session. "
@@ -170,29 +174,41 @@ def find_symbol(ctx: ToolContext, name: str) -> str:
     hits = [h for h in hits if changed.get(h.path) != "deleted"]
     if not hits:
         return f"No symbol named {name!r} in the index; try search_text with pattern {name!r}."
-    definitions = [h for h in hits if h.role == "definition"]
-    references = [h for h in hits if h.role != "definition"]
+    located = [_locate(ctx, h, changed) for h in hits]
+    definitions = [(h, line, note) for h, line, note in located if h.role == "definition"]
+    references = [(h, line, note) for h, line, note in located if h.role != "definition"]
+    width = ctx.limits.snippet_chars
     out: list[str] = []
     if definitions:
         out.append(f"Definitions of {name} ({len(definitions)}):")
-        for h in definitions:
+        for h, line, note in definitions:
             label = " ".join(part for part in (h.kind, h.qualified_name or h.name) if part)
-            out.append(f"  {h.path}:{h.line}-{h.end_line} {label}{_stale(changed, h.path)}")
+            end = line + max(0, h.end_line - h.line)
+            out.append(f"  {h.path}:{line}-{end} {label}{note}")
             if h.snippet:
-                out.append(f"      {h.snippet.strip()[: ctx.limits.snippet_chars]}")
+                out.append(f"      {h.snippet.strip()[:width]}")
     else:
         out.append(f"No definition of {name} in the index.")
     if references:
         out.append(f"References ({len(references)}):")
-        for h in references:
-            out.append(
-                f"  {h.path}:{h.line}: {h.snippet.strip()[: ctx.limits.snippet_chars]}{_stale(changed, h.path)}"
-            )
+        for h, line, note in references:
+            out.append(f"  {h.path}:{line}: {h.snippet.strip()[:width]}{note}")
     if len(hits) >= ctx.limits.find_symbol_max:
         out.append(f"(showing the first {ctx.limits.find_symbol_max}; use search_text for the rest)")
     return "\n".join(out)
 
 
-def _stale(changed: dict[str, str | None], path: str) -> str:
-    """A note for hits in files this run changed (the index holds the saved text)."""
-    return "  [file changed in this run; line numbers are from the saved file]" if changed.get(path) else ""
+def _locate(ctx: ToolContext, hit: SymbolHit, changed: dict[str, str | None]) -> tuple[SymbolHit, int, str]:
+    """(hit, line in this run's view, note): hits in files changed in this run are found again in their new text."""
+    if not changed.get(hit.path):
+        return hit, hit.line, ""
+    wanted = hit.snippet.strip()
+    try:
+        lines = split_lines(ctx.overlay.view_text(hit.path))
+    except (OSError, ValueError):
+        lines = []
+    if wanted:
+        matches = [i for i, line in enumerate(lines, start=1) if line.strip() == wanted]
+        if matches:
+            return hit, min(matches, key=lambda i: abs(i - hit.line)), "  [line as edited in this run]"
+    return hit, hit.line, "  [file changed in this run; this line may have moved or gone]"

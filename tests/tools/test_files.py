@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+
+from lsp_agent.config import Settings
+from lsp_agent.tools.registry import ToolContext
+from lsp_agent.workspace.overlay import Overlay
 
 # ----- list_files ---------------------------------------------------------------------------------------------
 
@@ -259,3 +264,18 @@ def test_symlink_inside_root_is_followed_to_its_target(ctx, call, workspace):
 def test_dot_segments_and_absolute_paths_inside_root_are_accepted(ctx, call, workspace: Path):
     assert call(ctx, "read_file", path="./src/../src/pkg/util.py").ok
     assert call(ctx, "read_file", path=str(workspace / "src/pkg/util.py")).ok  # absolute inside the root
+
+
+def test_walking_tools_stop_when_the_run_is_cancelled(ctx, call):
+    ctx.cancel = threading.Event()
+    ctx.cancel.set()
+    for name, args in (("list_files", {"pattern": "**/*"}), ("search_text", {"pattern": "greet"})):
+        res = call(ctx, name, args)
+        assert not res.ok and "cancelled" in res.output
+
+
+def test_file_size_limit_comes_from_settings(workspace, call):
+    (workspace / "mid.txt").write_text("y" * 300)
+    ctx = ToolContext(root=workspace, overlay=Overlay(workspace), settings=Settings(max_file_size=200))
+    res = call(ctx, "read_file", path="mid.txt")
+    assert not res.ok and "300 bytes, over the 200-byte limit" in res.output

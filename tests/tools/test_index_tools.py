@@ -73,15 +73,25 @@ def test_find_symbol_lists_definitions_and_references(indexed, call):
     assert missing.ok and "No symbol named 'no_such_symbol_anywhere'" in missing.output
 
 
-def test_find_symbol_flags_files_changed_in_the_run(indexed, call):
+def test_find_symbol_follows_lines_moved_by_edits_in_the_run(indexed, call):
     call(
         indexed,
         "edit_file",
         path="src/app.py",
         old_text='"""The app."""\n',
-        new_text='"""The app."""\n# moved\n',
+        new_text='"""The app."""\n# one\n# two\n',
     )
     out = call(indexed, "find_symbol", name="greet").output
-    assert "line numbers are from the saved file" in out
+    assert "  src/app.py:8-9 function greet  [line as edited in this run]" in out
+    assert "src/app.py:14: return greet(" in out
+    call(
+        indexed,
+        "edit_file",
+        path="src/app.py",
+        old_text="        return greet(",
+        new_text="        return salute(",
+    )
+    out = call(indexed, "find_symbol", name="greet").output
+    assert "this line may have moved or gone" in out
     call(indexed, "delete_file", path="src/app.py")
     assert call(indexed, "find_symbol", name="greet").output.startswith("No symbol named 'greet'")
