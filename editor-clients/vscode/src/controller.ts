@@ -47,6 +47,21 @@ export class AgentController {
     this.log(formatEvent(event));
   }
 
+  /** Note what a code action's command did: "Apply agent edit" records, "Reject agent edit" rejects. */
+  noteServerCommand(command: string, args: unknown[], result: unknown): void {
+    const runId = (args[0] as { runId?: unknown } | undefined)?.runId;
+    if (typeof runId !== "string") {
+      return;
+    }
+    if (command === ServerCommand.rejectEdits) {
+      this.tracker.settle(runId, "rejected");
+    } else if (command === ServerCommand.applyEdits && describeApplyResult(result).ok) {
+      this.tracker.settle(runId, "applied");
+    } else if (command === ServerCommand.editsApplied && (result as { remaining?: unknown } | null)?.remaining === 0) {
+      this.tracker.settle(runId, "applied");
+    }
+  }
+
   async cancel(runId: string): Promise<void> {
     await this.connection.executeCommand(ServerCommand.cancel, cancelArguments(runId));
   }
@@ -77,6 +92,9 @@ export class AgentController {
     const result = (await this.connection.executeCommand(ServerCommand.status, [])) as StatusResult;
     if (result && Array.isArray(result.runs)) {
       this.tracker.reconcile(result.runs);
+    }
+    if (result && Array.isArray(result.pending)) {
+      this.tracker.learnPendingFiles(result.pending);
     }
     return result;
   }

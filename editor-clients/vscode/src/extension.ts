@@ -172,6 +172,7 @@ async function completeServerCommand(command: string, args: unknown[], next: Exe
       params.task = task;
     }
     params.sessionId = params.sessionId ?? ctl.sessionId;
+    delete (params as { needsTask?: unknown }).needsTask;
     const result = (await next(command, [params, ...args.slice(1)])) as { runId?: string } | undefined;
     if (result && typeof result.runId === "string") {
       ctl.tracker.started(result.runId, String(params.task));
@@ -179,13 +180,7 @@ async function completeServerCommand(command: string, args: unknown[], next: Exe
     return result;
   }
   const result = await next(command, args);
-  const runId = (args[0] as { runId?: unknown } | undefined)?.runId;
-  if (typeof runId === "string" && command === ServerCommand.rejectEdits) {
-    ctl.tracker.settle(runId, "rejected");
-  }
-  if (typeof runId === "string" && command === ServerCommand.applyEdits) {
-    ctl.tracker.settle(runId, "applied");
-  }
+  ctl.noteServerCommand(command, args, result);
   return result;
 }
 
@@ -247,7 +242,12 @@ async function cancelCommand(): Promise<void> {
   }
 }
 
-function fileUri(path: string): string {
+/** The document URI of a proposal file: the server's, else resolved against the first workspace folder. */
+function fileUri(run: RunInfo, path: string): string {
+  const known = run.fileUris[path];
+  if (known) {
+    return known;
+  }
   const folder = vscode.workspace.workspaceFolders?.[0];
   return folder ? vscode.Uri.joinPath(folder.uri, path).toString() : vscode.Uri.file(path).toString();
 }
@@ -260,6 +260,7 @@ async function applyCommand(): Promise<void> {
   }
   let files: string[] | undefined;
   if (run.files.length > 1) {
+    await ctl.status();
     const picked = await vscode.window.showQuickPick(
       run.files.map((f) => ({ label: f, picked: true })),
       { canPickMany: true, title: "LSP Agent: files to apply" },
@@ -267,7 +268,7 @@ async function applyCommand(): Promise<void> {
     if (!picked || !picked.length) {
       return;
     }
-    files = picked.length === run.files.length ? undefined : picked.map((p) => fileUri(p.label));
+    files = picked.length === run.files.length ? undefined : picked.map((p) => fileUri(run, p.label));
   }
   const outcome = await ctl.apply(run.runId, files);
   if (outcome.ok) {

@@ -9,6 +9,8 @@ export const ServerCommand = {
   reindex: "lspAgent.reindex",
   applyEdits: "lspAgent.applyEdits",
   rejectEdits: "lspAgent.rejectEdits",
+  /** Sent by the "Apply agent edit" code actions after the client applied their edit. */
+  editsApplied: "lspAgent.editsApplied",
 } as const;
 
 /** The notification carrying one run event. */
@@ -63,9 +65,18 @@ export interface AskResult {
   runId: string;
 }
 
+export interface PendingSummary {
+  runId: string;
+  summary: string;
+  files: { path: string; uri: string; kind: string }[];
+}
+
 export interface StatusResult {
   index: { files: number; chunks: number; symbols: number; ready: boolean };
   runs: { runId: string; state: string; task: string }[];
+  pending?: PendingSummary[];
+  model?: string | null;
+  settingsErrors?: string[];
 }
 
 /** Accepts anything and returns it as an AgentEvent when it has the two required string fields. */

@@ -13,6 +13,8 @@ export interface RunInfo {
   proposal: ProposalState;
   /** Workspace-relative paths of the proposal's files. */
   files: string[];
+  /** Document URI of each proposal file, once the server's status told it. */
+  fileUris: Record<string, string>;
   summary: string;
   answer: string;
   error?: string;
@@ -93,16 +95,26 @@ export class RunTracker {
     }
   }
 
-  /** Sync with the server's view (`lspAgent.status`): runs it no longer knows as running are finished. */
+  /** Sync with the server's runs (`lspAgent.status`): runs it reports finished are finished here too. */
   reconcile(serverRuns: { runId: string; state: string; task: string }[]): void {
     for (const s of serverRuns) {
       const run = this.ensure(s.runId, s.task);
-      if (s.state === "running" && run.state !== "running") {
-        continue;
-      }
-      if (s.state !== "running" && run.state === "running") {
-        run.state = s.state === "cancelled" ? "cancelled" : s.state === "failed" ? "failed" : "succeeded";
+      const state = serverRunState(s.state);
+      if (state !== "running" && run.state === "running") {
+        run.state = state;
         this.fire(run);
+      }
+    }
+  }
+
+  /** Learn the document URIs of pending proposals' files from `lspAgent.status`'s `pending` list. */
+  learnPendingFiles(pending: { runId: string; files?: { path: string; uri: string }[] }[]): void {
+    for (const p of pending) {
+      const run = this.runs.get(p.runId);
+      if (run && Array.isArray(p.files)) {
+        for (const f of p.files) {
+          run.fileUris[f.path] = f.uri;
+        }
       }
     }
   }
@@ -150,6 +162,7 @@ export class RunTracker {
         state: "running",
         proposal: "none",
         files: [],
+        fileUris: {},
         summary: "",
         answer: "",
         startedAt: this.clock(),
@@ -164,6 +177,21 @@ export class RunTracker {
     for (const l of [...this.listeners]) {
       l(run);
     }
+  }
+}
+
+/** The server's run states (starting | running | done | cancelled | error) in the client's terms. */
+export function serverRunState(state: string): RunState {
+  switch (state) {
+    case "starting":
+    case "running":
+      return "running";
+    case "cancelled":
+      return "cancelled";
+    case "error":
+      return "failed";
+    default:
+      return "succeeded";
   }
 }
 

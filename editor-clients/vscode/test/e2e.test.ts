@@ -1,0 +1,166 @@
+/**
+ * End to end: the extension's controller drives the real Python server (`python -m lsp_agent serve`) over stdio
+ * through vscode-languageserver-protocol (the protocol layer of vscode-languageclient), with the scripted model.
+ */
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { CodeAction, CodeActionRequest, Command, ExecuteCommandRequest } from "vscode-languageserver-protocol/node";
+import { AgentController } from "../src/controller";
+import { AgentEvent, EVENT_NOTIFICATION } from "../src/protocol";
+import { serverSettings } from "../src/settings";
+import { ScriptedModel, ServerSession, tempWorkspace, waitFor } from "./support/lspHarness";
+import { applyWorkspaceEdit } from "./support/textEdits";
+
+const GREET = 'def greet(name):\n    return "Hello " + name\n\n\ndef farewell(name):\n    return "Bye " + name\n';
+
+const SCRIPT = [
+  {
+    match: "APPLY-TASK",
+    tool_calls: [{ name: "edit_file", arguments: { path: "greet.py", old_text: 'return "Hello " + name', new_text: 'return f"Hello, {name}!"' } }],
+  },
+  {
+    match: "COMMAND-TASK",
+    tool_calls: [{ name: "edit_file", arguments: { path: "greet.py", old_text: 'return "Bye " + name', new_text: 'return f"Bye, {name}."' } }],
+  },
+  {
+    match: "REJECT-TASK",
+    tool_calls: [{ name: "write_file", arguments: { path: "notes.txt", content: "not wanted\n" } }],
+  },
+  { match: "CANCEL-TASK", delay: 30, content: "too late" },
+  { tool_calls: [{ name: "task_complete", arguments: { summary: "greeting uses an f-string" } }] },
+  { tool_calls: [{ name: "task_complete", arguments: { summary: "farewell uses an f-string" } }] },
+  { tool_calls: [{ name: "task_complete", arguments: { summary: "wrote notes" } }] },
+];
+
+let workspace: ReturnType<typeof tempWorkspace>;
+let model: ScriptedModel;
+let server: ServerSession;
+let controller: AgentController;
+let greetUri: string;
+const events: AgentEvent[] = [];
+const transcript: string[] = [];
+
+before(async () => {
+  workspace = tempWorkspace({ "greet.py": GREET });
+  model = await ScriptedModel.start(SCRIPT, workspace.root);
+  const settings = serverSettings({ model: "openai/scripted", apiBase: model.baseUrl, apiKey: "test", maxIterations: 5, server: { command: ["x"] } });
+  server = await ServerSession.start(workspace.root, settings);
+  controller = new AgentController(
+    { executeCommand: (command, args) => server.connection.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }) },
+    (line) => transcript.push(line),
+    "vscode-e2e-session",
+  );
+  server.onNotification((method, params) => {
+    if (method === EVENT_NOTIFICATION) {
+      events.push(params as AgentEvent);
+      controller.onEvent(params);
+    }
+  });
+  greetUri = await server.open("greet.py", GREET);
+});
+
+after(async () => {
+  await server?.stop();
+  model?.stop();
+  workspace?.cleanup();
+});
+
+function kinds(runId: string): string[] {
+  return events.filter((e) => e.runId === runId).map((e) => e.kind);
+}
+
+async function finished(runId: string): Promise<void> {
+  await waitFor(`run ${runId} to finish (events so far: ${kinds(runId).join(", ")})`, () => kinds(runId).includes("done"), 60_000);
+}
+
+async function codeActions(uri: string, line: number): Promise<(CodeAction | Command)[]> {
+  const result = await server.connection.sendRequest(CodeActionRequest.type, {
+    textDocument: { uri },
+    range: { start: { line, character: 0 }, end: { line, character: 0 } },
+    context: { diagnostics: [] },
+  });
+  return result ?? [];
+}
+
+function titled(actions: (CodeAction | Command)[], prefix: string): CodeAction | undefined {
+  return actions.find((a): a is CodeAction => a.title.startsWith(prefix) && "kind" in a);
+}
+
+test("ask streams events, the proposal becomes a code action, and applying it changes the document", async () => {
+  const runId = await controller.ask({
+    task: "APPLY-TASK: make greet use an f-string",
+    uri: greetUri,
+    selection: { start: { line: 0, character: 0 }, end: { line: 1, character: 26 } },
+  });
+  await finished(runId);
+  const run = controller.tracker.get(runId)!;
+  assert.deepEqual(kinds(runId).filter((k) => k !== "usage" && k !== "thought"), ["start", "tool_call", "tool_result", "tool_call", "tool_result", "proposal", "done"]);
+  assert.equal(run.state, "succeeded");
+  assert.equal(run.proposal, "pending");
+  assert.deepEqual(run.files, ["greet.py"]);
+  assert.ok(transcript.some((l) => l.includes('-> edit_file(path="greet.py"')), transcript.join("\n"));
+  assert.ok(server.logs.some((l) => l.includes(runId)), "the server also logs the run as window/logMessage lines");
+  assert.ok(server.progress.some((p) => p.value.kind === "begin") && server.progress.some((p) => p.value.kind === "end"));
+  assert.equal(readFileSync(join(workspace.root, "greet.py"), "utf8"), GREET, "the server never writes a proposal to disk");
+
+  const list = await codeActions(greetUri, 1);
+  const apply = titled(list, "Apply agent edit: ");
+  assert.ok(apply?.edit, `no "Apply agent edit" action among ${list.map((a) => a.title).join(" | ")}`);
+  assert.ok(titled(list, "Reject agent edit"));
+  applyWorkspaceEdit(server.docs, apply.edit as never);
+  server.sendChange(greetUri);
+  if (apply.command) {
+    const result = await server.connection.sendRequest(ExecuteCommandRequest.type, { command: apply.command.command, arguments: apply.command.arguments });
+    controller.noteServerCommand(apply.command.command, apply.command.arguments ?? [], result);
+  }
+  assert.equal(server.docs.get(greetUri)!.text, GREET.replace('return "Hello " + name', 'return f"Hello, {name}!"'));
+  assert.equal(run.proposal, "applied");
+  const status = await controller.status();
+  assert.deepEqual((status.pending ?? []).map((p) => p.runId), []);
+  assert.equal(titled(await codeActions(greetUri, 1), "Apply agent edit: "), undefined, "nothing left to apply");
+});
+
+test("Apply Pending Edits sends the proposal with workspace/applyEdit, versioned and annotated for preview", async () => {
+  const before = server.docs.get(greetUri)!.text;
+  const runId = await controller.ask({ task: "COMMAND-TASK: make farewell use an f-string", uri: greetUri });
+  await finished(runId);
+  assert.equal(controller.tracker.get(runId)!.proposal, "pending");
+  const outcome = await controller.apply(runId);
+  assert.deepEqual(outcome, { ok: true, message: "Agent edits applied." });
+  assert.equal(server.docs.get(greetUri)!.text, before.replace('return "Bye " + name', 'return f"Bye, {name}."'));
+  const request = server.applyEditRequests.at(-1)!;
+  const first = request.edit.documentChanges?.[0];
+  assert.ok(first && "textDocument" in first, "VS Code advertises documentChanges, so the edit uses them");
+  assert.equal(first.textDocument.uri, greetUri);
+  const annotations = Object.values(request.edit.changeAnnotations ?? {});
+  assert.ok(annotations.some((a) => a.needsConfirmation === true), "a change annotation asks VS Code for its refactor preview");
+  assert.equal(controller.tracker.get(runId)!.proposal, "applied");
+});
+
+test("Reject Pending Edits drops the proposal and keeps the documents", async () => {
+  const text = server.docs.get(greetUri)!.text;
+  const runId = await controller.ask({ task: "REJECT-TASK: write notes", uri: greetUri });
+  await finished(runId);
+  const run = controller.tracker.get(runId)!;
+  assert.deepEqual(run.files, ["notes.txt"]);
+  await controller.reject(runId, "no notes file, please");
+  assert.equal(run.proposal, "rejected");
+  const status = await controller.status();
+  assert.ok(!(status.pending ?? []).some((p) => p.runId === runId));
+  assert.equal(server.docs.get(greetUri)!.text, text);
+  await assert.rejects(controller.apply(runId), /no pending edits/);
+});
+
+test("Cancel Run stops a run that waits on the model within seconds", async () => {
+  const runId = await controller.ask({ task: "CANCEL-TASK: think for a long time" });
+  await waitFor("the run to start", () => kinds(runId).includes("start"), 30_000);
+  const started = Date.now();
+  await controller.cancel(runId);
+  await waitFor("the cancelled run's done event", () => kinds(runId).includes("done"), 10_000);
+  assert.ok(Date.now() - started < 5000, `cancel took ${Date.now() - started} ms`);
+  assert.equal(controller.tracker.get(runId)!.state, "cancelled");
+  assert.equal(controller.tracker.get(runId)!.proposal, "none");
+});

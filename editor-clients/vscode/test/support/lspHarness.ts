@@ -1,0 +1,248 @@
+/** Starts the scripted model and the real `python -m lsp_agent serve`, and plays a VS Code-like client over stdio. */
+
+import { ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { pathToFileURL } from "node:url";
+import {
+  ApplyWorkspaceEditParams,
+  ApplyWorkspaceEditRequest,
+  ConfigurationRequest,
+  createProtocolConnection,
+  DidChangeTextDocumentNotification,
+  DidOpenTextDocumentNotification,
+  ExitNotification,
+  InitializedNotification,
+  InitializeRequest,
+  LogMessageNotification,
+  ProtocolConnection,
+  RegistrationRequest,
+  ShowMessageNotification,
+  ShowMessageRequest,
+  ShutdownRequest,
+  StreamMessageReader,
+  StreamMessageWriter,
+  WorkDoneProgressCreateRequest,
+} from "vscode-languageserver-protocol/node";
+import { Doc, applyWorkspaceEdit } from "./textEdits";
+
+/** Repository root (editor-clients/vscode/out/test/support -> repo). */
+export const REPO_ROOT = resolve(__dirname, "..", "..", "..", "..", "..");
+export const PYTHON = process.env.LSP_AGENT_PYTHON || "python3";
+
+function pythonEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra, LITELLM_LOCAL_MODEL_COST_MAP: "True" };
+  env.PYTHONPATH = env.PYTHONPATH ? `${REPO_ROOT}:${env.PYTHONPATH}` : REPO_ROOT;
+  for (const k of ["LSP_AGENT_MODEL", "LSP_AGENT_API_BASE", "LSP_AGENT_API_KEY", "OPENAI_API_KEY"]) {
+    delete env[k];
+  }
+  return env;
+}
+
+/** The scripted OpenAI-compatible model server (lsp_agent.testing.scripted_model). */
+export class ScriptedModel {
+  private constructor(
+    private readonly proc: ChildProcess,
+    readonly baseUrl: string,
+  ) {}
+
+  static async start(script: object[], dir: string): Promise<ScriptedModel> {
+    const file = join(dir, "script.json");
+    writeFileSync(file, JSON.stringify(script));
+    const proc = spawn(PYTHON, ["-m", "lsp_agent.testing.scripted_model", "--script", file], { env: pythonEnv(), stdio: ["ignore", "pipe", "inherit"] });
+    const firstLine = await new Promise<string>((ok, fail) => {
+      const rl = createInterface({ input: proc.stdout! });
+      const timer = setTimeout(() => fail(new Error("the scripted model did not print its URL within 20 s")), 20_000);
+      rl.once("line", (line) => {
+        clearTimeout(timer);
+        ok(line.trim());
+      });
+      proc.once("exit", (code) => fail(new Error(`the scripted model exited with ${code}`)));
+    });
+    return new ScriptedModel(proc, firstLine);
+  }
+
+  stop(): void {
+    this.proc.kill();
+  }
+}
+
+export interface ServerMessage {
+  type: number;
+  message: string;
+}
+
+/** A client session with the real server, holding the documents it opened and everything the server sent. */
+export class ServerSession {
+  readonly docs = new Map<string, Doc>();
+  readonly logs: string[] = [];
+  readonly shown: ServerMessage[] = [];
+  readonly progress: { token: string | number; value: { kind: string; title?: string; message?: string } }[] = [];
+  readonly applyEditRequests: ApplyWorkspaceEditParams[] = [];
+  private readonly notificationHandlers: ((method: string, params: unknown) => void)[] = [];
+  stderr = "";
+
+  private constructor(
+    readonly root: string,
+    private readonly proc: ChildProcess,
+    readonly connection: ProtocolConnection,
+  ) {}
+
+  /** Spawn the server in `root`, initialize it with `settings` as initializationOptions and workspace/configuration. */
+  static async start(root: string, settings: Record<string, unknown>): Promise<ServerSession> {
+    const proc = spawn(PYTHON, ["-m", "lsp_agent", "serve"], { cwd: root, env: pythonEnv(), stdio: ["pipe", "pipe", "pipe"] });
+    const connection = createProtocolConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));
+    const session = new ServerSession(root, proc, connection);
+    proc.stderr!.on("data", (chunk: Buffer) => {
+      session.stderr = (session.stderr + chunk.toString()).slice(-20_000);
+    });
+    connection.onRequest(ApplyWorkspaceEditRequest.type, (params) => {
+      session.applyEditRequests.push(params);
+      try {
+        applyWorkspaceEdit(session.docs, params.edit as Parameters<typeof applyWorkspaceEdit>[1]);
+        for (const uri of session.touched(params.edit)) {
+          session.sendChange(uri);
+        }
+        return { applied: true };
+      } catch (err) {
+        return { applied: false, failureReason: String(err) };
+      }
+    });
+    connection.onRequest(ConfigurationRequest.type, (params) => params.items.map((item) => (item.section === "lspAgent" ? settings : null)));
+    connection.onRequest(WorkDoneProgressCreateRequest.type, () => null);
+    connection.onRequest(RegistrationRequest.type, () => null);
+    connection.onRequest(ShowMessageRequest.type, () => null);
+    connection.onNotification(LogMessageNotification.type, (p) => session.logs.push(p.message));
+    connection.onNotification(ShowMessageNotification.type, (p) => session.shown.push(p));
+    connection.onNotification("$/progress", (p: unknown) => session.progress.push(p as never));
+    for (const method of ["lspAgent/event", "textDocument/publishDiagnostics"]) {
+      connection.onNotification(method, (params: unknown) => {
+        for (const h of session.notificationHandlers) {
+          h(method, params);
+        }
+      });
+    }
+    connection.listen();
+    const rootUri = pathToFileURL(root).toString();
+    await connection.sendRequest(InitializeRequest.type, {
+      processId: process.pid,
+      rootUri,
+      workspaceFolders: [{ uri: rootUri, name: "fixture" }],
+      initializationOptions: settings,
+      capabilities: {
+        workspace: {
+          applyEdit: true,
+          configuration: true,
+          workspaceFolders: true,
+          didChangeConfiguration: { dynamicRegistration: true },
+          workspaceEdit: {
+            documentChanges: true,
+            resourceOperations: ["create", "rename", "delete"],
+            failureHandling: "textOnlyTransactional",
+            changeAnnotationSupport: { groupsOnLabel: true },
+          },
+          executeCommand: { dynamicRegistration: true },
+        },
+        textDocument: {
+          synchronization: { dynamicRegistration: true, didSave: true },
+          codeAction: {
+            dynamicRegistration: true,
+            isPreferredSupport: true,
+            disabledSupport: true,
+            dataSupport: true,
+            resolveSupport: { properties: ["edit"] },
+            codeActionLiteralSupport: { codeActionKind: { valueSet: ["", "quickfix", "refactor", "refactor.rewrite", "source"] } },
+          },
+          publishDiagnostics: { relatedInformation: true },
+        },
+        window: { workDoneProgress: true, showMessage: {} },
+      },
+    });
+    await connection.sendNotification(InitializedNotification.type, {});
+    return session;
+  }
+
+  /** lspAgent/event and textDocument/publishDiagnostics notifications. */
+  onNotification(handler: (method: string, params: unknown) => void): void {
+    this.notificationHandlers.push(handler);
+  }
+
+  uri(rel: string): string {
+    return pathToFileURL(join(this.root, rel)).toString();
+  }
+
+  async open(rel: string, text: string): Promise<string> {
+    const uri = this.uri(rel);
+    this.docs.set(uri, { text, version: 1 });
+    await this.connection.sendNotification(DidOpenTextDocumentNotification.type, {
+      textDocument: { uri, languageId: "python", version: 1, text },
+    });
+    return uri;
+  }
+
+  /** Tell the server a document's whole new text, as VS Code does after applying an edit. */
+  sendChange(uri: string): void {
+    const doc = this.docs.get(uri);
+    if (doc) {
+      void this.connection.sendNotification(DidChangeTextDocumentNotification.type, {
+        textDocument: { uri, version: doc.version },
+        contentChanges: [{ text: doc.text }],
+      });
+    }
+  }
+
+  touched(edit: ApplyWorkspaceEditParams["edit"]): string[] {
+    const uris = new Set<string>(Object.keys(edit.changes ?? {}));
+    for (const c of edit.documentChanges ?? []) {
+      if ("textDocument" in c) {
+        uris.add(c.textDocument.uri);
+      }
+    }
+    return [...uris];
+  }
+
+  async stop(): Promise<void> {
+    try {
+      await Promise.race([this.connection.sendRequest(ShutdownRequest.type), new Promise((r) => setTimeout(r, 3000))]);
+      await this.connection.sendNotification(ExitNotification.type);
+    } catch {
+      // the process may already be gone
+    }
+    await new Promise<void>((ok) => {
+      const timer = setTimeout(() => {
+        this.proc.kill("SIGKILL");
+        ok();
+      }, 3000);
+      this.proc.once("exit", () => {
+        clearTimeout(timer);
+        ok();
+      });
+    });
+    this.connection.dispose();
+  }
+}
+
+/** Poll `check` until it returns a truthy value or `ms` pass. */
+export async function waitFor<T>(what: string, check: () => T | undefined | false | null, ms = 30_000): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = check();
+    if (value) {
+      return value;
+    }
+    if (Date.now() > until) {
+      throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export function tempWorkspace(files: Record<string, string>): { root: string; cleanup(): void } {
+  const root = mkdtempSync(join(tmpdir(), "lsp-agent-vscode-"));
+  for (const [rel, text] of Object.entries(files)) {
+    writeFileSync(join(root, rel), text);
+  }
+  return { root, cleanup: () => rmSync(root, { recursive: true, force: true }) };
+}
