@@ -90,8 +90,11 @@ def _as_tool(manager: McpManager, server: str, remote: RemoteTool, name: str, ma
             result = await manager.call_tool(server, remote.name, arguments)
         except McpUnavailable as exc:
             raise ToolError(str(exc)) from None
-        except TimeoutError:
-            raise ToolError(f"{name}: the MCP server {server!r} did not answer in time") from None
+        except TimeoutError as exc:
+            raise ToolError(
+                f"{name}: the MCP server {server!r} did not answer in time ({exc}); try a smaller request, or "
+                "raise 'toolTimeout' in the server's settings"
+            ) from None
         except Exception as exc:
             if type(exc).__name__ == "MCPError":
                 raise ToolError(f"{name}: the MCP server {server!r} refused the call: {exc}") from None

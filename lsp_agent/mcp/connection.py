@@ -177,7 +177,7 @@ class McpConnection:
     async def _serve(self, client: Any, call: _Call) -> None:
         """One tools/call; its outcome (or exception) goes to the caller's future."""
         from mcp.shared.exceptions import MCPError
-        from mcp_types import CONNECTION_CLOSED
+        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
         if call.future.done():
             return
@@ -189,7 +189,9 @@ class McpConnection:
                 )
                 _settle(call.future, result=result)
         except MCPError as exc:
-            if exc.code == CONNECTION_CLOSED:
+            if exc.code == REQUEST_TIMEOUT:
+                _settle(call.future, error=TimeoutError(f"no answer within {self.config.call_timeout:g}s"))
+            elif exc.code == CONNECTION_CLOSED:
                 self._fail(self._explain(exc, True))
                 self.died = True
                 _settle(call.future, error=McpUnavailable(self._unavailable_message()))

@@ -8,8 +8,8 @@ from __future__ import annotations
 import base64
 import os
 import sys
-import time
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ImageContent, TextContent
@@ -53,9 +53,9 @@ def long_text(lines: int) -> str:
 
 
 @server.tool()
-def slow(seconds: float) -> str:
+async def slow(seconds: float) -> str:
     """Sleep, then answer."""
-    time.sleep(seconds)
+    await anyio.sleep(seconds)
     return f"slept {seconds}"
 
 
@@ -68,6 +68,9 @@ def crash() -> str:
 
 
 if __name__ == "__main__":
+    if os.environ.get("NOTES_PID_FILE"):
+        with open(os.environ["NOTES_PID_FILE"], "a", encoding="utf-8") as handle:
+            handle.write(f"{os.getpid()}\n")
     if len(sys.argv) >= 3 and sys.argv[1] == "--http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
     else:

@@ -1,0 +1,184 @@
+"""The manager against real MCP servers: lazy start, calls from any loop, failures, deaths, timeouts, shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from mcp_helpers import BROKEN, free_port, start_http_notes, stdio_config, stop
+
+from lsp_agent.mcp import McpManager, McpUnavailable, register_mcp_tools
+from lsp_agent.mcp.config import parse_server
+from lsp_agent.mcp.results import render_result
+from lsp_agent.tools.registry import ToolContext, ToolRegistry
+from lsp_agent.workspace.overlay import Overlay
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie waiting to be reaped counts as gone
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+            return handle.read().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def _wait_gone(pid: int, seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+async def test_stdio_and_http_servers_list_tools_and_answer(shared_manager: McpManager):
+    rows = {row["name"]: row for row in shared_manager.status()}
+    assert rows["notes"]["state"] == rows["web"]["state"] == "ready"
+    assert {"lookup_note", "add", "chart", "crash"} <= set(rows["web"]["tools"])
+    assert rows["notes"]["error"] is None and rows["notes"]["transport"] == "stdio"
+    for server in ("notes", "web"):
+        result = await shared_manager.call_tool(server, "lookup_note", {"topic": "deploy"})
+        assert render_result(result) == "Deploys go out on Tuesdays; the release captain is Ada."
+        assert not result.is_error
+        failed = await shared_manager.call_tool(server, "lookup_note", {"topic": "lunch"})
+        assert failed.is_error and "no note about 'lunch'" in render_result(failed)
+    chart = await shared_manager.call_tool("web", "chart", {"title": "q3"})
+    assert render_result(chart) == "chart q3\n[image: image/png, 100 bytes, not shown]"
+
+
+def test_sessions_outlive_the_loops_of_single_runs(shared_manager: McpManager):
+    async def one_run(a: int) -> str:
+        assert await shared_manager.ensure_started() == []
+        return render_result(await shared_manager.call_tool("notes", "add", {"a": a, "b": 1}))
+
+    assert asyncio.run(one_run(1)) == "2"
+    assert asyncio.run(one_run(41)) == "42"
+
+
+async def test_concurrent_calls_share_one_session(shared_manager: McpManager):
+    results = await asyncio.gather(
+        *(shared_manager.call_tool("web", "add", {"a": i, "b": i}) for i in range(6))
+    )
+    assert [render_result(r) for r in results] == [str(2 * i) for i in range(6)]
+
+
+async def test_servers_that_fail_to_start_are_reported_and_left_out():
+    hang = parse_server(
+        "hang",
+        {"command": sys.executable, "args": ["-c", "import time; time.sleep(30)"], "startupTimeout": 1},
+    )
+    missing = parse_server("missing", {"command": "no-such-mcp-server-binary"})
+    manager = McpManager([stdio_config("broken", BROKEN), missing, hang])
+    try:
+        assert [row["state"] for row in manager.status()] == ["idle", "idle", "idle"]
+        started = time.monotonic()
+        errors = await manager.ensure_started()
+        assert time.monotonic() - started < 8
+        text = "\n".join(errors)
+        assert "'broken'" in text and "missing NOTES_TOKEN environment variable" in text
+        assert "'missing'" in text and "command not found: 'no-such-mcp-server-binary'" in text
+        assert "'hang'" in text and "did not start within 1s" in text
+        assert manager.tools() == []
+        assert {row["state"] for row in manager.status()} == {"failed"}
+        # a later run does not wait for them again (they are retried after a cool-down or a config change)
+        started = time.monotonic()
+        assert await manager.ensure_started() == []
+        assert time.monotonic() - started < 0.5
+        with pytest.raises(McpUnavailable, match="'broken' is unavailable: failed to start"):
+            await manager.call_tool("broken", "anything", {})
+    finally:
+        await manager.aclose()
+
+
+async def test_a_stdio_server_that_dies_is_marked_failed_and_restarted_next_run(tmp_path: Path):
+    pids = tmp_path / "pids"
+    manager = McpManager([stdio_config(env={"NOTES_PID_FILE": str(pids)})])
+    try:
+        assert await manager.ensure_started() == []
+        first_pid = int(pids.read_text().split()[0])
+        with pytest.raises(McpUnavailable) as info:
+            await manager.call_tool("notes", "crash", {})
+        assert "stopped while running" in str(info.value)
+        assert "crashing on purpose" in str(info.value)
+        row = manager.status()[0]
+        assert row["state"] == "failed" and row["tools"] == []
+        with pytest.raises(McpUnavailable, match="cannot be used in this run"):
+            await manager.call_tool("notes", "add", {"a": 1, "b": 2})
+        assert _wait_gone(first_pid)
+        # the next run brings it back
+        assert await manager.ensure_started() == []
+        assert render_result(await manager.call_tool("notes", "add", {"a": 1, "b": 2})) == "3"
+        second_pid = int(pids.read_text().split()[1])
+        assert second_pid != first_pid
+    finally:
+        await manager.aclose()
+    assert manager.status()[0]["state"] == "stopped"
+    assert _wait_gone(second_pid)
+
+
+async def test_an_http_server_that_dies_mid_call_fails_the_call_clearly():
+    port = free_port()
+    proc = start_http_notes(port)
+    manager = McpManager([parse_server("web", {"url": f"http://127.0.0.1:{port}/mcp"})])
+    try:
+        assert await manager.ensure_started() == []
+        call = asyncio.ensure_future(manager.call_tool("web", "slow", {"seconds": 5}))
+        await asyncio.sleep(0.5)
+        stop(proc)
+        with pytest.raises(McpUnavailable, match="'web' is unavailable: stopped while running"):
+            await asyncio.wait_for(call, 10)
+        assert manager.status()[0]["state"] == "failed"
+        errors = await manager.ensure_started()  # retried: the server is gone, so it is reported
+        assert "cannot connect to http://127.0.0.1" in errors[0]
+    finally:
+        stop(proc)
+        await manager.aclose()
+
+
+async def test_slow_tools_time_out_and_errors_become_tool_errors(shared_manager: McpManager, tmp_path: Path):
+    manager = McpManager([stdio_config("quick", toolTimeout=0.5)])
+    try:
+        assert await manager.ensure_started() == []
+        registry = ToolRegistry()
+        register_mcp_tools(registry, manager)
+        register_mcp_tools(registry, shared_manager)
+        ctx = ToolContext(root=tmp_path, overlay=Overlay(tmp_path))
+        slow = await registry.execute("quick__slow", {"seconds": 3}, ctx)
+        assert not slow.ok and "quick__slow" in slow.output and "did not answer" in slow.output
+        assert manager.status()[0]["state"] == "ready"  # a slow call does not fail the server
+        bad = await registry.execute("notes__lookup_note", {"topic": "lunch"}, ctx)
+        assert not bad.ok
+        assert bad.output.startswith("Error: notes__lookup_note reported an error:")
+        assert "known topics: deploy, oncall" in bad.output
+        missing = await registry.execute("notes__add", {"a": 1}, ctx)
+        assert not missing.ok and "missing required parameter 'b'" in missing.output
+        long = await registry.execute("web__long_text", {"lines": 3000}, ctx)
+        assert long.ok and "[output truncated: showing the first 20,000 of" in long.output
+    finally:
+        await manager.aclose()
+
+
+async def test_close_stops_server_processes_and_configure_stops_removed_ones(tmp_path: Path):
+    pids = tmp_path / "pids"
+    a = stdio_config("a", env={"NOTES_PID_FILE": str(pids)})
+    b = stdio_config("b", env={"NOTES_PID_FILE": str(pids)})
+    manager = McpManager([a, b])
+    assert await manager.ensure_started() == []
+    pid_list = [int(p) for p in pids.read_text().split()]
+    assert len(pid_list) == 2 and all(_alive(p) for p in pid_list)
+    await asyncio.to_thread(manager.configure, [a])
+    assert [row["name"] for row in manager.status()] == ["a"]
+    assert sum(_alive(p) for p in pid_list) == 1
+    await manager.aclose()
+    assert all(_wait_gone(p) for p in pid_list)
+    assert manager.status()[0]["state"] == "stopped"
+    with pytest.raises(McpUnavailable, match="closed"):
+        await manager.call_tool("a", "add", {"a": 1, "b": 2})
