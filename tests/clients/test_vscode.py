@@ -1,0 +1,97 @@
+"""The VS Code client: build, lint, unit tests, the end-to-end Node test against the real server, and the .vsix."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+EXTENSION = Path(__file__).resolve().parents[2] / "editor-clients" / "vscode"
+NODE, NPM = shutil.which("node"), shutil.which("npm")
+
+pytestmark = pytest.mark.skipif(
+    NODE is None or NPM is None, reason="node and npm are needed to build and test the VS Code extension"
+)
+
+
+def _run(args: list[str], timeout: float, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run a command in the extension folder; fail the test with its output when it fails."""
+    proc = subprocess.run(
+        args, cwd=EXTENSION, capture_output=True, text=True, timeout=timeout, env=env or os.environ.copy()
+    )
+    if proc.returncode != 0:
+        pytest.fail(f"{' '.join(args)} exited with {proc.returncode}\n{proc.stdout[-6000:]}\n{proc.stderr[-6000:]}")
+    return proc
+
+
+@pytest.fixture(scope="module")
+def built() -> Path:
+    """node_modules installed (npm ci only when missing) and the TypeScript compiled into out/."""
+    if not (EXTENSION / "node_modules" / ".package-lock.json").exists():
+        _run([NPM, "ci", "--no-audit", "--no-fund"], timeout=900)
+    _run([NPM, "run", "build"], timeout=300)
+    return EXTENSION / "out"
+
+
+@pytest.mark.timeout(900)
+def test_typescript_lints_clean(built: Path) -> None:
+    _run([NPM, "run", "lint"], timeout=300)
+
+
+@pytest.mark.timeout(900)
+def test_node_unit_and_end_to_end_tests_pass(built: Path) -> None:
+    env = os.environ.copy()
+    env["LSP_AGENT_PYTHON"] = sys.executable
+    proc = _run([NODE, "--test", "out/test/"], timeout=300, env=env)
+    counts = dict(re.findall(r"^# (pass|fail|skipped|cancelled) (\d+)$", proc.stdout, re.M))
+    assert counts.get("fail") == "0" and counts.get("cancelled") == "0", proc.stdout[-4000:]
+    assert counts.get("skipped") == "0", "no Node test may skip"
+    assert int(counts.get("pass", "0")) >= 30, proc.stdout[-4000:]
+    assert re.search(r"^ok \d+ - Apply Pending Edits sends the proposal", proc.stdout, re.M), proc.stdout[-4000:]
+
+
+@pytest.mark.timeout(900)
+def test_extension_packages_as_vsix(built: Path, tmp_path: Path) -> None:
+    vsix = tmp_path / "lsp-agent.vsix"
+    _run(
+        [NPM, "exec", "--", "vsce", "package", "--allow-missing-repository", "--skip-license", "-o", str(vsix)],
+        timeout=300,
+    )
+    with zipfile.ZipFile(vsix) as archive:
+        names = set(archive.namelist())
+        manifest = json.loads(archive.read("extension/package.json"))
+    assert "extension/out/src/extension.js" in names
+    assert "extension/node_modules/vscode-languageclient/package.json" in names
+    assert not any(n.startswith("extension/out/test/") or n.startswith("extension/src/") for n in names)
+    commands = {c["title"] for c in manifest["contributes"]["commands"]}
+    assert {
+        "Ask",
+        "Ask About Selection",
+        "Plan and Ask",
+        "Cancel Run",
+        "Apply Pending Edits",
+        "Reject Pending Edits",
+        "Reindex Workspace",
+        "Show Transcript",
+    } <= commands
+    settings = set(manifest["contributes"]["configuration"]["properties"])
+    for key in ("model", "apiBase", "toolCalling", "maxIterations", "plan", "style", "index.exclude",
+                "index.maxFileSize", "permissions", "mcpServers"):
+        assert f"lspAgent.{key}" in settings
+
+
+def test_every_contributed_setting_is_one_the_server_reads() -> None:
+    from lsp_agent.config import CLIENT_KEYS, EDITOR_ONLY_PREFIXES
+
+    manifest = json.loads((EXTENSION / "package.json").read_text(encoding="utf-8"))
+    keys = [k.removeprefix("lspAgent.") for k in manifest["contributes"]["configuration"]["properties"]]
+    server_keys = [k for k in keys if not k.startswith(EDITOR_ONLY_PREFIXES)]
+    assert len(server_keys) >= 10
+    assert [k for k in server_keys if k not in CLIENT_KEYS] == []
