@@ -21,13 +21,17 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _run(args: list[str], timeout: float, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def _run(
+    args: list[str], timeout: float, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run a command in the extension folder; fail the test with its output when it fails."""
     proc = subprocess.run(
         args, cwd=EXTENSION, capture_output=True, text=True, timeout=timeout, env=env or os.environ.copy()
     )
     if proc.returncode != 0:
-        pytest.fail(f"{' '.join(args)} exited with {proc.returncode}\n{proc.stdout[-6000:]}\n{proc.stderr[-6000:]}")
+        pytest.fail(
+            f"{' '.join(args)} exited with {proc.returncode}\n{proc.stdout[-6000:]}\n{proc.stderr[-6000:]}"
+        )
     return proc
 
 
@@ -54,14 +58,26 @@ def test_node_unit_and_end_to_end_tests_pass(built: Path) -> None:
     assert counts.get("fail") == "0" and counts.get("cancelled") == "0", proc.stdout[-4000:]
     assert counts.get("skipped") == "0", "no Node test may skip"
     assert int(counts.get("pass", "0")) >= 30, proc.stdout[-4000:]
-    assert re.search(r"^ok \d+ - Apply Pending Edits sends the proposal", proc.stdout, re.M), proc.stdout[-4000:]
+    assert re.search(r"^ok \d+ - Apply Pending Edits sends the proposal", proc.stdout, re.M), proc.stdout[
+        -4000:
+    ]
 
 
 @pytest.mark.timeout(900)
 def test_extension_packages_as_vsix(built: Path, tmp_path: Path) -> None:
     vsix = tmp_path / "lsp-agent.vsix"
     _run(
-        [NPM, "exec", "--", "vsce", "package", "--allow-missing-repository", "--skip-license", "-o", str(vsix)],
+        [
+            NPM,
+            "exec",
+            "--",
+            "vsce",
+            "package",
+            "--allow-missing-repository",
+            "--skip-license",
+            "-o",
+            str(vsix),
+        ],
         timeout=300,
     )
     with zipfile.ZipFile(vsix) as archive:
@@ -82,8 +98,18 @@ def test_extension_packages_as_vsix(built: Path, tmp_path: Path) -> None:
         "Show Transcript",
     } <= commands
     settings = set(manifest["contributes"]["configuration"]["properties"])
-    for key in ("model", "apiBase", "toolCalling", "maxIterations", "plan", "style", "index.exclude",
-                "index.maxFileSize", "permissions", "mcpServers"):
+    for key in (
+        "model",
+        "apiBase",
+        "toolCalling",
+        "maxIterations",
+        "plan",
+        "style",
+        "index.exclude",
+        "index.maxFileSize",
+        "permissions",
+        "mcpServers",
+    ):
         assert f"lspAgent.{key}" in settings
 
 
