@@ -8,6 +8,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -89,8 +90,15 @@ def build_registry(settings: Settings, args: argparse.Namespace) -> ToolRegistry
     return registry
 
 
+def _add_mcp_tools(registry: ToolRegistry, settings: Settings, args: argparse.Namespace) -> None:
+    """Tools of the MCP servers in the config files, settings and --mcp-server flags (servers stop at exit)."""
+    from lsp_agent.mcp.cli import add_mcp_tools
+
+    add_mcp_tools(registry, settings, args)
+
+
 # Callables (registry, settings, args) -> None that add tools (e.g. MCP servers from --mcp-server).
-REGISTRY_EXTENSIONS: list[Any] = []
+REGISTRY_EXTENSIONS: list[Any] = [_add_mcp_tools]
 
 
 def open_index(root: Path, settings: Settings, out: TextIO) -> Any:
@@ -191,6 +199,10 @@ def run_ask(args: argparse.Namespace) -> int:
         asker = terminal_asker(out)
     else:
         asker = None
+    # litellm takes seconds to import: do it while the index refreshes.
+    from lsp_agent.agent.model import get_litellm
+
+    threading.Thread(target=get_litellm, name="import-litellm", daemon=True).start()
     index = open_index(root, settings, sys.stderr)
     from lsp_agent.agent.run import AgentRun
 

@@ -1,0 +1,96 @@
+"""`lsp-agent ask` end to end in a subprocess against the scripted server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import call, done
+
+from lsp_agent.testing.scripted_model import ScriptedModelServer
+
+REPO = Path(__file__).resolve().parents[2]
+ORIGINAL = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
+FIX = [
+    {"content": "Read the module.", "tool_calls": [call("read_file", path="pkg/calc.py")]},
+    {
+        "content": "Fix it.",
+        "tool_calls": [call("edit_file", path="pkg/calc.py", old_text="a - b", new_text="a + b")],
+    },
+    done("add now adds"),
+]
+
+
+def _ask(args: list[str], env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LSP_AGENT_")}
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(env_extra or {})
+    return subprocess.run(
+        [sys.executable, "-m", "lsp_agent", "ask", *args], capture_output=True, text=True, env=env, timeout=90
+    )
+
+
+def test_ask_prints_the_run_and_leaves_the_workspace_untouched(workspace, tmp_path):
+    transcript = tmp_path / "run.jsonl"
+    with ScriptedModelServer(FIX) as server:
+        proc = _ask(
+            [
+                "fix add",
+                "--repo",
+                str(workspace),
+                "--model",
+                "openai/scripted",
+                "--api-base",
+                server.base_url,
+                "--api-key",
+                "test",
+                "--transcript",
+                str(transcript),
+                "--session",
+                "cli-s1",
+            ]
+        )
+    out = proc.stdout
+    assert proc.returncode == 0, proc.stderr
+    assert "thought: Read the module." in out and '-> read_file(path="pkg/calc.py")' in out
+    assert "<- edit_file ok" in out and "Answer:\nadd now adds" in out
+    assert "-    return a - b\n+    return a + b" in out and "not applied" in out
+    assert "success (complete) | iterations 3" in out and "cost $0.0000" in out
+    assert "\033[" not in out  # no colour when not on a terminal
+    assert (workspace / "pkg" / "calc.py").read_text() == ORIGINAL
+    types = [json.loads(line)["type"] for line in transcript.read_text().splitlines()]
+    assert types[0] == "start" and types[-1] == "done" and types.count("tool") == 3
+    session_file = Path(os.environ["XDG_CACHE_HOME"]) / "lsp-agent" / "sessions" / "cli-s1.json"
+    exchanges = json.loads(session_file.read_text())["exchanges"]
+    assert "fix add" in exchanges[0] and "not applied" in exchanges[1]
+
+
+def test_ask_apply_in_prompt_mode_with_env_and_dotenv_settings(workspace):
+    script = [
+        {
+            "content": '<THOUGHT>Fix it.</THOUGHT><ACTION>{"name": "edit_file", "arguments": {"path": "pkg/calc.py", "old_text": "a - b", "new_text": "a + b"}}</ACTION>'
+        },
+        {
+            "content": '<THOUGHT>Done.</THOUGHT><ACTION>{"name": "task_complete", "arguments": {"summary": "fixed"}}</ACTION>'
+        },
+    ]
+    with ScriptedModelServer(script) as server:
+        (workspace / ".env").write_text(f"LSP_AGENT_API_BASE={server.base_url}\nOPENAI_API_KEY=test\n")
+        proc = _ask(
+            ["fix add", "--repo", str(workspace), "--tool-calling", "prompt", "--apply"],
+            {"LSP_AGENT_MODEL": "openai/scripted"},
+        )
+        requests = server.requests
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "applied 1 file(s)" in proc.stdout
+    assert (workspace / "pkg" / "calc.py").read_text() == ORIGINAL.replace("a - b", "a + b")
+    assert "tools" not in requests[0] and "Available Tools:" in requests[0]["messages"][0]["content"]
+
+
+def test_ask_without_a_model_says_how_to_configure_one(workspace):
+    proc = _ask(["fix add", "--repo", str(workspace)], {"OPENAI_API_KEY": ""})
+    assert proc.returncode != 0
+    assert "--model" in proc.stderr and "LSP_AGENT_MODEL" in proc.stderr and ".env" in proc.stderr
