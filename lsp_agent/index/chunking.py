@@ -10,14 +10,15 @@ from lsp_agent.index.languages import language_for_path, load_language, parser_f
 from lsp_agent.index.models import Chunk, FileAnalysis, Symbol
 from lsp_agent.index.tokens import tokenize
 
-MAX_CHUNK_CHARS = 2000  # a class larger than this becomes a skeleton plus member chunks
+MAX_CHUNK_CHARS = 1000  # a class larger than this (~250 tokens, an embedding window) is split into members
 MAX_DEF_LINES = 150  # a function longer than this is cut into windows
 WINDOW_LINES = 50  # line windows for module code, long functions and files without a grammar
 CHUNK_KINDS = frozenset(
     {"class", "function", "method", "interface", "module_definition", "impl", "struct", "enum"}
 )
 CONTAINER_KINDS = frozenset({"class", "interface", "impl", "struct", "enum", "trait"})
-SYMBOL_BOOST = 2  # extra copies of symbol-name tokens (a cheap field weight)
+SYMBOL_BOOST = 2  # extra copies of symbol-name tokens (a cheap field weight); not for skeletons, whose
+# signatures already repeat their members' names
 PATH_BOOST = 1  # extra copies of path tokens
 
 
@@ -201,7 +202,7 @@ def analyze(rel_path: str, text: str) -> FileAnalysis:
     tokens = []
     for c in chunks:
         toks = tokenize(c.text)
-        if c.symbol:
+        if c.symbol and not (c.kind in CONTAINER_KINDS and c.end - c.start + 1 > c.text.count("\n") + 1):
             toks.extend(tokenize(c.symbol.replace(".", " ")) * SYMBOL_BOOST)
         toks.extend(path_tokens)
         tokens.append(toks)

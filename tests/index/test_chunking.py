@@ -1,0 +1,125 @@
+"""Tree-sitter chunking: definitions with qualified names, skeletons, module code, windows, symbols."""
+
+from __future__ import annotations
+
+from lsp_agent.index import chunking
+from lsp_agent.index.chunking import analyze
+
+SOURCE = '''"""Module docstring."""
+import os
+
+LIMIT = 10
+
+
+# Explains the helper.
+@functools.cache
+def helper(value):
+    def inner():
+        return value
+    return inner()
+
+
+class Small(Base):
+    kind = "small"
+
+    def method(self):
+        return helper(1)
+
+
+if __name__ == "__main__":
+    helper(os.getcwd())
+'''
+
+
+def _by_symbol(analysis):
+    return {c.symbol: c for c in analysis.chunks}
+
+
+def test_functions_classes_and_module_code_are_chunks() -> None:
+    a = analyze("pkg/mod.py", SOURCE)
+    assert a.language == "python"
+    spans = [(c.start, c.end, c.symbol, c.kind) for c in a.chunks]
+    assert spans == [
+        (1, 4, None, "module"),
+        (7, 12, "helper", "function"),  # the comment and decorator above belong to the function
+        (15, 19, "Small", "class"),  # a small class stays whole, methods included
+        (22, 23, None, "module"),
+    ]
+    assert a.chunks[1].text.startswith("# Explains the helper.\n@functools.cache\ndef helper")
+    assert len(a.tokens) == len(a.chunks)
+
+
+def test_symbols_definitions_with_qualified_names_and_references() -> None:
+    a = analyze("pkg/mod.py", SOURCE)
+    defs = {(s.qualified_name, s.kind, s.line, s.end_line) for s in a.symbols if s.role == "definition"}
+    assert defs == {
+        ("LIMIT", "constant", 4, 4),
+        ("helper", "function", 9, 12),
+        ("helper.inner", "function", 10, 11),
+        ("Small", "class", 15, 19),
+        ("Small.kind", "attribute", 16, 16),
+        ("Small.method", "method", 18, 19),
+    }
+    refs = {(s.name, s.kind, s.line) for s in a.symbols if s.role == "reference"}
+    assert {
+        ("cache", "call", 8),
+        ("inner", "call", 12),
+        ("Base", "class", 15),
+        ("helper", "call", 19),
+    } <= refs
+    assert ("getcwd", "call", 23) in refs
+
+
+def test_large_class_becomes_skeleton_plus_member_chunks(monkeypatch) -> None:
+    monkeypatch.setattr(chunking, "MAX_CHUNK_CHARS", 300)
+    methods = "".join(
+        f"    def step_{i}(self, x):\n        '''Step {i}.'''\n"
+        + "        x = x + 1\n" * 8
+        + "        return x\n\n"
+        for i in range(3)
+    )
+    source = "class Pipeline:\n    '''Runs steps.'''\n    name = 'p'\n\n" + methods
+    a = analyze("pipeline.py", source)
+    chunks = _by_symbol(a)
+    skeleton = chunks["Pipeline"]
+    assert (skeleton.kind, skeleton.start, skeleton.end) == ("class", 1, len(source.rstrip().splitlines()))
+    assert "def step_1(self, x):" in skeleton.text and "'''Step 1.'''" in skeleton.text
+    assert "x = x + 1" not in skeleton.text and "        ..." in skeleton.text
+    assert "name = 'p'" in skeleton.text
+    for i in range(3):
+        member = chunks[f"Pipeline.step_{i}"]
+        assert member.kind == "method"
+        assert member.text.count("x = x + 1") == 8
+
+
+def test_long_function_is_cut_into_windows() -> None:
+    body = "".join(f"    value_{i} = {i}\n" for i in range(chunking.MAX_DEF_LINES + 20))
+    a = analyze("long.py", "def long_one():\n" + body)
+    pieces = [c for c in a.chunks if c.symbol == "long_one"]
+    assert len(pieces) >= 2
+    assert pieces[0].start == 1 and pieces[-1].end == chunking.MAX_DEF_LINES + 21
+    assert all(c.end - c.start < chunking.WINDOW_LINES for c in pieces)
+
+
+def test_files_without_grammar_fall_back_to_line_windows() -> None:
+    text = "\n".join(f"line {i}" for i in range(120))
+    a = analyze("notes/readme.md", text)
+    assert a.language == "text" and a.symbols == []
+    assert [(c.start, c.end, c.kind) for c in a.chunks] == [
+        (1, 50, "lines"),
+        (51, 100, "lines"),
+        (101, 120, "lines"),
+    ]
+
+
+def test_symbol_and_path_words_are_boosted_in_tokens() -> None:
+    a = analyze("billing/invoice_totals.py", "def compute_tax(amount):\n    return amount * 0.2\n")
+    tokens = a.tokens[0]
+    assert tokens.count("compute_tax") >= 2  # in the code and in the symbol field
+    assert {"bill", "invoice_totals", "invoic", "total"} <= set(tokens)
+
+
+def test_syntax_errors_still_chunk() -> None:
+    a = analyze("broken.py", "def ok():\n    return 1\n\ndef broken(:\n    pass\n")
+    assert any(c.symbol == "ok" for c in a.chunks)
+    assert sum(c.end - c.start + 1 for c in a.chunks) >= 4

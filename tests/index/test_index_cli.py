@@ -1,0 +1,97 @@
+"""`lsp-agent index` and `lsp-agent search` through a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "lsp_agent", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+        },
+    )
+
+
+def test_index_prints_counts_and_search_finds(shop_repo: Path) -> None:
+    result = _run("index", str(shop_repo))
+    assert result.returncode == 0, result.stderr
+    assert "indexed 7 files" in result.stdout and "chunks" in result.stdout and "symbols" in result.stdout
+    assert " s (7 parsed)" in result.stdout
+    assert "\r" not in result.stderr  # no progress bar when stderr is not a terminal
+
+    result = _run("search", "check a credit card number", "--repo", str(shop_repo), "--top-k", "3")
+    assert result.returncode == 0, result.stderr
+    first = result.stdout.splitlines()[0]
+    assert "shop/payments.py:8-" in first and "validate_card_number" in first
+
+
+def test_search_json_has_exactly_the_documented_keys(shop_repo: Path) -> None:
+    result = _run("search", "stock levels", "--json", "--top-k", "4", cwd=shop_repo)
+    assert result.returncode == 0, result.stderr
+    hits = json.loads(result.stdout)
+    assert 1 <= len(hits) <= 4
+    for hit in hits:
+        assert list(hit) == ["path", "start", "end", "symbol", "kind", "score"]
+        assert "/" in hit["path"] or hit["path"].endswith((".py", ".md"))
+        assert 1 <= hit["start"] <= hit["end"]
+    assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
+
+
+def test_queries_file_runs_many_queries(shop_repo: Path, tmp_path: Path) -> None:
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(
+        json.dumps({"id": "a", "query": "refund a payment"})
+        + "\n\n"
+        + json.dumps({"id": 7, "query": "Inventory"})
+        + "\n"
+    )
+    result = _run("search", "--queries", str(queries), "--repo", str(shop_repo), "--top-k", "2")
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [line["id"] for line in lines] == ["a", 7]
+    best = lines[0]["results"][0]
+    assert best["path"] == "shop/payments.py" and best["start"] <= 38 <= best["end"]  # def refund_payment
+    assert all(len(line["results"]) <= 2 for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("index", "{missing}"), "no such folder"),
+        (("index", "{file}"), "not a folder"),
+        (("index", "{empty}"), "nothing to index"),
+        (("search", "", "--repo", "{repo}"), "empty query"),
+        (("search", "x", "--repo", "{missing}"), "no such folder"),
+        (("search", "x", "--repo", "{repo}", "--top-k", "0"), "--top-k"),
+        (("search", "--queries", "{missing}", "--repo", "{repo}"), "cannot read --queries"),
+        (("search", "--queries", "{file}", "--repo", "{repo}"), "expected a JSON object"),
+    ],
+)
+def test_errors_exit_non_zero_with_a_message(shop_repo: Path, tmp_path: Path, args, message: str) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "plain.txt").write_text("not json\n")
+    values = {
+        "missing": str(tmp_path / "missing"),
+        "file": str(tmp_path / "plain.txt"),
+        "empty": str(tmp_path / "empty"),
+        "repo": str(shop_repo),
+    }
+    result = _run(*(a.format(**values) for a in args))
+    assert result.returncode != 0
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr

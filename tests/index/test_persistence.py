@@ -1,0 +1,191 @@
+"""SQLite persistence: cache location, incremental refresh, crash safety, cancellation, threads."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from lsp_agent.index import IndexConfig, WorkspaceIndex, pipeline
+from lsp_agent.index.store import default_db_path
+
+
+def _table_counts(db: Path) -> tuple[int, ...]:
+    conn = sqlite3.connect(db)
+    try:
+        return tuple(
+            conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("files", "chunks", "symbols")
+        )
+    finally:
+        conn.close()
+
+
+def test_database_lives_in_the_cache_not_the_workspace(shop_repo: Path) -> None:
+    with WorkspaceIndex(shop_repo) as index:
+        stats = index.refresh()
+        cache = Path(os.environ["XDG_CACHE_HOME"]) / "lsp-agent"
+        assert index.db_path == default_db_path(shop_repo)
+        assert index.db_path.is_relative_to(cache) and index.db_path.exists()
+        assert not any(p.suffix.startswith(".sqlite") for p in shop_repo.rglob("*"))
+    assert (stats.files, stats.parsed) == (7, 7)
+    assert stats.chunks > 15 and stats.symbols > 50
+
+
+def test_unchanged_files_are_not_reparsed_across_processes(shop_repo: Path) -> None:
+    with WorkspaceIndex(shop_repo) as index:
+        first = index.refresh()
+    with WorkspaceIndex(shop_repo) as index:  # a new instance reads the same database
+        again = index.refresh()
+        assert index.search("Luhn checksum")[0].symbol == "validate_card_number"
+    assert again.parsed == 0
+    assert (again.files, again.chunks, again.symbols) == (first.files, first.chunks, first.symbols)
+
+
+def test_changed_touched_and_deleted_files(shop_index: WorkspaceIndex, shop_repo: Path) -> None:
+    cart = shop_repo / "shop" / "cart.py"
+    cart.write_text(
+        cart.read_text() + "\n\ndef split_bill_evenly(total, people):\n    return total / people\n"
+    )
+    stats = shop_index.refresh()
+    assert stats.parsed == 1
+    assert shop_index.search("split the bill evenly")[0].symbol == "split_bill_evenly"
+
+    # Same content, new mtime: hashed, not parsed.
+    inventory = shop_repo / "shop" / "inventory.py"
+    st = inventory.stat()
+    os.utime(inventory, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    assert shop_index.refresh().parsed == 0
+
+    (shop_repo / "shop" / "payments.py").unlink()
+    stats = shop_index.refresh()
+    assert stats.files == 6 and stats.parsed == 0
+    assert all(h.path != "shop/payments.py" for h in shop_index.search("card payment refund charge"))
+    assert shop_index.find_symbol("validate_card_number") == []
+
+
+def test_gitignored_hidden_binary_and_oversize_files_are_skipped(shop_repo: Path) -> None:
+    (shop_repo / "debug.log").write_text("def logged(): pass\n")
+    (shop_repo / ".cache").mkdir()
+    (shop_repo / ".cache" / "hidden.py").write_text("def hidden(): pass\n")
+    (shop_repo / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00binary")
+    (shop_repo / "big.py").write_text("def big_one():\n" + "    x = 1\n" * 500)
+    with WorkspaceIndex(shop_repo, IndexConfig(max_file_size=3000, exclude=["README.md"])) as index:
+        index.refresh()
+        paths = {r[0] for r in index._reader.conn.execute("SELECT path FROM files")}
+    assert paths == {
+        ".gitignore",
+        "shop/__init__.py",
+        "shop/cart.py",
+        "shop/emails.py",
+        "shop/inventory.py",
+        "shop/payments.py",
+    }
+
+
+def test_exception_mid_refresh_leaves_previous_state(shop_index: WorkspaceIndex, shop_repo: Path) -> None:
+    before = _table_counts(shop_index.db_path)
+    for name in ("cart.py", "inventory.py", "emails.py"):
+        path = shop_repo / "shop" / name
+        path.write_text(path.read_text() + "\n\ndef extra_function_added():\n    return 1\n")
+    (shop_repo / "shop" / "payments.py").unlink()
+    calls = []
+
+    def explode(done: int, total: int, rel: str) -> None:
+        calls.append(rel)
+        if len(calls) == 2:
+            raise RuntimeError("simulated crash")
+
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        shop_index.refresh(progress=explode)
+    assert _table_counts(shop_index.db_path) == before
+    assert shop_index.find_symbol("extra_function_added") == []
+    assert shop_index.find_symbol("validate_card_number")  # the deletion was rolled back too
+    stats = shop_index.refresh()  # and the next refresh completes the work
+    assert stats.parsed == 3 and stats.files == 6
+    assert len([s for s in shop_index.find_symbol("extra_function_added") if s.role == "definition"]) == 3
+
+
+def test_cancel_keeps_finished_files(shop_repo: Path) -> None:
+    cancel = threading.Event()
+    seen: list[tuple[int, int, str]] = []
+
+    def progress(done: int, total: int, rel: str) -> None:
+        seen.append((done, total, rel))
+        if done == 3:
+            cancel.set()
+
+    with WorkspaceIndex(shop_repo) as index:
+        stats = index.refresh(progress=progress, cancel=cancel)
+        assert stats.files == 3 and [s[0] for s in seen] == [1, 2, 3] and seen[0][1] == 7
+        assert index.refresh().parsed == 4
+
+
+def test_parallel_workers_give_the_same_index(shop_repo: Path, monkeypatch) -> None:
+    with WorkspaceIndex(shop_repo, db_path=shop_repo.parent / "serial.db") as index:
+        serial = index.refresh()
+        serial_rows = sorted(
+            index._reader.conn.execute("SELECT start, end_line, symbol, kind, tokens FROM chunks")
+        )
+    monkeypatch.setattr(pipeline, "PARALLEL_MIN_FILES", 1)
+    monkeypatch.setattr(pipeline, "JOBS_PER_TASK", 2)
+    monkeypatch.setattr(pipeline, "worker_count", lambda: 2)
+    with WorkspaceIndex(shop_repo, db_path=shop_repo.parent / "parallel.db") as index:
+        parallel = index.refresh()
+        rows = sorted(index._reader.conn.execute("SELECT start, end_line, symbol, kind, tokens FROM chunks"))
+    assert (parallel.files, parallel.chunks, parallel.symbols) == (
+        serial.files,
+        serial.chunks,
+        serial.symbols,
+    )
+    assert rows == serial_rows
+
+
+def test_concurrent_searches_and_updates(shop_index: WorkspaceIndex) -> None:
+    errors: list[BaseException] = []
+
+    def searcher() -> None:
+        try:
+            for _ in range(30):
+                assert shop_index.search("stock levels")
+                shop_index.find_symbol("Inventory")
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    def writer() -> None:
+        try:
+            for i in range(15):
+                shop_index.update_file("shop/extra.py", f"def generated_{i}():\n    return {i}\n")
+            shop_index.refresh()
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=searcher) for _ in range(3)] + [threading.Thread(target=writer)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not errors
+    # The buffer never reached the disk, so the refresh dropped it.
+    assert shop_index.find_symbol("generated_14") == []
+
+
+def test_buffer_update_is_persisted_and_replaced_by_disk_on_refresh(
+    shop_index: WorkspaceIndex, shop_repo: Path
+) -> None:
+    shop_index.update_file("shop/emails.py", "def draft_newsletter():\n    return 'hi'\n")
+    with WorkspaceIndex(shop_repo) as other:
+        assert [s.qualified_name for s in other.find_symbol("draft_newsletter")] == ["draft_newsletter"]
+    stats = shop_index.refresh()  # disk still has the original: the buffer version is replaced
+    assert stats.parsed == 1
+    assert shop_index.find_symbol("draft_newsletter") == []
+
+
+def test_missing_root_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="workspace folder not found"):
+        WorkspaceIndex(tmp_path / "nope")
+    (tmp_path / "file.txt").write_text("x")
+    with pytest.raises(NotADirectoryError):
+        WorkspaceIndex(tmp_path / "file.txt")
