@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsp_agent.tools.common import number_lines, split_lines
 from lsp_agent.tools.listing import visible_files
 from lsp_agent.tools.registry import ToolContext, ToolError
+from lsp_agent.tools.rg import literal_candidates
 from lsp_agent.workspace.overlay import FileTooLargeError, NotTextError
 from lsp_agent.workspace.paths import PathError, require_regular_file
 
@@ -19,6 +21,7 @@ NO_INDEX = (
     "{tool} is unavailable: no workspace index is loaded in this session. "
     "Use search_text (exact text or regex) and list_files instead."
 )
+RG_AFTER_FILES = 100  # search this many files in Python before asking rg to narrow the rest
 # Constructs whose meaning differs between one line and a whole file: the whole-file prefilter is skipped.
 _LINE_ONLY = ("\\A", "\\Z", "\\z", "(?!", "(?<!")
 _REGEX_HINT = re.compile(r"\\[bdswBDSW.()\[\]|]|\.\*|\.\+|\|")
@@ -62,7 +65,16 @@ def search_text(
     results: list[str] = []
     truncated = False
     overrides = overlay.overrides()
-    for rel in files:
+    candidates: set[str] | None = None
+    use_rg = not regex and overlay.reads_disk_directly
+    for position, rel in enumerate(files):
+        if use_rg and position == RG_AFTER_FILES:
+            # Most searches end within the first files; only a long walk is worth narrowing with rg.
+            use_rg = False
+            rest = [f for f in files[position:] if f not in overrides]
+            candidates = literal_candidates(Path(ctx.root), rest, pattern, case_sensitive=sensitive)
+        if candidates is not None and rel not in candidates and rel not in overrides:
+            continue  # rg found no occurrence of the literal in this file's bytes
         if ctx.cancelled():
             raise ToolError("search cancelled")
         text = _searchable_text(ctx, rel, overrides, explicit=len(files) == 1)

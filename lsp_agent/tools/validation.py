@@ -26,7 +26,8 @@ def validate_arguments(
         return {}, [error]
     props: dict[str, Any] = schema.get("properties") or {}
     required: list[str] = list(schema.get("required") or [])
-    allow_extra = bool(schema.get("additionalProperties", False))
+    # A schema without "properties" is free-form (e.g. some MCP tools); otherwise unknown keys are mistakes.
+    allow_extra = bool(schema.get("additionalProperties", "properties" not in schema))
     clean: dict[str, Any] = {}
     errors: list[str] = []
     for key, value in parsed.items():

@@ -53,6 +53,11 @@ class Overlay:
         self._seen: dict[str, str] = {}  # rel -> text last read for files not (yet) changed
         self._lock = threading.RLock()
 
+    @property
+    def reads_disk_directly(self) -> bool:
+        """True when unchanged files are read from disk as-is (no read_disk hook substitutes other text)."""
+        return self._read_disk is None
+
     # ----- paths ------------------------------------------------------------------------------------------
 
     def normalize(self, rel: str) -> str:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from a checkout without installing
 
+from lsp_agent.tools import rg  # noqa: E402
 from lsp_agent.tools.registry import ToolContext, default_registry  # noqa: E402
 from lsp_agent.workspace.overlay import Overlay  # noqa: E402
 
@@ -52,6 +53,15 @@ def make_workspace(root: Path, files: int) -> None:
     (root / ".gitignore").write_text("build/\n")
     (root / "build").mkdir()
     (root / "build" / "junk.py").write_text("RARE_MARKER_TOKEN = 1\n")
+
+
+def _no_rg(run):
+    """Run with the rg prefilter switched off."""
+    rg.ENABLED = False
+    try:
+        return run()
+    finally:
+        rg.ENABLED = True
 
 
 def median_seconds(fn, repeat: int) -> float:
@@ -113,6 +123,12 @@ def main() -> None:
                 tool("search_text", pattern="return total"),
                 grep("return total"),
                 "grep -rn (all)",
+            ),
+            (
+                "search_text rare literal, Python only",
+                lambda: _no_rg(tool("search_text", pattern="RARE_MARKER_TOKEN")),
+                grep("RARE_MARKER_TOKEN"),
+                "grep -rn",
             ),
             ("read_file 100 lines", tool("read_file", path="src/pkg3/mod3.py"), None, ""),
             ("edit_file miss + candidates", None, None, ""),

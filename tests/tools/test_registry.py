@@ -61,6 +61,10 @@ def test_validation_coerces_harmless_mismatches():
     assert validate_arguments(SCHEMA, {"path": 7, "count": 3.0})[0] == {"path": "7", "count": 3}
     assert validate_arguments(SCHEMA, '{"path": "x"}') == ({"path": "x"}, [])
     assert validate_arguments({"type": "object", "properties": {}}, "") == ({}, [])
+    # free-form schemas (no "properties", or additionalProperties allowed) keep unknown keys
+    assert validate_arguments({"type": "object"}, {"q": 1}) == ({"q": 1}, [])
+    open_schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": True}
+    assert validate_arguments(open_schema, {"a": "2", "b": "x"}) == ({"a": 2, "b": "x"}, [])
 
 
 def test_validation_names_every_bad_missing_and_unknown_parameter():
