@@ -14,8 +14,10 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
+from lsp_agent.server.client_requests import request_within
 from lsp_agent.server.code_actions import code_actions
 from lsp_agent.server.commands import COMMANDS, CommandError
+from lsp_agent.server.runs import load_agent_core
 from lsp_agent.server.server import SECTION, AgentServer
 
 log = logging.getLogger(__name__)
@@ -100,7 +102,7 @@ async def _pull_configuration(ls: AgentServer) -> None:
     if not ls.supports_configuration():
         return
     try:
-        result = await asyncio.wait_for(
+        result = await request_within(
             ls.workspace_configuration_async(
                 types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
             ),
@@ -126,7 +128,7 @@ async def _watch_files(ls: AgentServer) -> None:
         id=WATCH_REGISTRATION_ID, method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options
     )
     try:
-        await asyncio.wait_for(
+        await request_within(
             ls.client_register_capability_async(types.RegistrationParams(registrations=[registration])), 5
         )
     except Exception as exc:
@@ -143,11 +145,10 @@ def _prewarm_model_library(ls: AgentServer) -> None:
     _prewarm_started.set()
 
     def warm() -> None:
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         try:
-            import litellm  # noqa: F401
+            load_agent_core()
         except Exception:
-            log.exception("pre-importing litellm failed")
+            log.exception("pre-importing the agent core failed")
 
     threading.Thread(target=warm, name="lsp-agent-prewarm", daemon=True).start()
 

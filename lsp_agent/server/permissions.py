@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
+
+from lsp_agent.server.client_requests import request_within
 
 if TYPE_CHECKING:
     from lsp_agent.server.server import AgentServer
@@ -46,7 +47,7 @@ class EditorPermissionAsker:
             actions=[types.MessageActionItem(title=t) for t in (ALLOW_ONCE, ALLOW_SESSION, DENY)],
         )
         try:
-            item = await asyncio.wait_for(self.server.window_show_message_request_async(params), self.timeout)
+            item = await request_within(self.server.window_show_message_request_async(params), self.timeout)
         except TimeoutError:
             self.server.log_line(f"{message} No answer within {self.timeout:.0f} s: denied.")
             return "deny"

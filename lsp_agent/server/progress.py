@@ -10,8 +10,11 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from lsp_agent.server.client_requests import request_within
+
 if TYPE_CHECKING:
     from lsp_agent.server.server import AgentServer
+
 
 log = logging.getLogger(__name__)
 _counter = itertools.count(1)
@@ -33,7 +36,7 @@ class ProgressReporter:
         if not self.server.supports_progress():
             return
         try:
-            await asyncio.wait_for(self.server.work_done_progress.create_async(self.token), 10)
+            await request_within(self.server.work_done_progress.create_async(self.token), 10)
         except Exception as exc:  # the client refused or never answered: work goes on without progress
             log.info("progress token %s not created: %s", self.token, exc)
             return

@@ -196,6 +196,7 @@ class RunManager:
 
     async def _drive(self, record: RunRecord, request: AskRequest, settings: Any) -> Any:
         """Build the AgentRun (importing the agent core lazily) and run it."""
+        await asyncio.to_thread(load_agent_core)  # litellm takes seconds to import: never on the event loop
         from lsp_agent.agent.run import AgentRun
         from lsp_agent.workspace.overlay import Overlay
 
@@ -240,6 +241,8 @@ class RunManager:
         """Send one event to the editor in all three forms."""
         payload = {"runId": record.run_id, "kind": kind, **json_safe(dict(data))}
         payload["runId"], payload["kind"] = record.run_id, kind
+        if kind == "done" and record.progress is not None:
+            record.progress.end(_end_message(record))  # the progress closes before the editor hears `done`
         self.server.protocol.notify("lspAgent/event", payload)
         self.server.log_line(f"[run {record.run_id}] {text}")
         if record.progress is not None and kind not in ("usage", "done"):
@@ -274,6 +277,18 @@ class RunManager:
         if show:
             self.server.show_error(message)
         self._synthesize_done(record, "error", error=message)
+
+
+_agent_loaded = threading.Lock()
+
+
+def load_agent_core() -> None:
+    """Import the agent core and litellm (seconds of work; call from a worker thread)."""
+    with _agent_loaded:
+        from lsp_agent.agent.model import get_litellm
+        from lsp_agent.agent.run import AgentRun  # noqa: F401
+
+        get_litellm()
 
 
 def _short(text: str, limit: int) -> str:

@@ -84,7 +84,8 @@ class Editor:
         self.events: list[dict] = []
         self.applied: list[types.WorkspaceEdit] = []
         self.permission_answer: str | None = "Deny"
-        self.initialize_seconds = 0.0
+        self.initialize_seconds = 0.0  # initialize request -> reply, once the process is up
+        self.startup_seconds = 0.0  # spawn -> process idle (interpreter start and imports)
         self._event_arrived = asyncio.Event()
 
     # ----- documents ----------------------------------------------------------------------------------------
@@ -229,6 +230,14 @@ async def start_editor(
     """Spawn the server, initialize it with `root` as the workspace folder; the editor measures initialize."""
     client = make_test_lsp_client()
     editor = Editor(client, root)
+    # lsprotocol reads any code action with a "command" key as a Command; editors check its type instead.
+    converter = client.protocol._converter
+    converter.register_structure_hook(
+        types.Command | types.CodeAction,
+        lambda obj, _: converter.structure(
+            obj, types.Command if isinstance(obj.get("command"), str) else types.CodeAction
+        ),
+    )
 
     @client.feature("lspAgent/event")
     def _event(params: Any) -> None:
@@ -251,7 +260,13 @@ async def start_editor(
     def _register(params: types.RegistrationParams) -> None:
         editor.registrations = list(params.registrations)
 
-    await client.start_io(*SERVER_CMD, env=server_env(cache), cwd=str(root))
+    command = list(SERVER_CMD)
+    if os.environ.get("LSP_AGENT_TEST_SERVER_LOG"):  # debugging aid: the server's DEBUG log in a file
+        command += ["--log-level", "DEBUG", "--log-file", os.environ["LSP_AGENT_TEST_SERVER_LOG"]]
+    await client.start_io(*command, env=server_env(cache), cwd=str(root))
+    spawned = time.perf_counter()
+    await wait_until_idle(client._server.pid)
+    editor.startup_seconds = time.perf_counter() - spawned
     started = time.perf_counter()
     await client.initialize_session(
         types.InitializeParams(
@@ -263,6 +278,21 @@ async def start_editor(
     )
     editor.initialize_seconds = time.perf_counter() - started
     return editor
+
+
+async def wait_until_idle(pid: int, timeout: float = 30) -> None:
+    """Wait until a freshly spawned process stops using CPU (done importing, blocked reading stdin)."""
+    stat = Path(f"/proc/{pid}/stat")
+    if not stat.exists():
+        await asyncio.sleep(1.0)
+        return
+    last, quiet, deadline = -1, 0, time.monotonic() + timeout
+    while quiet < 3 and time.monotonic() < deadline:
+        fields = stat.read_text().rsplit(")", 1)[1].split()
+        used = int(fields[11]) + int(fields[12])  # utime + stime in clock ticks
+        quiet = quiet + 1 if used == last and fields[0] == "S" else 0
+        last = used
+        await asyncio.sleep(0.05)
 
 
 async def stop_editor(editor: Editor) -> None:
