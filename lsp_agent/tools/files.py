@@ -21,11 +21,10 @@ def list_files(ctx: ToolContext, pattern: str | None = None, path: str | None = 
     """Sorted files and directories under `path` (default: the root), filtered by a glob `pattern`."""
     overlay = ctx.overlay
     base = overlay.normalize(path or ".")
-    if pattern and not any(c in pattern for c in "*?[{") and overlay.is_dir(f"{base}/{pattern.strip()}"):
-        base, pattern = (
-            overlay.normalize(f"{base}/{pattern.strip()}"),
-            None,
-        )  # a plain directory name: list it
+    if pattern and not any(c in pattern for c in "*?[{"):
+        named = f"{base}/{pattern.strip()}"
+        if overlay.is_dir(named):  # a plain directory name as the pattern: list that directory
+            base, pattern = overlay.normalize(named), None
     if not overlay.is_dir(base):
         if overlay.is_file(base):
             raise ToolError(f"{base}: is a file, not a directory; use read_file or get_file_info on it")

@@ -53,7 +53,12 @@ def _resolve(root: Path, rel: str) -> tuple[str, str]:
         norm = os.path.normpath(candidate)
         if norm == abs_root or norm.startswith(abs_root.rstrip(os.sep) + os.sep):
             raise PathError(f"{rel}: a symlink on this path leads outside the workspace root; refused")
-        raise PathError(f"{rel}: outside the workspace root ({root_real}); use a path relative to the root")
+        hint = ""
+        if os.path.isabs(text) and os.path.lexists(os.path.join(abs_root, text.lstrip("/\\"))):
+            hint = f" (did you mean {text.lstrip('/')!r}?)"
+        raise PathError(
+            f"{rel}: outside the workspace root ({root_real}); use a path relative to the root{hint}"
+        )
     return root_real, real
 
 

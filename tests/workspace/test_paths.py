@@ -53,6 +53,11 @@ def test_escapes_and_malformed_paths_are_refused(root, rel, message):
         resolve_in_workspace(root, rel)
 
 
+def test_root_relative_absolute_path_gets_a_hint(root):
+    with pytest.raises(PathError, match=r"outside the workspace root .*\(did you mean 'src/a.py'\?\)"):
+        resolve_in_workspace(root, "/src/a.py")
+
+
 def test_non_string_path_is_refused(root):
     with pytest.raises(PathError, match="must be a string"):
         resolve_in_workspace(root, 5)  # type: ignore[arg-type]
