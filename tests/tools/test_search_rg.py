@@ -26,9 +26,10 @@ PATTERNS = [
 ]
 
 
-@pytest.fixture
-def big_workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "big"
+@pytest.fixture(scope="module")
+def big_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Built once: the tests only read it (their writes go to overlays)."""
+    root = tmp_path_factory.mktemp("rg") / "big"
     for i in range(260):
         pkg = root / f"pkg{i % 7}"
         pkg.mkdir(parents=True, exist_ok=True)
