@@ -8,7 +8,7 @@ import asyncio
 import pytest
 import pytest_asyncio
 from lsprotocol import types
-from server_editor import plain_capabilities, start_editor, stop_editor, write_tree
+from server_editor import start_editor, stop_editor, write_tree
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -144,14 +144,3 @@ async def test_settings_change_takes_effect(editor):
         await asyncio.sleep(0.05)
     assert status["model"] == "openai/scripted"
     assert "settingsErrors" not in status
-
-
-async def test_plain_client_without_progress_still_indexes(tmp_path):
-    root = write_tree(tmp_path / "p", {"m.py": "def handle_refund(order):\n    return order.total\n"})
-    editor = await start_editor(root, tmp_path / "cache", capabilities=plain_capabilities())
-    try:
-        status = await wait_index_ready(editor)
-        assert status["index"]["files"] == 1
-        assert editor.client.progress_reports == {}
-    finally:
-        await stop_editor(editor)

@@ -276,3 +276,29 @@ async def test_stale_document_rebases_clean_hunks_and_refuses_conflicts(editor, 
     assert editor.text(uri) == user_text.replace("return x + 2\n", "return x + 2  # two\n")
     assert any("refused" in m.message for m in editor.client.messages if m.type == types.MessageType.Error)
     editor.close(uri)
+
+
+async def test_created_and_deleted_files_become_file_operations(editor, model):
+    (editor.root / "obsolete.py").write_text("OLD = True\n")
+    model.add_steps(
+        [
+            {
+                "content": "new module",
+                "tool_calls": [call("write_file", path="pkg/new_mod.py", content="NEW = 1\n")],
+            },
+            {"content": "cleanup", "tool_calls": [call("delete_file", path="obsolete.py")]},
+            finish("Add pkg/new_mod.py, drop obsolete.py"),
+        ]
+    )
+    run_id = await editor.ask("restructure")
+    await editor.wait_event(run_id, "done")
+    result = await editor.command("lspAgent.applyEdits", {"runId": run_id})
+    assert result["applied"] is True and sorted(result["files"]) == ["obsolete.py", "pkg/new_mod.py"]
+    kinds = [type(c).__name__ for c in editor.applied[-1].document_changes]
+    assert kinds == ["DeleteFile", "CreateFile", "TextDocumentEdit"] or kinds == [
+        "CreateFile",
+        "TextDocumentEdit",
+        "DeleteFile",
+    ]
+    assert (editor.root / "pkg" / "new_mod.py").read_text() == "NEW = 1\n"
+    assert not (editor.root / "obsolete.py").exists()
