@@ -72,8 +72,16 @@ async def codeact_loop(run: AgentRun, task_text: str) -> Any:
             try:
                 parsed = parse_codeact_reply(reply.content)
             except ReplyError as exc:
-                run._emit("error", message=f"the model's reply does not follow the CodeAct schema: {exc}", kind="parse")
-                _observe(run, messages, f"Your reply could not be used: {exc}. Reply with exactly one JSON object:\n{SCHEMA_TEXT}")
+                run._emit(
+                    "error",
+                    message=f"the model's reply does not follow the CodeAct schema: {exc}",
+                    kind="parse",
+                )
+                _observe(
+                    run,
+                    messages,
+                    f"Your reply could not be used: {exc}. Reply with exactly one JSON object:\n{SCHEMA_TEXT}",
+                )
                 continue
             if parsed.thought:
                 run._last_text = parsed.thought
@@ -86,7 +94,9 @@ async def codeact_loop(run: AgentRun, task_text: str) -> Any:
             described = described or ok is not None
             _observe(run, messages, output)
         return _Outcome(
-            "max_iterations", run._last_text or f"stopped after {run.settings.max_iterations} iterations", False
+            "max_iterations",
+            run._last_text or f"stopped after {run.settings.max_iterations} iterations",
+            False,
         )
     finally:
         if getattr(run, "ctx", None) is not None:

@@ -57,7 +57,11 @@ def _run(code, namespace):
 
 def _error_text(exc):
     """The traceback without this file's frames."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "<code>" or "<code>" not in f.filename]
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if f.filename == "<code>" or "<code>" not in f.filename
+    ]
     frames = [f for f in frames if f.filename != "<string>"]
     lines = traceback.format_list(frames) if frames else []
     detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()

@@ -99,7 +99,9 @@ def unshare_prefix(*, mount: bool, net: bool) -> list[str]:
     return argv + ["--"]
 
 
-def overlay_mount_prefix(lower: list[Path], upper: Path, work: Path, merged: Path, deletions: Path, cwd: Path) -> list[str]:
+def overlay_mount_prefix(
+    lower: list[Path], upper: Path, work: Path, merged: Path, deletions: Path, cwd: Path
+) -> list[str]:
     """sh that mounts the overlay (lower dirs leftmost on top), applies deletions, cds and execs the rest."""
     return [
         "sh", "-c", OVERLAY_MOUNT_SCRIPT, "sh",
@@ -116,7 +118,11 @@ def _run_quiet(argv: list[str]) -> bool:
     """True when argv exits 0 within the probe timeout."""
     try:
         done = subprocess.run(
-            argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=PROBE_TIMEOUT
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            timeout=PROBE_TIMEOUT,
         )
     except (OSError, subprocess.SubprocessError):
         return False
@@ -155,7 +161,9 @@ def _probe_overlay(base: Path, *, with_bwrap: bool) -> bool:
     inner = ["sh", "-c", "echo probe > written.txt && test ! -e kept.txt"]
     argv = [
         *unshare_prefix(mount=True, net=True),
-        *overlay_mount_prefix([dirs["lower"]], dirs["upper"], dirs["work"], dirs["merged"], deletions, dirs["merged"]),
+        *overlay_mount_prefix(
+            [dirs["lower"]], dirs["upper"], dirs["work"], dirs["merged"], deletions, dirs["merged"]
+        ),
     ]
     if with_bwrap:
         argv += bwrap_prefix(base, dirs["merged"])

@@ -56,4 +56,6 @@ class ResourceLimits:
 def limits_for(timeout: float, *, memory_mib: int = 2048) -> ResourceLimits:
     """Limits for one run of `timeout` wall-clock seconds (CPU capped at the same number of seconds)."""
     timeout = max(0.1, float(timeout))
-    return ResourceLimits(wall_seconds=timeout, cpu_seconds=max(1, int(timeout + 0.999)), memory_mib=memory_mib)
+    return ResourceLimits(
+        wall_seconds=timeout, cpu_seconds=max(1, int(timeout + 0.999)), memory_mib=memory_mib
+    )

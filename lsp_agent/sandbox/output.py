@@ -26,7 +26,11 @@ class BoundedCapture:
     def _drain(self) -> None:
         """Read until EOF."""
         try:
-            while chunk := self._stream.read1(65536) if hasattr(self._stream, "read1") else self._stream.read(65536):
+            while (
+                chunk := self._stream.read1(65536)
+                if hasattr(self._stream, "read1")
+                else self._stream.read(65536)
+            ):
                 self._add(chunk)
         except (OSError, ValueError):
             pass

@@ -114,7 +114,9 @@ def run_process(
             preexec_fn=limits.preexec(),  # noqa: PLW1509 - rlimits must be set between fork and exec
         )
     except OSError as exc:
-        return ExecResult(list(argv), None, "", "", time.perf_counter() - start, error=f"{argv[0]}: {exc.strerror}")
+        return ExecResult(
+            list(argv), None, "", "", time.perf_counter() - start, error=f"{argv[0]}: {exc.strerror}"
+        )
     out = BoundedCapture(proc.stdout, capture_limit)  # type: ignore[arg-type]
     err = BoundedCapture(proc.stderr, capture_limit)  # type: ignore[arg-type]
     if stdin is not None and proc.stdin is not None:

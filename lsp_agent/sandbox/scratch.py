@@ -19,7 +19,17 @@ FICLONE = 0x40049409  # linux/fs.h: share the source file's extents (copy-on-wri
 
 # Build and tool caches the code leaves behind: never proposed as changes.
 JUNK_DIRS = frozenset(
-    {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".tox", ".nox", ".git", ".cache"}
+    {
+        "__pycache__",
+        ".pytest_cache",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".hypothesis",
+        ".tox",
+        ".nox",
+        ".git",
+        ".cache",
+    }
 )
 JUNK_SUFFIXES = (".pyc", ".pyo")
 JUNK_NAMES = frozenset({".coverage"})
@@ -96,7 +106,9 @@ class ScratchWorkspace:
     Either way the user's files are never opened for writing.
     """
 
-    def __init__(self, root: Path, *, mode: str, exclude: Sequence[str] = (), parent: Path | None = None) -> None:
+    def __init__(
+        self, root: Path, *, mode: str, exclude: Sequence[str] = (), parent: Path | None = None
+    ) -> None:
         if mode not in ("overlay", "copy"):
             raise ValueError(f"unknown scratch mode {mode!r}")
         self.root = Path(root).resolve()

@@ -86,7 +86,12 @@ class Sandbox:
         if scratch.mode == "overlay":
             prefix += unshare_prefix(mount=True, net=not self.isolation.bwrap)
             prefix += overlay_mount_prefix(
-                [scratch.staging, self.root], scratch.upper, scratch.work, scratch.workspace, scratch.deletions, cwd
+                [scratch.staging, self.root],
+                scratch.upper,
+                scratch.work,
+                scratch.workspace,
+                scratch.deletions,
+                cwd,
             )
             start_dir = str(scratch.base)
         else:
@@ -125,7 +130,9 @@ class Sandbox:
             scratch = self.scratch
             scratch.sync_in(overlay)
             full, start_dir = self.wrap(argv, cwd_rel)
-            result = run_process(full, env=self.environment(), cwd=start_dir, limits=limits, stdin=stdin, cancel=cancel)
+            result = run_process(
+                full, env=self.environment(), cwd=start_dir, limits=limits, stdin=stdin, cancel=cancel
+            )
             result.argv = list(argv)
             result.changes = scratch.collect_changes(overlay)
             result.isolation = self.describe(limits)

@@ -65,7 +65,9 @@ def exec_timeout(ctx: ToolContext, requested: float | None) -> float:
     return min(float(requested), limit)
 
 
-def _run(ctx: ToolContext, argv: list[str], timeout: float | None, stdin: str | None = None, cwd: str = ".") -> str:
+def _run(
+    ctx: ToolContext, argv: list[str], timeout: float | None, stdin: str | None = None, cwd: str = "."
+) -> str:
     """Run argv in the sandbox and format the observation."""
     if ctx.cancelled():
         raise ToolError("the run was cancelled")
@@ -73,7 +75,9 @@ def _run(ctx: ToolContext, argv: list[str], timeout: float | None, stdin: str | 
     cwd_rel = ctx.overlay.normalize(cwd)
     if not ctx.overlay.is_dir(cwd_rel):
         raise ToolError(f"cwd {cwd!r} is not a directory in the workspace")
-    result = sandbox_for(ctx).run(argv, ctx.overlay, timeout=seconds, stdin=stdin, cwd_rel=cwd_rel, cancel=ctx.cancel)
+    result = sandbox_for(ctx).run(
+        argv, ctx.overlay, timeout=seconds, stdin=stdin, cwd_rel=cwd_rel, cancel=ctx.cancel
+    )
     return result.format(seconds, MAX_OUTPUT_CHARS)
 
 
@@ -87,14 +91,18 @@ def run_python(ctx: ToolContext, code: str, timeout: float | None = None) -> str
 def run_command(ctx: ToolContext, argv: list[str], timeout: float | None = None, cwd: str = ".") -> str:
     """Run a program with arguments (no shell) in the sandbox."""
     if not argv or not all(isinstance(a, str) for a in argv) or not argv[0].strip():
-        raise ToolError('argv must be a non-empty list of strings, e.g. ["make", "test"] or ["sh", "-c", "ls | wc"]')
+        raise ToolError(
+            'argv must be a non-empty list of strings, e.g. ["make", "test"] or ["sh", "-c", "ls | wc"]'
+        )
     return _run(ctx, list(argv), timeout, cwd=cwd)
 
 
 def run_tests(ctx: ToolContext, args: list[str] | None = None, timeout: float | None = None) -> str:
     """Run pytest (quiet, no colour) in the sandbox with extra arguments."""
     extra = [str(a) for a in args or []]
-    return _run(ctx, [sys.executable, "-m", "pytest", "-q", "--color=no", "-p", "no:cacheprovider", *extra], timeout)
+    return _run(
+        ctx, [sys.executable, "-m", "pytest", "-q", "--color=no", "-p", "no:cacheprovider", *extra], timeout
+    )
 
 
 def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -107,13 +115,16 @@ def exec_tools() -> list[Tool]:
         Tool(
             "run_python",
             "Run a Python snippet in a fresh interpreter (print what you want to see)." + _WHERE,
-            _schema({"code": {"type": "string", "description": "Python source to run."}, "timeout": _TIMEOUT}, ["code"]),
+            _schema(
+                {"code": {"type": "string", "description": "Python source to run."}, "timeout": _TIMEOUT},
+                ["code"],
+            ),
             run_python,
             permission="exec",
         ),
         Tool(
             "run_command",
-            "Run a program with arguments, without a shell (use [\"sh\", \"-c\", \"...\"] for pipes)." + _WHERE,
+            'Run a program with arguments, without a shell (use ["sh", "-c", "..."] for pipes).' + _WHERE,
             _schema(
                 {
                     "argv": {
@@ -121,7 +132,10 @@ def exec_tools() -> list[Tool]:
                         "items": {"type": "string"},
                         "description": 'Program and arguments, e.g. ["python", "-m", "mypkg", "--help"].',
                     },
-                    "cwd": {"type": "string", "description": "Directory relative to the workspace root (default '.')."},
+                    "cwd": {
+                        "type": "string",
+                        "description": "Directory relative to the workspace root (default '.').",
+                    },
                     "timeout": _TIMEOUT,
                 },
                 ["argv"],
@@ -131,8 +145,8 @@ def exec_tools() -> list[Tool]:
         ),
         Tool(
             "run_tests",
-            "Run the test suite with pytest (-q) or the tests named in args, e.g. [\"tests/test_x.py::test_y\", "
-            "\"-x\"]." + _WHERE,
+            'Run the test suite with pytest (-q) or the tests named in args, e.g. ["tests/test_x.py::test_y", '
+            '"-x"].' + _WHERE,
             _schema(
                 {
                     "args": {

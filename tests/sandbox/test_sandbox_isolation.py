@@ -1,0 +1,133 @@
+"""Isolation: timeouts kill the group, limits cap memory, secrets stay out, writes and network are cut off."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+
+from lsp_agent.sandbox.environment import is_secret_name
+from lsp_agent.sandbox.isolation import current_isolation
+from lsp_agent.sandbox.output import truncate_middle
+from lsp_agent.sandbox.session import Sandbox
+from lsp_agent.workspace.overlay import Overlay
+
+
+def test_infinite_loop_is_killed_at_the_wall_clock_timeout(sandbox: Sandbox, overlay: Overlay) -> None:
+    code = "import subprocess, sys\nsubprocess.Popen(['sleep', '300'])\nprint('looping', flush=True)\nwhile True: pass\n"
+    result = sandbox.run([sys.executable, "-c", code], overlay, timeout=1.5)
+    assert result.timed_out
+    assert 1.4 < result.seconds < 6
+    assert "looping" in result.stdout  # output produced before the kill still comes back
+    assert "killed: wall-clock timeout of 1.5 s" in result.format(1.5)
+
+
+def test_memory_bomb_is_capped(sandbox: Sandbox, overlay: Overlay) -> None:
+    code = "blocks = []\nwhile True:\n    blocks.append(bytearray(64 * 1024 * 1024))\n"
+    result = sandbox.run([sys.executable, "-c", code], overlay, timeout=20)
+    assert result.exit_code == 1
+    assert "MemoryError" in result.stderr
+    assert "512 MiB memory" in result.format(20)
+
+
+def test_secrets_are_absent_from_the_child_environment(
+    sandbox: Sandbox, overlay: Overlay, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secrets = {
+        "LSP_AGENT_API_KEY": "k1",
+        "OPENAI_API_KEY": "k2",
+        "GITHUB_TOKEN": "k3",
+        "MY_APP_SECRET": "k4",
+        "DB_PASSWORD": "k5",
+        "AWS_ACCESS_KEY_ID": "k6",
+    }
+    for name, value in secrets.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("HARMLESS_SETTING", "visible")
+    code = "import json, os\nprint(json.dumps(dict(os.environ)))\n"
+    result = sandbox.run([sys.executable, "-c", code], overlay, timeout=20)
+    import json
+
+    env = json.loads(result.stdout)
+    assert not set(secrets) & set(env)
+    assert not any(v in secrets.values() for v in env.values())
+    assert env["HARMLESS_SETTING"] == "visible"
+    assert env["HOME"].startswith(str(sandbox.scratch.base))
+    assert "secrets removed" in result.format(20)
+
+
+def test_secret_names() -> None:
+    assert all(is_secret_name(n) for n in ("ANTHROPIC_API_KEY", "hf_token", "AWS_REGION", "PGPASSWORD"))
+    assert not any(is_secret_name(n) for n in ("PATH", "LANG", "TOKENIZERS_PARALLELISM", "KEYBOARD"))
+
+
+def test_writes_outside_the_scratch_copy(sandbox: Sandbox, overlay: Overlay, project: Path) -> None:
+    # The real workspace, and a directory outside /tmp (bwrap gives the child a private /tmp).
+    targets = [project / "escaped.txt", Path.cwd() / f".lsp-agent-escape-test-{os.getpid()}"]
+    code = (
+        "import sys\n"
+        "for path in sys.argv[1:]:\n"
+        "    try:\n"
+        "        open(path, 'w').write('escaped')\n"
+        "        print('WROTE', path)\n"
+        "    except OSError as exc:\n"
+        "        print('refused', path, exc.strerror)\n"
+    )
+    try:
+        result = sandbox.run([sys.executable, "-c", code, *map(str, targets)], overlay, timeout=20)
+        escaped = [t for t in targets if t.exists()]
+    finally:
+        for t in targets:
+            t.unlink(missing_ok=True)
+    if current_isolation().bwrap:
+        assert "WROTE" not in result.stdout
+        assert not escaped
+        assert "Read-only file system" in result.stdout  # outside /tmp the root is mounted read-only
+        assert "read-only outside the scratch copy (bwrap)" in result.format(20)
+    else:  # this machine has no mechanism: the result must say so plainly
+        assert "writes outside the scratch copy are NOT blocked" in result.format(20)
+
+
+def test_network_is_cut_off_where_possible(sandbox: Sandbox, overlay: Overlay) -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        port = listener.getsockname()[1]
+        code = (
+            "import socket\ns = socket.socket()\ns.settimeout(2)\n"
+            f"print('connect', s.connect_ex(('127.0.0.1', {port})))\n"
+        )
+        result = sandbox.run([sys.executable, "-c", code], overlay, timeout=20)
+    text = result.format(20)
+    if current_isolation().network_isolated:
+        assert "connect 0" not in result.stdout
+        assert "network: cut off" in text
+    else:
+        assert "connect 0" in result.stdout
+        assert "network: NOT isolated: bwrap/unshare unavailable" in text
+
+
+def test_long_output_is_cut_with_a_marker(sandbox: Sandbox, overlay: Overlay) -> None:
+    code = "print('start'); print('x' * 500_000); print('end')"
+    result = sandbox.run([sys.executable, "-c", code], overlay, timeout=20)
+    text = result.format(20, max_chars=4000)
+    assert "start" in text and "end" in text
+    assert "characters cut" in text or "bytes of output cut" in text
+    assert len(text) < 6000
+
+
+def test_truncate_middle_keeps_both_ends() -> None:
+    text = "a" * 100 + "b" * 100
+    cut = truncate_middle(text, 50)
+    assert cut.startswith("a" * 25) and cut.endswith("b" * 25)
+    assert "150 characters cut" in cut
+
+
+def test_missing_program_is_a_clear_result(sandbox: Sandbox, overlay: Overlay) -> None:
+    result = sandbox.run(["definitely-not-a-program-here"], overlay, timeout=10)
+    assert not result.ok
+    text = result.format(10)
+    assert "definitely-not-a-program-here" in text

@@ -1,0 +1,78 @@
+"""The scratch copy: shows the overlay, turns the code's file changes into overlay writes, never touches disk."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from conftest import snapshot
+
+from lsp_agent.sandbox.session import Sandbox
+from lsp_agent.workspace.overlay import Overlay
+
+
+def test_code_sees_proposed_edits_and_its_writes_join_the_overlay(
+    sandbox: Sandbox, overlay: Overlay, project: Path
+) -> None:
+    before = snapshot(project)
+    overlay.write_text("pkg/calc.py", "def add(a, b):\n    return a + b\n")
+    overlay.write_text("pkg/extra.py", "VALUE = 7\n")
+    overlay.delete("notes.txt")
+    code = (
+        "import os, pathlib\n"
+        "from pkg.calc import add\n"
+        "from pkg.extra import VALUE\n"
+        "print('sum', add(2, 3), VALUE, os.path.exists('notes.txt'))\n"
+        "pathlib.Path('pkg/generated.py').write_text('X = 1\\n')\n"
+        "pathlib.Path('tests/test_calc.py').write_text('# rewritten\\n')\n"
+        "os.remove('pkg/__init__.py')\n"
+        "os.makedirs('build', exist_ok=True); open('build/out.bin', 'wb').write(b'ignored')\n"
+        "os.makedirs('__pycache__', exist_ok=True); open('__pycache__/x.pyc', 'wb').write(b'junk')\n"
+    )
+    result = sandbox.run([sys.executable, "-c", code], overlay, timeout=20)
+    assert result.exit_code == 0, result.format(20)
+    assert "sum 5 7 False" in result.stdout
+    assert sorted(result.changes.created) == ["pkg/generated.py"]
+    assert result.changes.written == ["tests/test_calc.py"]
+    assert result.changes.deleted == ["pkg/__init__.py"]
+    assert overlay.read_text("pkg/generated.py") == "X = 1\n"
+    assert overlay.read_text("tests/test_calc.py") == "# rewritten\n"
+    assert not overlay.exists("pkg/__init__.py")
+    assert not overlay.exists("build/out.bin")  # gitignored output stays out of the proposal
+    assert "pkg/generated.py (created)" in result.format(20)
+    assert snapshot(project) == before  # the real workspace is untouched
+
+
+def test_later_runs_see_earlier_changes_and_new_overlay_edits(
+    sandbox: Sandbox, overlay: Overlay, project: Path
+) -> None:
+    first = sandbox.run([sys.executable, "-c", "open('state.txt', 'w').write('one')"], overlay, timeout=20)
+    assert first.changes.created == ["state.txt"]
+    overlay.write_text("state.txt", "two")  # the agent edits the file the code wrote
+    second = sandbox.run([sys.executable, "-c", "print(open('state.txt').read())"], overlay, timeout=20)
+    assert second.stdout.strip() == "two"
+    assert second.changes.is_empty()
+    overlay.revert("state.txt")
+    third = sandbox.run(
+        [sys.executable, "-c", "import os; print(os.path.exists('state.txt'))"], overlay, timeout=20
+    )
+    assert third.stdout.strip() == "False"
+    assert not (project / "state.txt").exists()
+
+
+def test_scratch_copy_is_removed_on_close(project: Path, overlay: Overlay) -> None:
+    box = Sandbox(project)
+    box.run(["true"], overlay, timeout=10)
+    base = box.scratch.base
+    assert base.is_dir()
+    box.close()
+    assert not base.exists()
+
+
+def test_binary_output_is_reported_not_proposed(sandbox: Sandbox, overlay: Overlay) -> None:
+    result = sandbox.run(
+        [sys.executable, "-c", "open('blob.dat', 'wb').write(bytes(range(256)))"], overlay, timeout=20
+    )
+    assert any(s.startswith("blob.dat: binary file") for s in result.changes.skipped)
+    assert not overlay.exists("blob.dat")
+    assert "NOT added to the proposal" in result.format(20)
