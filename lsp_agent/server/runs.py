@@ -217,6 +217,7 @@ class RunManager:
             settings,
             record.root,
             sink=sink,
+            registry=self.server.make_registry(settings),
             index=self.server.indexes.index_for(record.root),
             overlay=overlay,
             session=record.session,

@@ -41,6 +41,8 @@ class AgentServer(LanguageServer):
         self.progress_cancel_handlers: dict[str | int, Callable[[], None]] = {}
         # name -> callable returning JSON-ready data merged into lspAgent.status (e.g. "mcp": server states)
         self.status_providers: dict[str, Callable[[], Any]] = {}
+        # called as provider(registry, settings) for each run: adds tools (exec, MCP) to the run's registry
+        self.tool_providers: list[Callable[[Any, Settings], None]] = []
         self.diagnosed_uris: set[str] = set()
 
     # ----- client capabilities ----------------------------------------------------------------------------
@@ -157,6 +159,19 @@ class AgentServer(LanguageServer):
         end = min(end, len(lines) - 1)
         selected = "\n".join(lines[start : end + 1])[:MAX_CONTEXT_CHARS]
         return f"The user selected lines {start + 1}-{end + 1} of {rel}:\n```\n{selected}\n```"
+
+    def make_registry(self, settings: Settings) -> Any:
+        """The tool registry of one run: the built-in tools plus whatever the tool providers add."""
+        from lsp_agent.tools.registry import default_registry
+
+        registry = default_registry()
+        for provider in self.tool_providers:
+            try:
+                provider(registry, settings)
+            except Exception as exc:  # a broken provider costs its tools, not the run
+                log.exception("tool provider failed")
+                self.log_line(f"lsp-agent: some tools are unavailable: {exc}", types.MessageType.Warning)
+        return registry
 
     # ----- sessions and proposals -------------------------------------------------------------------------
 

@@ -83,7 +83,8 @@ class Editor:
         self.docs: dict[str, tuple[str, int]] = {}  # uri -> (text, version)
         self.events: list[dict] = []
         self.applied: list[types.WorkspaceEdit] = []
-        self.permission_answer: str | None = "Deny"
+        self.permission_answer: str | None = "Deny"  # the action the user picks; None = dismissed
+        self.permission_prompts: list[str] = []
         self.initialize_seconds = 0.0  # initialize request -> reply, once the process is up
         self.startup_seconds = 0.0  # spawn -> process idle (interpreter start and imports)
         self._event_arrived = asyncio.Event()
@@ -226,6 +227,7 @@ async def start_editor(
     *,
     init_options: dict | None = None,
     capabilities: types.ClientCapabilities | None = None,
+    command: list[str] | None = None,
 ) -> Editor:
     """Spawn the server, initialize it with `root` as the workspace folder; the editor measures initialize."""
     client = make_test_lsp_client()
@@ -249,7 +251,7 @@ async def start_editor(
 
     @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
     def _ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
-        client.messages.append(types.ShowMessageParams(type=params.type, message=params.message))
+        editor.permission_prompts.append(params.message)
         return (
             None
             if editor.permission_answer is None
@@ -260,7 +262,7 @@ async def start_editor(
     def _register(params: types.RegistrationParams) -> None:
         editor.registrations = list(params.registrations)
 
-    command = list(SERVER_CMD)
+    command = list(command or SERVER_CMD)
     if os.environ.get("LSP_AGENT_TEST_SERVER_LOG"):  # debugging aid: the server's DEBUG log in a file
         command += ["--log-level", "DEBUG", "--log-file", os.environ["LSP_AGENT_TEST_SERVER_LOG"]]
     await client.start_io(*command, env=server_env(cache), cwd=str(root))
