@@ -1,0 +1,141 @@
+-- Drives the lsp_agent plugin in a real headless Neovim against the real server and the scripted model.
+-- Usage: nvim --clean --headless -l scenario.lua CONFIG.json ; writes CONFIG.out (JSON) for pytest to assert on.
+local cfg = vim.json.decode(assert(io.open(arg[1])):read("a"))
+vim.opt.rtp:prepend(cfg.plugin)
+vim.cmd("filetype on")
+
+local agent = require("lsp_agent")
+local runs = require("lsp_agent.runs")
+local results = { mode = cfg.mode, edits = {} }
+
+local function wait(what, ms, cond)
+  if not vim.wait(ms, cond, 20) then
+    error(("timed out after %d ms waiting for %s"):format(ms, what))
+  end
+end
+
+local function lines(buf)
+  return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n") .. "\n"
+end
+
+local function snapshot(run)
+  return { id = run.id, state = run.state, proposal = run.proposal, files = run.files, kinds = run.kinds,
+    task = run.task, error = run.error }
+end
+
+local function newest_run()
+  return runs.list()[1]
+end
+
+local function finished_run(before)
+  wait("the run to finish", 60000, function()
+    local r = newest_run()
+    return r and r.id ~= before and r.state ~= "running" and vim.tbl_contains(r.kinds, "done")
+  end)
+  return newest_run()
+end
+
+local function code_action_titles(buf, line)
+  local client = agent.client(buf)
+  local params = {
+    textDocument = { uri = vim.uri_from_bufnr(buf) },
+    range = { start = { line = line, character = 0 }, ["end"] = { line = line, character = 0 } },
+    context = { diagnostics = {} },
+  }
+  local resp = client:request_sync("textDocument/codeAction", params, 5000, buf)
+  return vim.tbl_map(function(a) return a.title end, (resp and resp.result) or {})
+end
+
+-- Record what the server sends with workspace/applyEdit (Neovim takes plain `changes`), then apply as usual.
+local default_apply = vim.lsp.handlers["workspace/applyEdit"]
+vim.lsp.handlers["workspace/applyEdit"] = function(err, params, ctx)
+  results.edits[#results.edits + 1] = {
+    changes = params.edit.changes ~= nil,
+    documentChanges = params.edit.documentChanges ~= nil,
+  }
+  return default_apply(err, params, ctx)
+end
+
+local function scenario()
+  agent.setup({
+    cmd = { cfg.python, "-m", "lsp_agent", "serve" },
+    cmd_env = { PYTHONPATH = cfg.repo, LITELLM_LOCAL_MODEL_COST_MAP = "True" },
+    settings = { model = "openai/scripted", apiBase = cfg.base_url, apiKey = "test", maxIterations = 5 },
+    progress = false,
+  })
+  vim.cmd.edit(vim.fn.fnameescape(cfg.root .. "/greet.py"))
+  local buf = vim.api.nvim_get_current_buf()
+  wait("the lsp_agent client to attach", 30000, function()
+    return agent.client(buf) ~= nil and #vim.lsp.get_clients({ bufnr = buf, name = "lsp_agent" }) > 0
+  end)
+  results.root_dir = agent.client(buf).root_dir
+
+  if cfg.mode == "apply" then
+    vim.cmd("1,2AgentAsk APPLY-TASK: make greet use an f-string")
+    local run = finished_run(nil)
+    results.after_ask = snapshot(run)
+    wait("hint diagnostics on the changed lines", 10000, function() return #vim.diagnostic.get(buf) > 0 end)
+    results.hints = vim.tbl_map(function(d)
+      return { lnum = d.lnum, source = d.source, severity = d.severity }
+    end, vim.diagnostic.get(buf))
+    results.actions = code_action_titles(buf, 1)
+    vim.api.nvim_win_set_cursor(0, { 2, 4 })
+    vim.lsp.buf.code_action({
+      filter = function(a) return a.title:find("^Apply agent edit") ~= nil end,
+      apply = true,
+    })
+    wait("the code action to apply and be recorded", 10000, function() return run.proposal == "applied" end)
+    results.after_code_action = lines(buf)
+    results.diagnostics_after_apply = #vim.diagnostic.get(buf)
+
+    vim.cmd("AgentAsk COMMAND-TASK: make farewell use an f-string")
+    local second = finished_run(run.id)
+    results.second = snapshot(second)
+    vim.cmd("AgentApply")
+    wait(":AgentApply to apply the edits", 10000, function() return second.proposal == "applied" end)
+    results.after_apply_command = lines(buf)
+    results.modified = vim.bo[buf].modified
+
+    vim.cmd("checkhealth lsp_agent")
+    results.health = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+    vim.cmd("bwipeout")
+  elseif cfg.mode == "reject" then
+    vim.cmd("AgentAsk REJECT-TASK: rename greet")
+    local run = finished_run(nil)
+    results.after_ask = snapshot(run)
+    wait("hint diagnostics", 10000, function() return #vim.diagnostic.get(buf) > 0 end)
+    results.actions_before = code_action_titles(buf, 0)
+    vim.cmd("AgentReject the name greet is part of the public API")
+    wait("the rejection", 10000, function() return run.proposal == "rejected" end)
+    wait("the hints to clear", 10000, function() return #vim.diagnostic.get(buf) == 0 end)
+    results.actions_after = code_action_titles(buf, 0)
+    results.buffer = lines(buf)
+    results.modified = vim.bo[buf].modified
+  elseif cfg.mode == "cancel" then
+    vim.cmd("AgentAsk CANCEL-TASK: think for a long time")
+    wait("the run to start", 30000, function()
+      local r = newest_run()
+      return r and vim.tbl_contains(r.kinds, "start")
+    end)
+    local started = vim.uv.hrtime()
+    vim.cmd("AgentCancel")
+    local run = newest_run()
+    wait("the run to end", 10000, function() return run.state ~= "running" end)
+    results.cancel_ms = (vim.uv.hrtime() - started) / 1e6
+    results.after_cancel = snapshot(run)
+    results.buffer = lines(buf)
+  end
+  results.transcript = vim.api.nvim_buf_get_lines(runs.transcript_buffer(), 0, -1, false)
+  results.progress = agent.progress_seen
+end
+
+local ok, err = xpcall(scenario, debug.traceback)
+results.ok, results.error = ok, (not ok) and tostring(err) or nil
+for _, client in ipairs(vim.lsp.get_clients({ name = "lsp_agent" })) do
+  client:stop()
+end
+vim.wait(3000, function() return #vim.lsp.get_clients({ name = "lsp_agent" }) == 0 end, 50)
+local f = assert(io.open(cfg.out, "w"))
+f:write(vim.json.encode(results))
+f:close()
+os.exit(ok and 0 or 1)

