@@ -97,8 +97,15 @@ def _add_mcp_tools(registry: ToolRegistry, settings: Settings, args: argparse.Na
     add_mcp_tools(registry, settings, args)
 
 
+def _add_exec_tools(registry: ToolRegistry, settings: Settings, args: argparse.Namespace) -> None:
+    """run_python, run_command and run_tests (permission "exec": asked for, or granted by --allow-exec)."""
+    from lsp_agent.tools.exec_tools import add_exec_tools
+
+    add_exec_tools(registry, settings)
+
+
 # Callables (registry, settings, args) -> None that add tools (e.g. MCP servers from --mcp-server).
-REGISTRY_EXTENSIONS: list[Any] = [_add_mcp_tools]
+REGISTRY_EXTENSIONS: list[Any] = [_add_mcp_tools, _add_exec_tools]
 
 
 def open_index(root: Path, settings: Settings, out: TextIO) -> Any:

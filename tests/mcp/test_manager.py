@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from mcp_helpers import BROKEN, free_port, start_http_notes, stdio_config, stop
+from mcp_helpers import BROKEN, NOTES, free_port, start_http_notes, stdio_config, stop
 
 from lsp_agent.mcp import McpManager, McpUnavailable, register_mcp_tools
 from lsp_agent.mcp.config import parse_server
 from lsp_agent.mcp.results import render_result
 from lsp_agent.tools.registry import ToolContext, ToolRegistry
 from lsp_agent.workspace.overlay import Overlay
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _alive(pid: int) -> bool:
@@ -122,6 +125,8 @@ async def test_a_stdio_server_that_dies_is_marked_failed_and_restarted_next_run(
         await manager.aclose()
     assert manager.status()[0]["state"] == "stopped"
     assert _wait_gone(second_pid)
+    with pytest.raises(McpUnavailable, match="closed"):
+        await manager.call_tool("notes", "add", {"a": 1, "b": 2})
 
 
 async def test_an_http_server_that_dies_mid_call_fails_the_call_clearly():
@@ -144,9 +149,11 @@ async def test_an_http_server_that_dies_mid_call_fails_the_call_clearly():
 
 
 async def test_slow_tools_time_out_and_errors_become_tool_errors(shared_manager: McpManager, tmp_path: Path):
-    manager = McpManager([stdio_config("quick", toolTimeout=0.5)])
+    pids = tmp_path / "pids"
+    manager = McpManager([stdio_config("quick", toolTimeout=0.5, env={"NOTES_PID_FILE": str(pids)})])
     try:
         assert await manager.ensure_started() == []
+        pid = int(pids.read_text())
         registry = ToolRegistry()
         register_mcp_tools(registry, manager)
         register_mcp_tools(registry, shared_manager)
@@ -162,23 +169,28 @@ async def test_slow_tools_time_out_and_errors_become_tool_errors(shared_manager:
         assert not missing.ok and "missing required parameter 'b'" in missing.output
         long = await registry.execute("web__long_text", {"lines": 3000}, ctx)
         assert long.ok and "[output truncated: showing the first 20,000 of" in long.output
+        # a server removed from the configuration is stopped
+        await asyncio.to_thread(manager.configure, [])
+        assert manager.status() == [] and manager.tools() == []
+        assert _wait_gone(pid)
     finally:
         await manager.aclose()
 
 
-async def test_close_stops_server_processes_and_configure_stops_removed_ones(tmp_path: Path):
+def test_servers_stop_when_the_process_exits_without_close(tmp_path: Path):
     pids = tmp_path / "pids"
-    a = stdio_config("a", env={"NOTES_PID_FILE": str(pids)})
-    b = stdio_config("b", env={"NOTES_PID_FILE": str(pids)})
-    manager = McpManager([a, b])
-    assert await manager.ensure_started() == []
-    pid_list = [int(p) for p in pids.read_text().split()]
-    assert len(pid_list) == 2 and all(_alive(p) for p in pid_list)
-    await asyncio.to_thread(manager.configure, [a])
-    assert [row["name"] for row in manager.status()] == ["a"]
-    assert sum(_alive(p) for p in pid_list) == 1
-    await manager.aclose()
-    assert all(_wait_gone(p) for p in pid_list)
-    assert manager.status()[0]["state"] == "stopped"
-    with pytest.raises(McpUnavailable, match="closed"):
-        await manager.call_tool("a", "add", {"a": 1, "b": 2})
+    program = (
+        "import sys\n"
+        "from lsp_agent.mcp import McpManager\n"
+        "from lsp_agent.mcp.config import parse_server\n"
+        f"spec = {{'command': sys.executable, 'args': [{str(NOTES)!r}], 'env': {{'NOTES_PID_FILE': {str(pids)!r}}}}}\n"
+        "manager = McpManager([parse_server('notes', spec)])\n"
+        "assert manager.ensure_started_sync() == []\n"
+        "print('started', flush=True)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert proc.returncode == 0 and proc.stdout == "started\n", proc.stderr
+    assert _wait_gone(int(pids.read_text()))
