@@ -1,0 +1,89 @@
+"""Hunks and rebasing: minimal line hunks, clean rebases, refusals, LSP line breaks, and the WorkspaceEdit shape."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.workspace.position_codec import PositionCodec
+
+from lsp_agent.server.edits import DocumentState, EditSupport, build_edit, file_proposals
+from lsp_agent.server.hunks import apply_hunks, compute_hunks, rebase_hunks, split_lines
+from lsp_agent.workspace.proposal import FileChange, Proposal
+
+BASE = "".join(f"line {i}\n" for i in range(20))
+
+
+def test_split_lines_counts_only_lsp_line_breaks():
+    assert split_lines("a\r\nb\rc\x0cd\u2028e\n") == ["a\r\n", "b\r", "c\x0cd\u2028e\n"]
+    assert split_lines("x") == ["x"] and split_lines("") == []
+
+
+def test_hunks_are_minimal_and_reproduce_the_new_text():
+    new = BASE.replace("line 3\n", "line three\n").replace("line 15\n", "") + "tail\n"
+    hunks = compute_hunks(BASE, new)
+    assert [(h.start, h.end) for h in hunks] == [(3, 4), (15, 16), (20, 20)]
+    assert apply_hunks(BASE, hunks) == new
+
+
+def test_rebase_shifts_hunks_past_unrelated_user_edits():
+    new = BASE.replace("line 10\n", "line ten\n")
+    current = "# header\n" + BASE.replace("line 1\n", "line one\n")
+    rebased, refused = rebase_hunks("f.py", BASE, current, compute_hunks(BASE, new))
+    assert refused == []
+    assert apply_hunks(current, rebased) == current.replace("line 10\n", "line ten\n")
+
+
+def test_rebase_refuses_hunks_on_or_next_to_edited_lines():
+    new = BASE.replace("line 5\n", "line five\n").replace("line 12\n", "line twelve\n")
+    current = BASE.replace("line 6\n", "user was here\n")  # right below the first hunk
+    rebased, refused = rebase_hunks("f.py", BASE, current, compute_hunks(BASE, new))
+    assert [r.hunk.start for r in refused] == [5]
+    assert "line 6" in refused[0].message() and "f.py" in refused[0].message()
+    assert apply_hunks(current, rebased) == current.replace("line 12\n", "line twelve\n")
+
+
+def test_rebase_refuses_an_append_when_the_user_appended_too():
+    new = BASE + "agent tail\n"
+    rebased, refused = rebase_hunks("f.py", BASE, BASE + "user tail\n", compute_hunks(BASE, new))
+    assert rebased == [] and len(refused) == 1
+
+
+def test_workspace_edit_uses_versions_annotations_and_end_of_file_positions(tmp_path: Path):
+    base = "a = 1\nb = 2"  # no trailing newline
+    proposal = Proposal([FileChange("m.py", "modify", base, "a = 1\nb = 3")], "set b")
+    (fp,) = file_proposals(tmp_path, proposal)
+    support = EditSupport(document_changes=True, create=True, delete=True, annotations=True)
+    plan = build_edit(
+        [(fp, None)],
+        lambda p: DocumentState(base, 7),
+        support,
+        PositionCodec(),
+        annotation_id="x",
+        label="set b",
+    )
+    (doc_edit,) = plan.edit.document_changes
+    assert doc_edit.text_document.version == 7
+    (edit,) = doc_edit.edits
+    assert isinstance(edit, types.AnnotatedTextEdit) and edit.annotation_id == "x"
+    assert (
+        edit.range.start.line,
+        edit.range.start.character,
+        edit.range.end.line,
+        edit.range.end.character,
+    ) == (1, 0, 1, 5)
+    assert plan.edit.change_annotations["x"].needs_confirmation is True
+
+
+def test_a_file_created_meanwhile_is_never_overwritten(tmp_path: Path):
+    proposal = Proposal([FileChange("n.py", "create", None, "N = 1\n")], "add n")
+    (fp,) = file_proposals(tmp_path, proposal)
+    plan = build_edit(
+        [(fp, None)],
+        lambda p: DocumentState("user's own n.py\n"),
+        EditSupport(True, True, True, True),
+        PositionCodec(),
+        annotation_id="x",
+        label="add n",
+    )
+    assert plan.edit is None and "exists now" in plan.refused[0]
