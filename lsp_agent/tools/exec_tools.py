@@ -169,3 +169,9 @@ def register_exec_tools(registry: ToolRegistry) -> ToolRegistry:
     for tool in exec_tools():
         registry.register(tool, replace=True)
     return registry
+
+
+def add_exec_tools(registry: ToolRegistry, settings: Any = None, *_context: Any) -> None:
+    """Registry extension for the CLI and the server: the exec tools in the react style (codeact runs its own)."""
+    if getattr(settings, "style", "react") == "react":
+        register_exec_tools(registry)
