@@ -23,6 +23,8 @@ class TokenCounter:
     def __init__(self, model: str) -> None:
         self.model = model
         self._cache: dict[str, int] = {}
+        # Messages are never mutated in place, so identity is a safe and cheap first-level key.
+        self._by_id: dict[int, tuple[dict[str, Any], int]] = {}
         self._fallback = False
 
     def text_tokens(self, text: str) -> int:
@@ -39,6 +41,15 @@ class TokenCounter:
 
     def message_tokens(self, message: dict[str, Any]) -> int:
         """Tokens of one chat message including its tool calls and a small per-message overhead."""
+        known = self._by_id.get(id(message))
+        if known is not None and known[0] is message:
+            return known[1]
+        tokens = self._content_tokens(message)
+        self._by_id[id(message)] = (message, tokens)
+        return tokens
+
+    def _content_tokens(self, message: dict[str, Any]) -> int:
+        """Tokens of a message by its content (cached by content hash)."""
         content = message.get("content")
         if not isinstance(content, str):
             content = json.dumps(content, ensure_ascii=False, default=str) if content else ""

@@ -1,0 +1,216 @@
+"""Per-step overhead of the agent loop (everything but waiting for the model) on a generated 1,000-file workspace.
+
+Baseline, measured in the same run: the raw litellm.acompletion round trip to the same scripted server with the
+same growing conversation. The agent's model wait is timed around ModelClient.complete; the loop overhead per
+step is (run wall time - model wait) / steps and covers tool execution, parsing, permission checks, token
+counting and compaction checks, events, overlay and proposal building.
+
+    python benchmarks/agent_loop_overhead.py [--files 1000] [--steps 60]
+
+Target: <= 20 ms per step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from lsp_agent.agent.model import ModelClient, ModelReply, get_litellm  # noqa: E402
+from lsp_agent.agent.run import AgentRun  # noqa: E402
+from lsp_agent.config import Settings  # noqa: E402
+from lsp_agent.testing.scripted_model import ScriptedModelServer  # noqa: E402
+
+TARGET_MS = 20.0
+
+
+def make_workspace(root: Path, files: int) -> list[str]:
+    """`files` Python modules of ~40 lines in 10-file packages, plus a .gitignore; returns their paths."""
+    paths = []
+    (root / ".gitignore").write_text("build/\n*.pyc\n")
+    for i in range(files):
+        pkg = root / f"pkg_{i // 10:03d}"
+        pkg.mkdir(exist_ok=True)
+        rel = f"pkg_{i // 10:03d}/mod_{i % 10}.py"
+        body = [f'"""Module {i}."""', "", "import os", ""]
+        for f in range(6):
+            body += [
+                f"def func_{i}_{f}(value):",
+                f'    """Function {f} of module {i}."""',
+                f"    total = value * {f}",
+            ]
+            body += ["    for item in range(3):", "        total += item", "    return total", ""]
+        (root / rel).write_text("\n".join(body) + "\n")
+        paths.append(rel)
+    return paths
+
+
+def make_script(paths: list[str], steps: int, *, whole_search: bool, prompt: bool = False) -> list[dict]:
+    """A realistic mix of reads, searches, listings and edits, then task_complete."""
+    script = []
+    for s in range(steps):
+        path = paths[(s * 37) % len(paths)]
+        kind = s % 5
+        if kind == 0:
+            call = {"name": "read_file", "arguments": {"path": path}}
+        elif kind == 1:
+            scope = {} if whole_search else {"path": path.split("/")[0]}
+            call = {
+                "name": "search_text",
+                "arguments": {"pattern": f"def func_{(s * 37) % len(paths)}_3", **scope},
+            }
+        elif kind == 2:
+            call = {"name": "list_files", "arguments": {"path": path.split("/")[0]}}
+        elif kind == 3:
+            n = (s * 37) % len(paths)
+            call = {
+                "name": "edit_file",
+                "arguments": {
+                    "path": path,
+                    "old_text": "    total = value * 2\n",
+                    "new_text": f"    total = value * 2 + {n}\n",
+                },
+            }
+        else:
+            call = {"name": "get_file_info", "arguments": {"path": path}}
+        script.append(_step(f"Step {s}: next I use {call['name']}.", call, prompt))
+    script.append(_step("done", {"name": "task_complete", "arguments": {"summary": "benchmark"}}, prompt))
+    return script
+
+
+def _step(thought: str, call: dict, prompt: bool) -> dict:
+    """A script step: a native tool call, or the THOUGHT/ACTION text of prompt mode."""
+    usage = {"prompt_tokens": 10, "completion_tokens": 5}
+    if prompt:
+        return {
+            "content": f"<THOUGHT>{thought}</THOUGHT>\n<ACTION>{json.dumps(call)}</ACTION>",
+            "usage": usage,
+        }
+    return {"content": thought, "tool_calls": [call], "usage": usage}
+
+
+class TimedClient(ModelClient):
+    """A ModelClient that adds up the time spent waiting for replies."""
+
+    waited: float = 0.0
+
+    async def complete(self, messages, tools=None) -> ModelReply:  # type: ignore[override]
+        start = time.perf_counter()
+        try:
+            return await super().complete(messages, tools)
+        finally:
+            self.waited += time.perf_counter() - start
+
+
+async def agent_run(root: Path, script: list[dict], mode: str) -> tuple[float, float, float, int, AgentRun]:
+    """(wall seconds, model-wait seconds, tool seconds, model requests, run) of one agent run over the script."""
+    tool_seconds = [0.0]
+
+    def sink(event) -> None:
+        if event.kind == "tool_result":
+            tool_seconds[0] += event.data["seconds"]
+
+    with ScriptedModelServer(script) as server:
+        settings = Settings(
+            model="openai/scripted",
+            api_base=server.base_url,
+            api_key="x",
+            tool_calling=mode,
+            max_iterations=len(script) + 1,
+        )
+        client = TimedClient(settings)
+        run = AgentRun("benchmark task", settings, root, model_client=client, sink=sink)
+        start = time.perf_counter()
+        result = await run.run()
+        wall = time.perf_counter() - start
+        requests = list(server.requests)
+    assert result.success, result
+    run.requests = requests  # type: ignore[attr-defined]
+    return wall, client.waited, tool_seconds[0], result.iterations, run
+
+
+async def raw_round_trips(requests: list[dict], script: list[dict]) -> list[float]:
+    """The baseline: litellm.acompletion with the agent's own request bodies, replayed to a fresh server."""
+    litellm = get_litellm()
+    times = []
+    with ScriptedModelServer(script) as server:
+        for body in requests:
+            kwargs = {"tools": body["tools"]} if body.get("tools") else {}
+            start = time.perf_counter()
+            await litellm.acompletion(
+                model="openai/scripted",
+                api_base=server.base_url,
+                api_key="x",
+                messages=body["messages"],
+                max_retries=0,
+                **kwargs,
+            )
+            times.append(time.perf_counter() - start)
+    return times
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--files", type=int, default=1000)
+    parser.add_argument("--steps", type=int, default=60)
+    args = parser.parse_args()
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    get_litellm()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        paths = make_workspace(root, args.files)
+        print(f"workspace: {args.files} files, {args.steps} tool steps + task_complete per run")
+        # Warm-up: litellm's first request imports more of itself.
+        await agent_run(root, make_script(paths, 3, whole_search=False), "native")
+        rows = []
+        for label, mode, whole in (
+            ("native, scoped search", "native", False),
+            ("prompt, scoped search", "prompt", False),
+            ("native, whole-workspace search", "native", True),
+        ):
+            script = make_script(paths, args.steps, whole_search=whole, prompt=mode == "prompt")
+            wall, waited, tools, iterations, run = await agent_run(root, script, mode)
+            baseline = await raw_round_trips(run.requests, script)  # type: ignore[attr-defined]
+            total_ms = (wall - waited) / iterations * 1000
+            own_ms = (wall - waited - tools) / iterations * 1000
+            rows.append(
+                (
+                    label,
+                    iterations,
+                    wall,
+                    waited,
+                    tools / iterations * 1000,
+                    own_ms,
+                    total_ms,
+                    statistics.mean(baseline) * 1000,
+                )
+            )
+        print(
+            f"{'run':32} {'steps':>5} {'wall s':>7} {'model s':>8} {'tools ms':>9} {'loop ms':>8} "
+            f"{'total ms':>9} {'raw rtt ms':>11} {'total/rtt':>9}"
+        )
+        for label, iterations, wall, waited, tools_ms, own_ms, total_ms, rtt_ms in rows:
+            print(
+                f"{label:32} {iterations:5d} {wall:7.2f} {waited:8.2f} {tools_ms:9.2f} {own_ms:8.2f} "
+                f"{total_ms:9.2f} {rtt_ms:11.2f} {total_ms / rtt_ms:9.2f}"
+            )
+        print("per step: tools = tool execution, loop = everything else outside the model wait, total = both")
+        for label, _, _, _, _, own_ms, total_ms, _ in rows[:2]:
+            verdict = "meets" if total_ms <= TARGET_MS else "MISSES"
+            print(
+                f"{label}: {total_ms:.2f} ms/step outside the model ({own_ms:.2f} ms loop) {verdict} the {TARGET_MS:.0f} ms target"
+            )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
