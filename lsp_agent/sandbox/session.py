@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lsp_agent.sandbox.docker_backend import docker_requested, docker_status, run_in_docker
 from lsp_agent.sandbox.environment import scrubbed_environment
 from lsp_agent.sandbox.isolation import (
     Isolation,
@@ -49,6 +50,10 @@ class Sandbox:
         self._scratch_parent = scratch_parent
         self._scratch: ScratchWorkspace | None = None
         self._interpreter: PersistentInterpreter | None = None
+        self.docker_note: str | None = None  # set when the Docker backend was asked for
+        self.use_docker = False
+        if docker_requested():
+            self.use_docker, self.docker_note = docker_status()
         self._lock = threading.RLock()
         _LIVE.add(self)
 
@@ -59,7 +64,7 @@ class Sandbox:
         """The scratch copy, made on first use."""
         with self._lock:
             if self._scratch is None:
-                use_overlay = self.isolation.overlay and overlay_safe_path(self.root)
+                use_overlay = self.isolation.overlay and overlay_safe_path(self.root) and not self.use_docker
                 self._scratch = ScratchWorkspace(
                     self.root, mode="overlay" if use_overlay else "copy", exclude=self.exclude,
                     parent=self._scratch_parent,
@@ -69,14 +74,21 @@ class Sandbox:
     def describe(self, limits: ResourceLimits) -> list[str]:
         """The isolation in force, one fact per line, for the tool's result."""
         scratch = self.scratch
-        return [
+        lines = [
             f"workspace: scratch copy ({scratch.copy_method}) with the proposed edits applied; "
             "your real files are untouched",
-            self.isolation.network_line(),
-            self.isolation.filesystem_line(),
-            "environment: secrets removed (API keys, tokens, passwords, AWS_*); HOME is a private directory",
-            limits.describe(),
         ]
+        if self.use_docker:
+            lines.append("container: Docker (network none, memory and process limits)")
+        else:
+            lines += [self.isolation.network_line(), self.isolation.filesystem_line()]
+            if self.docker_note:
+                lines.append(self.docker_note + "; using the local sandbox")
+        lines.append(
+            "environment: secrets removed (API keys, tokens, passwords, AWS_*); HOME is a private directory"
+        )
+        lines.append(limits.describe())
+        return lines
 
     def wrap(self, argv: Sequence[str], cwd_rel: str = ".") -> tuple[list[str], str]:
         """The full argv (mount + isolation prefixes) and the cwd to start it in."""
@@ -129,10 +141,15 @@ class Sandbox:
             self.close_interpreter()  # one mount of the copy at a time
             scratch = self.scratch
             scratch.sync_in(overlay)
-            full, start_dir = self.wrap(argv, cwd_rel)
-            result = run_process(
-                full, env=self.environment(), cwd=start_dir, limits=limits, stdin=stdin, cancel=cancel
-            )
+            if self.use_docker:
+                result = run_in_docker(
+                    argv, scratch.workspace, limits=limits, env=self.environment(), stdin=stdin
+                )
+            else:
+                full, start_dir = self.wrap(argv, cwd_rel)
+                result = run_process(
+                    full, env=self.environment(), cwd=start_dir, limits=limits, stdin=stdin, cancel=cancel
+                )
             result.argv = list(argv)
             result.changes = scratch.collect_changes(overlay)
             result.isolation = self.describe(limits)

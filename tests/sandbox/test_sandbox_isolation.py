@@ -131,3 +131,19 @@ def test_missing_program_is_a_clear_result(sandbox: Sandbox, overlay: Overlay) -
     assert not result.ok
     text = result.format(10)
     assert "definitely-not-a-program-here" in text
+
+
+def test_docker_backend_falls_back_and_says_why(
+    project: Path, overlay: Overlay, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lsp_agent.sandbox.docker_backend import docker_status
+
+    monkeypatch.setenv("LSP_AGENT_SANDBOX_BACKEND", "docker")
+    reachable, note = docker_status()
+    if reachable:
+        pytest.skip("a Docker engine is reachable here; the fallback path is not exercised")
+    assert note.startswith("docker backend: ")
+    with Sandbox(project) as box:
+        result = box.run([sys.executable, "-c", "print('ran locally')"], overlay, timeout=20)
+    assert result.stdout.strip() == "ran locally"
+    assert "using the local sandbox" in result.format(20)
