@@ -272,6 +272,9 @@ class AgentRun:
         schemas = self.registry.schemas()
         for step in range(1, max_iterations + 1):
             self._check_stop()
+            log.info(
+                "run %s: iteration %d of %d, %d messages", self.run_id, step, max_iterations, len(messages)
+            )
             messages = await self._maybe_compact(messages)
             reply = await self._complete(messages, schemas)
             messages.append(reply.message)
@@ -308,6 +311,7 @@ class AgentRun:
             if self._over_budget():
                 raise _Stop("token_budget", f"token budget of {self.settings.token_budget} reached")
             log.debug("step %d of %d done", step, max_iterations)
+        log.warning("run %s: reached the iteration limit of %d", self.run_id, max_iterations)
         return _Outcome(
             "max_iterations", self._last_text or f"stopped after {max_iterations} iterations", False
         )
@@ -368,6 +372,9 @@ class AgentRun:
         client = self._client
         assert client is not None
         self.transcript.request(client.model, messages, [s["function"]["name"] for s in schemas or []])
+        log.info("run %s: model request %d (%d messages)", self.run_id, self.iterations + 1, len(messages))
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("request messages (last two): %s", messages[-2:])
         try:
             reply = await self._guard(client.complete(messages, schemas))
         except ModelError as exc:
@@ -383,6 +390,13 @@ class AgentRun:
             except ModelError as again:
                 raise _Stop("error", str(again)) from None
         self._account(reply)
+        log.debug(
+            "reply in %.3fs (%d attempts): %r tool_calls=%s",
+            reply.seconds,
+            reply.attempts,
+            reply.content,
+            reply.message.get("tool_calls"),
+        )
         self.transcript.write(
             "reply",
             content=reply.content,
@@ -524,7 +538,14 @@ class AgentRun:
             output=output,
             seconds=round(result.seconds, 4),
         )
-        log.info("tool %s %s in %.3fs", call.name, "ok" if result.ok else "failed", result.seconds)
+        log.info(
+            "tool %s(%s) %s in %.3fs",
+            call.name,
+            call.arguments,
+            "ok" if result.ok else "failed",
+            result.seconds,
+        )
+        log.debug("tool output: %s", output)
 
     # --- planning -------------------------------------------------------------------------------------------
 
