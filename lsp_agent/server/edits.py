@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -86,7 +86,7 @@ class EditPlan:
     refused: list[str]
 
 
-def position_at_line(lines: list[str], index: int, codec: PositionCodec) -> types.Position:
+def position_at_line(lines: Sequence[str], index: int, codec: PositionCodec) -> types.Position:
     """The position of the start of line `index`; past the last line it is the end of the text."""
     if index < len(lines):
         return types.Position(line=index, character=0)
@@ -95,7 +95,7 @@ def position_at_line(lines: list[str], index: int, codec: PositionCodec) -> type
     return types.Position(line=len(lines) - 1, character=codec.client_num_units(lines[-1]))
 
 
-def hunk_range(lines: list[str], hunk: Hunk, codec: PositionCodec) -> types.Range:
+def hunk_range(lines: Sequence[str], hunk: Hunk, codec: PositionCodec) -> types.Range:
     """The range in the current text that `hunk` replaces."""
     return types.Range(
         start=position_at_line(lines, hunk.start, codec), end=position_at_line(lines, hunk.end, codec)

@@ -88,6 +88,7 @@ def _register_lifecycle(server: AgentServer) -> None:
     def shutdown(ls: AgentServer, params: Any) -> None:
         ls.runs.cancel_all()
         ls.indexes.close()
+        ls.mcp.close()
 
 
 def _index_key(ls: AgentServer) -> tuple:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from dataclasses import dataclass
 
@@ -51,9 +52,13 @@ class Refusal:
         )
 
 
-def split_lines(text: str) -> list[str]:
-    """Lines with their endings kept, split the way LSP counts lines ("a\\nb" -> ["a\\n", "b"])."""
-    return _LINE.findall(text)
+@functools.lru_cache(maxsize=16)
+def split_lines(text: str) -> tuple[str, ...]:
+    """Lines with their endings kept, split the way LSP counts lines ("a\\nb" -> ("a\\n", "b")).
+
+    Cached: code actions on a large open document must not re-split it on every request.
+    """
+    return tuple(_LINE.findall(text))
 
 
 def compute_hunks(base_text: str, new_text: str) -> list[Hunk]:
@@ -65,7 +70,7 @@ def compute_hunks(base_text: str, new_text: str) -> list[Hunk]:
     ]
 
 
-def _line_offsets(base: list[str], current: list[str]) -> dict[int, int]:
+def _line_offsets(base: tuple[str, ...], current: tuple[str, ...]) -> dict[int, int]:
     """base line index -> current line index, for lines the user left untouched."""
     matcher = difflib.SequenceMatcher(None, base, current, autojunk=False)
     mapping: dict[int, int] = {}
@@ -110,7 +115,7 @@ def rebase_hunks(
 
 def apply_hunks(text: str, hunks: list[Hunk]) -> str:
     """The text with the (non-overlapping) hunks applied; used to check rebased results."""
-    lines = split_lines(text)
+    lines = list(split_lines(text))
     for hunk in sorted(hunks, key=lambda h: h.start, reverse=True):
         lines[hunk.start : hunk.end] = list(hunk.new_lines)
     return "".join(lines)

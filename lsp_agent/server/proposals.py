@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -118,7 +118,7 @@ class ProposalStore:
     def spots(self, uri: str, text: str, codec: PositionCodec) -> list[HunkSpot]:
         """The hunks touching `uri`, located in its current text (refused hunks have no spot)."""
         spots: list[HunkSpot] = []
-        lines: list[str] | None = None
+        lines: Sequence[str] | None = None
         for pending in self:
             fp = pending.by_uri(uri)
             if fp is None:
@@ -166,13 +166,13 @@ class ProposalStore:
         return out
 
 
-def _whole_range(lines: list[str], codec: PositionCodec) -> types.Range:
+def _whole_range(lines: Sequence[str], codec: PositionCodec) -> types.Range:
     """The first line of a document (where whole-file hints go)."""
     end = codec.client_num_units(lines[0].rstrip("\r\n")) if lines else 0
     return types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=end))
 
 
-def _visible_range(lines: list[str], hunk: Hunk, codec: PositionCodec) -> types.Range:
+def _visible_range(lines: Sequence[str], hunk: Hunk, codec: PositionCodec) -> types.Range:
     """Where a hunk shows: the lines it replaces, or the line it inserts at for a pure insertion."""
     rng = hunk_range(lines, hunk, codec)
     if hunk.start < hunk.end and rng.end.character == 0 and rng.end.line > rng.start.line:

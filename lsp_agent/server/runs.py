@@ -209,6 +209,7 @@ class RunManager:
             else:
                 loop.call_soon_threadsafe(self._on_event, record, event)
 
+        await self.server.mcp.start(settings, record.root)  # lazy: MCP servers start with the first run
         overlay = Overlay(
             record.root, read_disk=self.server.read_buffer_or_disk, max_file_size=settings.max_file_size
         )

@@ -13,6 +13,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from lsp_agent import __version__
 from lsp_agent.config import Settings, load_settings
+from lsp_agent.mcp.editor import EditorMcp
 from lsp_agent.server.edits import DocumentState, EditSupport
 from lsp_agent.server.indexing import IndexManager
 from lsp_agent.server.progress import ProgressReporter
@@ -43,6 +44,10 @@ class AgentServer(LanguageServer):
         self.status_providers: dict[str, Callable[[], Any]] = {}
         # called as provider(registry, settings) for each run: adds tools (exec, MCP) to the run's registry
         self.tool_providers: list[Callable[[Any, Settings], None]] = []
+        # MCP servers: started by the first run that needs them, stopped at shutdown
+        self.mcp = EditorMcp(self.show_error, settings=lambda: self.settings, root=lambda: self.primary_root)
+        self.status_providers["mcp"] = self.mcp.status
+        self.tool_providers.append(self.mcp.add_tools)
         self.diagnosed_uris: set[str] = set()
 
     # ----- client capabilities ----------------------------------------------------------------------------

@@ -15,8 +15,8 @@ BASE = "".join(f"line {i}\n" for i in range(20))
 
 
 def test_split_lines_counts_only_lsp_line_breaks():
-    assert split_lines("a\r\nb\rc\x0cd\u2028e\n") == ["a\r\n", "b\r", "c\x0cd\u2028e\n"]
-    assert split_lines("x") == ["x"] and split_lines("") == []
+    assert split_lines("a\r\nb\rc\x0cd\u2028e\n") == ("a\r\n", "b\r", "c\x0cd\u2028e\n")
+    assert split_lines("x") == ("x",) and split_lines("") == ()
 
 
 def test_hunks_are_minimal_and_reproduce_the_new_text():
