@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 # (tool name, arguments, reason) -> "once" | "session" | "deny"
 PermissionAsker = Callable[[str, dict, str], Awaitable[str]]
+
+log = logging.getLogger(__name__)
 
 GUARDED = ("exec", "external")
 ANSWERS = ("once", "session", "deny")
@@ -42,7 +46,13 @@ class PermissionGate:
         if self.asker is None:
             return Decision(False, "no asker", "deny")
         reason = "runs code on your machine" if permission == "exec" else "reaches outside the workspace"
-        answer = await self.asker(tool, dict(arguments), reason)
+        try:
+            answer = await self.asker(tool, dict(arguments), reason)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a broken asker means no permission
+            log.warning("permission asker failed for %s: %s", tool, exc)
+            return Decision(False, "asked", "deny")
         answer = answer if answer in ANSWERS else "deny"
         if answer == "session":
             self.session_grants.add(tool)

@@ -40,6 +40,9 @@ When the task is done, call task_complete:
 <ACTION>{"name": "task_complete", "arguments": {"summary": "Fixed the off-by-one in parse_range."}}</ACTION>"""
 
 
+EMPTY_REPLY = "Your reply was empty. Continue the task by calling a tool, or call task_complete with a summary if it is done."
+
+
 def tool_descriptions(schemas: list[dict[str, Any]]) -> str:
     """Tools as the seed's <tool><name/><description/><parameters/></tool> blocks under "Available Tools:"."""
     blocks = ["Available Tools:"]

@@ -270,6 +270,7 @@ class AgentRun:
         ]
         self.message_count += 2
         schemas = self.registry.schemas()
+        empty_nudged = False
         for step in range(1, max_iterations + 1):
             self._check_stop()
             log.info(
@@ -290,6 +291,10 @@ class AgentRun:
                 continue
             if not calls:
                 answer = final if final is not None else reply.content.strip()
+                if not answer and not empty_nudged:
+                    empty_nudged = True
+                    self._observe(messages, None, prompts.EMPTY_REPLY, native=False)
+                    continue
                 if self._report_syntax_once(messages, None):
                     continue
                 return _Outcome("no_tool_call", answer, True)
@@ -498,7 +503,8 @@ class AgentRun:
         """Run one tool call through the permission gate and the registry."""
         from lsp_agent.tools.registry import ToolResult
 
-        self._check_stop()
+        if self._cancel.is_set():
+            raise _Stop("cancelled", "the run was cancelled")
         self._emit(
             "tool_call", id=call.id, name=call.name, arguments=call.arguments, iteration=self.iterations
         )

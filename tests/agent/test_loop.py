@@ -370,3 +370,26 @@ async def test_no_model_configured_is_a_clear_error(workspace):
     result = await AgentRun("task", Settings(), workspace, sink=events.append).run()
     assert result.stop_reason == "error" and "--model" in result.error and "LSP_AGENT_MODEL" in result.error
     assert events[-1].kind == "done"
+
+
+async def test_finishing_on_the_step_that_crosses_the_budget_counts_as_complete(workspace):
+    usage = {"prompt_tokens": 900, "completion_tokens": 200}
+    o = await run_script(workspace, [{**done("just made it"), "usage": usage}], token_budget=1000)
+    assert (o.result.stop_reason, o.result.answer, o.result.success) == ("complete", "just made it", True)
+
+
+async def test_an_empty_reply_gets_one_nudge(workspace):
+    o = await run_script(workspace, [{"content": ""}, {"content": ""}])
+    assert "Your reply was empty" in o.requests[1]["messages"][-1]["content"]
+    assert (o.result.stop_reason, o.result.iterations) == ("no_tool_call", 2)
+
+
+async def test_a_failing_asker_denies(workspace):
+    ran: list[str] = []
+
+    async def asker(tool, arguments, reason):
+        raise RuntimeError("editor went away")
+
+    script = [{"content": "", "tool_calls": [call("run_tests")]}, done()]
+    o = await run_script(workspace, script, registry=_exec_registry(ran), permission=asker)
+    assert ran == [] and not o.of("tool_result")[0]["ok"] and o.result.success
