@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,7 @@ def run_scenario(mode: str, script: list[dict], tmp_path: Path) -> dict:
     (root / ".git").mkdir()
     (root / "greet.py").write_text(GREET, encoding="utf-8")
     out = tmp_path / "result.json"
+    signal = tmp_path / "model-received-a-request"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LSP_AGENT_", "NVIM"))}
     env.update(
         {
@@ -65,20 +67,33 @@ def run_scenario(mode: str, script: list[dict], tmp_path: Path) -> dict:
             "base_url": model.base_url,
             "mode": mode,
             "out": str(out),
+            "signal": str(signal),
         }
         (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
-        proc = subprocess.run(
+        proc = subprocess.Popen(
             [NVIM, "--clean", "--headless", "-l", str(SCENARIO), str(tmp_path / "config.json")],
             cwd=root,
             env=env,
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            timeout=150,
         )
+        try:
+            # Tell the scenario (through a file) once the model has received a request, so a cancel is mid-request.
+            deadline = time.monotonic() + 150
+            while proc.poll() is None and time.monotonic() < deadline:
+                if model.requests and not signal.exists():
+                    signal.write_text("busy", encoding="utf-8")
+                time.sleep(0.05)
+            stdout, stderr = proc.communicate(timeout=5)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
         requests = list(model.requests)
-    assert out.exists(), f"nvim exited {proc.returncode} without a result\n{proc.stdout}\n{proc.stderr}"
+    assert out.exists(), f"nvim exited {proc.returncode} without a result\n{stdout}\n{stderr}"
     result = json.loads(out.read_text(encoding="utf-8"))
-    assert result["ok"], f"{result.get('error')}\n{proc.stderr[-3000:]}"
+    assert result["ok"], f"{result.get('error')}\n{stderr[-3000:]}"
     assert proc.returncode == 0
     result["requests"] = requests
     result["disk"] = (root / "greet.py").read_text(encoding="utf-8")
@@ -147,6 +162,9 @@ def test_reject_with_a_reason_drops_the_proposal(tmp_path: Path) -> None:
 def test_cancel_stops_a_run_waiting_on_the_model(tmp_path: Path) -> None:
     script = [{"match": "CANCEL-TASK", "delay": 30, "content": "too late"}]
     r = run_scenario("cancel", script, tmp_path)
+    assert r["input_prompt"] == "Ask agent about the selection: "
+    user = [m["content"] for m in r["requests"][0]["messages"] if m["role"] == "user"][-1]
+    assert "CANCEL-TASK" in user and "def greet(name):" in user, "the code action's selection went along"
     assert r["after_cancel"]["state"] == "cancelled"
     assert r["after_cancel"]["proposal"] == "none"
     assert r["cancel_ms"] < 5000

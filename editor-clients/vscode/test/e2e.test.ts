@@ -99,6 +99,8 @@ test("ask streams events, the proposal becomes a code action, and applying it ch
   const run = controller.tracker.get(runId)!;
   assert.deepEqual(kinds(runId).filter((k) => k !== "usage" && k !== "thought"), ["start", "tool_call", "tool_result", "tool_call", "tool_result", "proposal", "done"]);
   assert.equal(run.state, "succeeded");
+  assert.match(model.userText(0), /def greet\(name\):\n {4}return "Hello " \+ name/, "the selection goes along");
+  assert.match(model.userText(0), /APPLY-TASK/);
   assert.equal(run.proposal, "pending");
   assert.deepEqual(run.files, ["greet.py"]);
   assert.ok(transcript.some((l) => l.includes('-> edit_file(path="greet.py"')), transcript.join("\n"));
@@ -154,9 +156,11 @@ test("Reject Pending Edits drops the proposal and keeps the documents", async ()
   await assert.rejects(controller.apply(runId), /no pending edits/);
 });
 
-test("Cancel Run stops a run that waits on the model within seconds", async () => {
+test("Cancel Run stops a run mid-request to the model within seconds", async () => {
   const runId = await controller.ask({ task: "CANCEL-TASK: think for a long time" });
-  await waitFor("the run to start", () => kinds(runId).includes("start"), 30_000);
+  const before = model.requests.length;
+  await waitFor("the model to receive the request", () => model.requests.length > before, 30_000);
+  assert.match(model.userText(before), /CANCEL-TASK/);
   const started = Date.now();
   await controller.cancel(runId);
   await waitFor("the cancelled run's done event", () => kinds(runId).includes("done"), 10_000);

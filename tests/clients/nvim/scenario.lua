@@ -112,11 +112,21 @@ local function scenario()
     results.buffer = lines(buf)
     results.modified = vim.bo[buf].modified
   elseif cfg.mode == "cancel" then
-    vim.cmd("AgentAsk CANCEL-TASK: think for a long time")
+    -- Start the run from the "Ask agent about this selection" code action; the plugin asks for the task.
+    vim.ui.input = function(opts, on_confirm)
+      results.input_prompt = opts.prompt
+      on_confirm("CANCEL-TASK: think for a long time")
+    end
+    vim.lsp.buf.code_action({
+      range = { start = { 1, 0 }, ["end"] = { 2, 0 } },
+      filter = function(a) return a.title == "Ask agent about this selection" end,
+      apply = true,
+    })
     wait("the run to start", 30000, function()
       local r = newest_run()
       return r and vim.tbl_contains(r.kinds, "start")
     end)
+    wait("the model to receive the request", 30000, function() return vim.uv.fs_stat(cfg.signal) ~= nil end)
     local started = vim.uv.hrtime()
     vim.cmd("AgentCancel")
     local run = newest_run()

@@ -41,8 +41,24 @@ function pythonEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return env;
 }
 
-/** The scripted OpenAI-compatible model server (lsp_agent.testing.scripted_model). */
+/** Runs lsp_agent.testing.scripted_model's server and reports each request it receives on stdout. */
+const SCRIPTED_MODEL = `
+import json, sys, time
+from lsp_agent.testing.scripted_model import ScriptedModelServer
+with ScriptedModelServer(json.load(open(sys.argv[1]))) as server:
+    print(server.base_url, flush=True)
+    seen = 0
+    while True:
+        while seen < len(server.requests):
+            print("request", json.dumps(server.requests[seen]), flush=True)
+            seen += 1
+        time.sleep(0.02)
+`;
+
+/** The scripted OpenAI-compatible model server, with the chat requests it received so far. */
 export class ScriptedModel {
+  readonly requests: { messages: { role: string; content: unknown }[] }[] = [];
+
   private constructor(
     private readonly proc: ChildProcess,
     readonly baseUrl: string,
@@ -51,9 +67,9 @@ export class ScriptedModel {
   static async start(script: object[], dir: string): Promise<ScriptedModel> {
     const file = join(dir, "script.json");
     writeFileSync(file, JSON.stringify(script));
-    const proc = spawn(PYTHON, ["-m", "lsp_agent.testing.scripted_model", "--script", file], { env: pythonEnv(), stdio: ["ignore", "pipe", "inherit"] });
-    const firstLine = await new Promise<string>((ok, fail) => {
-      const rl = createInterface({ input: proc.stdout! });
+    const proc = spawn(PYTHON, ["-c", SCRIPTED_MODEL, file], { env: pythonEnv(), stdio: ["ignore", "pipe", "inherit"] });
+    const rl = createInterface({ input: proc.stdout! });
+    const baseUrl = await new Promise<string>((ok, fail) => {
       const timer = setTimeout(() => fail(new Error("the scripted model did not print its URL within 20 s")), 20_000);
       rl.once("line", (line) => {
         clearTimeout(timer);
@@ -61,7 +77,20 @@ export class ScriptedModel {
       });
       proc.once("exit", (code) => fail(new Error(`the scripted model exited with ${code}`)));
     });
-    return new ScriptedModel(proc, firstLine);
+    const model = new ScriptedModel(proc, baseUrl);
+    rl.on("line", (line) => {
+      if (line.startsWith("request ")) {
+        model.requests.push(JSON.parse(line.slice("request ".length)));
+      }
+    });
+    return model;
+  }
+
+  /** The text of the last user message of request `index`. */
+  userText(index: number): string {
+    const users = (this.requests[index]?.messages ?? []).filter((m) => m.role === "user");
+    const last = users.at(-1)?.content;
+    return typeof last === "string" ? last : JSON.stringify(last ?? "");
   }
 
   stop(): void {
