@@ -8,9 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from lsp_agent.mcp.bridge import expand_permission_rules, register_mcp_tools
 from lsp_agent.mcp.config import collect_servers
 from lsp_agent.mcp.manager import McpManager
-from lsp_agent.mcp.setup import attach_mcp_tools
 from lsp_agent.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -19,29 +19,52 @@ log = logging.getLogger(__name__)
 class EditorMcp:
     """Owns the server's McpManager: lazy start on the first run, errors shown once, status rows, shutdown."""
 
-    def __init__(self, show_error: Callable[[str], None] | None = None, *, read_files: bool = True) -> None:
+    def __init__(
+        self,
+        show_error: Callable[[str], None] | None = None,
+        *,
+        settings: Callable[[], Any] | None = None,
+        root: Callable[[], Path | None] | None = None,
+        read_files: bool = True,
+    ) -> None:
         self.show_error = show_error
+        self.current_settings = settings  # for status rows before the first run
+        self.current_root = root
         self.read_files = read_files
         self.manager: McpManager | None = None
         self._shown: set[str] = set()
 
-    async def prepare(
-        self, settings: Any, root: Path | None, registry: ToolRegistry | None = None
-    ) -> tuple[ToolRegistry, Any]:
-        """(registry, settings) for a run: built-in tools plus the ready MCP servers' tools, permission patterns
-        resolved. Servers that fail to start are shown to the user (once per distinct error) and left out."""
-        if registry is None:
-            from lsp_agent.tools.registry import default_registry
-
-            registry = default_registry()
+    async def start(self, settings: Any, root: Path | None) -> list[str]:
+        """Start the configured servers not yet running (first run, or after a crash or a settings change);
+        new problems are shown to the user once. Returns this attempt's errors."""
         manager = await self._manager(settings, root)
-        settings, errors = await attach_mcp_tools(manager, registry, settings)
-        self._report(list(manager.config_errors) + errors)
-        return registry, settings
+        errors = list(manager.config_errors)
+        if manager.configs:
+            errors.extend(await manager.ensure_started())
+        self._report(errors)
+        return errors
+
+    def add_tools(self, registry: ToolRegistry, settings: Any) -> None:
+        """Tool provider hook: the ready servers' tools join the run's registry; "server__*" permission patterns
+        in `settings.permissions` are resolved to those tool names in place (the run's gate matches names)."""
+        if self.manager is None:
+            return
+        register_mcp_tools(registry, self.manager)
+        permissions = getattr(settings, "permissions", None)
+        if isinstance(permissions, dict):
+            permissions.update(expand_permission_rules(permissions, registry.names()))
 
     def status(self) -> list[dict[str, Any]]:
-        """The MCP section of lspAgent.status: one row per configured server."""
-        return self.manager.status() if self.manager is not None else []
+        """The MCP section of lspAgent.status: one row per configured server ("idle" until a run starts it)."""
+        if self.manager is not None:
+            return self.manager.status()
+        if self.current_settings is None:
+            return []
+        root = self.current_root() if self.current_root is not None else None
+        servers, _ = collect_servers(
+            root, getattr(self.current_settings(), "mcp_servers", None) or {}, read_files=self.read_files
+        )
+        return McpManager(servers, root=root).status()
 
     def close(self) -> None:
         """Stop every MCP server (language server shutdown/exit)."""
@@ -58,6 +81,7 @@ class EditorMcp:
             self.manager.config_errors = errors
         elif self.manager.configs != servers or self.manager.config_errors != errors:
             await asyncio.to_thread(self.manager.configure, servers, errors)
+            self._shown.clear()  # a changed configuration gets its problems shown afresh
         return self.manager
 
     def _report(self, errors: list[str]) -> None:

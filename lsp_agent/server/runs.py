@@ -196,7 +196,8 @@ class RunManager:
 
     async def _drive(self, record: RunRecord, request: AskRequest, settings: Any) -> Any:
         """Build the AgentRun (importing the agent core lazily) and run it."""
-        await asyncio.to_thread(load_agent_core)  # litellm takes seconds to import: never on the event loop
+        # litellm takes seconds to import (never on the event loop); MCP servers start meanwhile (lazily)
+        await asyncio.gather(asyncio.to_thread(load_agent_core), self.server.mcp.start(settings, record.root))
         from lsp_agent.agent.run import AgentRun
         from lsp_agent.workspace.overlay import Overlay
 
@@ -209,7 +210,6 @@ class RunManager:
             else:
                 loop.call_soon_threadsafe(self._on_event, record, event)
 
-        await self.server.mcp.start(settings, record.root)  # lazy: MCP servers start with the first run
         overlay = Overlay(
             record.root, read_disk=self.server.read_buffer_or_disk, max_file_size=settings.max_file_size
         )
