@@ -85,6 +85,7 @@ class Editor:
         self.applied: list[types.WorkspaceEdit] = []
         self.permission_answer: str | None = "Deny"  # the action the user picks; None = dismissed
         self.permission_prompts: list[str] = []
+        self.registrations: list[types.Registration] = []
         self.initialize_seconds = 0.0  # initialize request -> reply, once the process is up
         self.startup_seconds = 0.0  # spawn -> process idle (interpreter start and imports)
         self._event_arrived = asyncio.Event()
@@ -260,7 +261,7 @@ async def start_editor(
 
     @client.feature(types.CLIENT_REGISTER_CAPABILITY)
     def _register(params: types.RegistrationParams) -> None:
-        editor.registrations = list(params.registrations)
+        editor.registrations.extend(params.registrations)
 
     command = list(command or SERVER_CMD)
     if os.environ.get("LSP_AGENT_TEST_SERVER_LOG"):  # debugging aid: the server's DEBUG log in a file

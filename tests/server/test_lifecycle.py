@@ -144,3 +144,43 @@ async def test_settings_change_takes_effect(editor):
         await asyncio.sleep(0.05)
     assert status["model"] == "openai/scripted"
     assert "settingsErrors" not in status
+
+
+async def test_watched_file_events_and_new_folders_keep_the_index_fresh(editor, tmp_path_factory):
+    await wait_index_ready(editor)
+    assert [(r.method, r.register_options["watchers"][0]["globPattern"]) for r in editor.registrations] == [
+        (types.WORKSPACE_DID_CHANGE_WATCHED_FILES, "**/*")
+    ]
+    path = editor.root / "shop" / "shipping.py"
+    path.write_text("def estimate_parcel_shipping(weight):\n    return weight * 3\n")
+    editor.client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=editor.uri("shop/shipping.py"), type=types.FileChangeType.Created)]
+        )
+    )
+    for _ in range(50):
+        hits = await editor.command("lspAgent.search", {"query": "estimate_parcel_shipping", "topK": 1})
+        if hits and hits[0]["path"] == "shop/shipping.py":
+            break
+        await asyncio.sleep(0.1)
+    else:
+        raise AssertionError(f"created file never indexed: {hits}")
+
+    extra = write_tree(
+        tmp_path_factory.mktemp("extra") / "lib",
+        {"tax.py": "def compute_vat_rate(country):\n    return 0.2\n"},
+    )
+    folder = types.WorkspaceFolder(uri=extra.as_uri(), name="lib")
+    editor.client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(added=[folder], removed=[])
+        )
+    )
+    for _ in range(100):
+        hits = await editor.command("lspAgent.search", {"query": "compute_vat_rate", "topK": 1})
+        if hits and hits[0]["uri"] == (extra / "tax.py").as_uri():
+            break
+        await asyncio.sleep(0.1)
+    else:
+        raise AssertionError(f"new folder never indexed: {hits}")
+    assert (await editor.command("lspAgent.status"))["index"]["files"] == 4
