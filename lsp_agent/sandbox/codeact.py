@@ -56,6 +56,9 @@ async def codeact_loop(run: AgentRun, task_text: str) -> Any:
     system = SYSTEM_PROMPT.format(
         root_name=run.root.name, schema=SCHEMA_TEXT, timeout=_timeout(run), prefix=RESULT_PREFIX
     )
+    repo_map = await run._repo_map()
+    if repo_map:
+        system += f"\n\nThe most important files and symbols of the workspace:\n{repo_map}"
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": system},
         {"role": "user", "content": task_text},

@@ -5,7 +5,9 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import site
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,7 +53,7 @@ class Isolation:
     def filesystem_line(self) -> str:
         """Whether writes outside the scratch copy are refused."""
         if self.bwrap:
-            return "filesystem: read-only outside the scratch copy (bwrap); /tmp is private"
+            return "filesystem: read-only outside the scratch copy, your home directory hidden, /tmp private (bwrap)"
         return "filesystem: writes outside the scratch copy are NOT blocked: bwrap unavailable"
 
 
@@ -71,12 +73,19 @@ def is_root() -> bool:
 
 
 def bwrap_prefix(bind_dir: Path, cwd: Path) -> list[str]:
-    """bubblewrap: read-only root, private /tmp, the sandbox dir writable, no network, own pid/ipc/uts."""
+    """bubblewrap: read-only root, home hidden, private /tmp, the sandbox dir writable, no network, own pid/ipc/uts."""
     argv = [
         "bwrap",
         "--ro-bind", "/", "/",
         "--dev", "/dev",
         "--proc", "/proc",
+    ]  # fmt: skip
+    home, exposed = home_exposures()
+    if home is not None:
+        argv += ["--tmpfs", str(home)]
+        for path in exposed:
+            argv += ["--ro-bind", str(path), str(path)]
+    argv += [
         "--tmpfs", "/tmp",
         "--bind", str(bind_dir), str(bind_dir),
         "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
@@ -85,6 +94,43 @@ def bwrap_prefix(bind_dir: Path, cwd: Path) -> list[str]:
     if is_root():
         argv += ["--cap-drop", "ALL"]
     return argv + ["--chdir", str(cwd), "--"]
+
+
+def home_exposures() -> tuple[Path | None, list[Path]]:
+    """The user's home (hidden from the code: keys, tokens, shell history) and what in it Python needs to run.
+
+    Kept visible: this interpreter's prefixes, the user site-packages, and the parent of every PATH entry inside
+    home (so ~/.local/bin or ~/.pyenv/shims keep working). Returns (None, []) when home cannot be hidden.
+    """
+    try:
+        home = Path(os.path.expanduser("~")).resolve()
+    except (OSError, RuntimeError):
+        return None, []
+    if home == Path("/") or not home.is_dir() or home == Path("/tmp"):
+        return None, []
+    wanted = [
+        Path(sys.prefix),
+        Path(sys.base_prefix),
+        Path(sys.exec_prefix),
+        Path(site.getusersitepackages()),
+    ]
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        if entry:
+            wanted.append(Path(entry).parent)
+    inside: list[Path] = []
+    for path in wanted:
+        try:
+            real = path.resolve()
+        except (OSError, RuntimeError):
+            continue
+        if real != home and real.is_relative_to(home) and real.exists():
+            inside.append(real)
+    inside.sort(key=lambda p: len(p.parts))
+    kept: list[Path] = []
+    for path in inside:
+        if not any(path.is_relative_to(k) for k in kept):
+            kept.append(path)
+    return home, kept
 
 
 def unshare_prefix(*, mount: bool, net: bool) -> list[str]:

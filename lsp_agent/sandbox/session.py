@@ -117,7 +117,27 @@ class Sandbox:
     def environment(self) -> dict[str, str]:
         """The scrubbed environment of every child."""
         scratch = self.scratch
-        return scrubbed_environment(os.environ, home=str(scratch.home), tmpdir=str(scratch.tmp))
+        env = scrubbed_environment(os.environ, home=str(scratch.home), tmpdir=str(scratch.tmp))
+        path = self._python_path(env.get("PYTHONPATH", ""))
+        if path:
+            env["PYTHONPATH"] = path
+        return env
+
+    def _python_path(self, inherited: str) -> str:
+        """PYTHONPATH with entries inside the workspace moved to the scratch copy, plus its src/ when present.
+
+        So imports load the proposed code even for a src-layout project installed in editable mode.
+        """
+        entries: list[str] = []
+        for entry in filter(None, inherited.split(os.pathsep)):
+            real = Path(entry).resolve()
+            if real.is_relative_to(self.root):
+                entry = str(self.scratch.workspace / real.relative_to(self.root))
+            entries.append(entry)
+        src = str(self.scratch.workspace / "src")
+        if (self.root / "src").is_dir() and src not in entries:
+            entries.insert(0, src)
+        return os.pathsep.join(entries)
 
     def limits(self, timeout: float) -> ResourceLimits:
         """Resource limits for a run of `timeout` seconds."""

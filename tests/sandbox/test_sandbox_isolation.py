@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import sys
 from pathlib import Path
@@ -86,7 +87,7 @@ def test_writes_outside_the_scratch_copy(sandbox: Sandbox, overlay: Overlay, pro
         assert "WROTE" not in result.stdout
         assert not escaped
         assert "Read-only file system" in result.stdout  # outside /tmp the root is mounted read-only
-        assert "read-only outside the scratch copy (bwrap)" in result.format(20)
+        assert "read-only outside the scratch copy" in result.format(20) and "(bwrap)" in result.format(20)
     else:  # this machine has no mechanism: the result must say so plainly
         assert "writes outside the scratch copy are NOT blocked" in result.format(20)
 
@@ -147,3 +148,30 @@ def test_docker_backend_falls_back_and_says_why(
         result = box.run([sys.executable, "-c", "print('ran locally')"], overlay, timeout=20)
     assert result.stdout.strip() == "ran locally"
     assert "using the local sandbox" in result.format(20)
+
+
+def test_home_is_hidden_but_python_still_runs(
+    sandbox: Sandbox, overlay: Overlay, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = Path.cwd() / f".lsp-agent-fake-home-{os.getpid()}"  # outside /tmp, which is private anyway
+    (home / ".ssh").mkdir(parents=True)
+    try:
+        (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY")
+        monkeypatch.setenv("HOME", str(home))
+        code = f"import os\nprint(sorted(os.listdir({str(home)!r})) if os.path.isdir({str(home)!r}) else 'gone')\n"
+        result = sandbox.run([sys.executable, "-c", code], overlay, timeout=20)
+    finally:
+        shutil.rmtree(home)
+    assert result.exit_code == 0, result.format(20)
+    if current_isolation().bwrap:
+        assert result.stdout.strip() == "[]"
+        assert "home directory hidden" in result.format(20)
+
+
+def test_src_layout_imports_the_proposed_code(project: Path, overlay: Overlay) -> None:
+    (project / "src" / "lib").mkdir(parents=True)
+    (project / "src" / "lib" / "__init__.py").write_text("VERSION = 1\n")
+    overlay.write_text("src/lib/__init__.py", "VERSION = 2\n")
+    with Sandbox(project) as box:
+        result = box.run([sys.executable, "-c", "import lib; print(lib.VERSION)"], overlay, timeout=20)
+    assert result.stdout.strip() == "2"
