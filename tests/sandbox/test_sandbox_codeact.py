@@ -125,3 +125,34 @@ def test_lenient_reply_forms_are_accepted() -> None:
         '{"action": "execute_code", "code": "a = 1\nprint(a)"}'  # a literal newline inside the string
     )
     assert parse_codeact_reply(raw_newlines).code == "a = 1\nprint(a)"
+
+
+async def test_codeact_cancel_stops_running_code_and_cleans_up(project: Path) -> None:
+    import asyncio
+    import time
+
+    from lsp_agent.agent.model import ModelClient
+    from lsp_agent.agent.run import AgentRun
+    from lsp_agent.config import Settings
+    from lsp_agent.testing.scripted_model import ScriptedModelServer
+    from lsp_agent.tools import exec_tools
+
+    script = [reply(thought="wait", action="execute_code", code="import time\ntime.sleep(60)")]
+    events: list = []
+    with ScriptedModelServer(script) as server:
+        settings = Settings(
+            model="openai/scripted", api_base=server.base_url, api_key="test", style="codeact",
+            permissions={"execute_code": "allow"},
+        )  # fmt: skip
+        run = AgentRun("sleep", settings, project, sink=events.append, model_client=ModelClient(settings))
+        task = asyncio.create_task(run.run())
+        while not any(e.kind == "tool_call" for e in events):
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)
+        started = time.perf_counter()
+        run.cancel()
+        result = await asyncio.wait_for(task, 10)
+    assert result.stop_reason == "cancelled"
+    assert time.perf_counter() - started < 3
+    assert run.overlay not in exec_tools._SANDBOXES  # the interpreter and scratch copy are gone
+    assert "sandbox" not in run.ctx.extras
