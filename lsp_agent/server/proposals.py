@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,7 +11,7 @@ from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
 from lsp_agent.server.edits import FileProposal, StateReader, file_proposals, hunk_range
-from lsp_agent.server.hunks import Hunk, split_lines
+from lsp_agent.server.hunks import Hunk, apply_hunks, compute_hunks, split_lines
 from lsp_agent.workspace.proposal import Proposal
 
 DIAGNOSTIC_SOURCE = "lsp-agent"
@@ -58,9 +59,11 @@ class PendingProposal:
         self.files = [f for f in self.files if id(f) not in ids]
 
     def drop_hunk(self, fp: FileProposal, index: int) -> None:
-        """Forget one applied hunk (the file leaves when its last hunk goes)."""
-        if 0 <= index < len(fp.hunks):
-            fp.hunks = [h for i, h in enumerate(fp.hunks) if i != index]
+        """Forget one applied hunk: it becomes part of the base, so the neighbouring hunks still apply cleanly."""
+        if fp.change.kind == "modify" and 0 <= index < len(fp.hunks):
+            base = apply_hunks(fp.change.base_text or "", [fp.hunks[index]])
+            fp.change = dataclasses.replace(fp.change, base_text=base)
+            fp.hunks = compute_hunks(base, fp.change.new_text or "")
             fp._rebased = None
         if not fp.hunks:
             self.drop([fp])

@@ -72,6 +72,11 @@ def parse_ask(args: Any) -> AskRequest:
         raise ValueError('lspAgent.ask expects [{"task": "...", "uri"?, "range"?, "plan"?, "sessionId"?}]')
     task = args.get("task")
     if not isinstance(task, str) or not task.strip():
+        if args.get("needsTask"):
+            raise ValueError(
+                "lspAgent.ask: 'task' is required: this code action expects the editor to prompt for the question "
+                "and add it as 'task' before sending the command"
+            )
         raise ValueError(
             "lspAgent.ask: 'task' is required (a non-empty string saying what the agent should do)"
         )

@@ -87,3 +87,18 @@ def test_a_file_created_meanwhile_is_never_overwritten(tmp_path: Path):
         label="add n",
     )
     assert plan.edit is None and "exists now" in plan.refused[0]
+
+
+def test_applying_one_hunk_keeps_its_neighbour_applicable(tmp_path: Path):
+    from lsp_agent.server.proposals import PendingProposal
+
+    new = BASE.replace("line 4\n", "line four\n").replace("line 6\n", "line six\n")  # one line apart
+    pending = PendingProposal.create(
+        "r1", tmp_path, Proposal([FileChange("f.py", "modify", BASE, new)], "words")
+    )
+    (fp,) = pending.files
+    assert [h.start for h in fp.hunks] == [4, 6]
+    user_text = apply_hunks(BASE, [fp.hunks[0]])  # the editor applied the first hunk's code action
+    pending.drop_hunk(fp, 0)
+    rebased, refused = fp.rebased(user_text)
+    assert refused == [] and apply_hunks(user_text, rebased) == new
