@@ -71,12 +71,19 @@ def _error_text(exc):
 
 def main():
     """Serve requests until stdin closes."""
+    # The protocol moves to private (non-inheritable) descriptors; the code and its subprocesses get /dev/null
+    # as stdin and stderr as fd 1, so nothing they do can read or corrupt a protocol line.
     protocol = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
-    os.dup2(2, 1)  # output written straight to fd 1 (subprocesses) goes to stderr, not the protocol
+    requests = os.fdopen(os.dup(0), "r", encoding="utf-8")
+    os.dup2(2, 1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - lives as long as the process
     sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", buffering=0), write_through=True)
     namespace = {"__name__": "__main__", "__builtins__": __builtins__}
     protocol.write(json.dumps({"ready": True, "cwd": os.getcwd()}) + "\n")
-    for line in sys.stdin:
+    for line in requests:
         try:
             request = json.loads(line)
             code = request["code"]

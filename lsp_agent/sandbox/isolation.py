@@ -14,12 +14,14 @@ from pathlib import Path
 
 DISABLE_ENV = "LSP_AGENT_SANDBOX_DISABLE"  # comma list of: overlay, bwrap, unshare (to force a fallback)
 PROBE_TIMEOUT = 10.0
+MOUNT_FAILED = "lsp-agent-sandbox: overlay mount failed"
 
 # Mounts the copy-on-write view of the workspace in the child's private mount namespace, applies deletions,
 # then execs the rest of the argv: sh -c SCRIPT sh LOWER UPPER WORK MERGED DELETIONS CWD -- ARGV...
 OVERLAY_MOUNT_SCRIPT = r"""set -e
 lower=$1; upper=$2; work=$3; merged=$4; deletions=$5; cwd=$6; shift 7
-mount -t overlay lsp-agent-sandbox -o "lowerdir=$lower,upperdir=$upper,workdir=$work" "$merged"
+mount -t overlay lsp-agent-sandbox -o "lowerdir=$lower,upperdir=$upper,workdir=$work" "$merged" || {
+  echo "lsp-agent-sandbox: overlay mount failed" >&2; exit 125; }
 if [ -s "$deletions" ]; then
   while IFS= read -r p; do rm -f -- "$merged/$p"; done < "$deletions"
 fi

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import threading
 import weakref
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING
 from lsp_agent.sandbox.docker_backend import docker_requested, docker_status, run_in_docker
 from lsp_agent.sandbox.environment import scrubbed_environment
 from lsp_agent.sandbox.isolation import (
+    MOUNT_FAILED,
     Isolation,
     bwrap_prefix,
     current_isolation,
@@ -28,6 +30,7 @@ from lsp_agent.workspace.overlay import Overlay
 if TYPE_CHECKING:
     from lsp_agent.sandbox.interpreter import PersistentInterpreter
 
+log = logging.getLogger(__name__)
 _LIVE: weakref.WeakSet[Sandbox] = weakref.WeakSet()
 
 
@@ -50,6 +53,7 @@ class Sandbox:
         self._scratch_parent = scratch_parent
         self._scratch: ScratchWorkspace | None = None
         self._interpreter: PersistentInterpreter | None = None
+        self._overlay_failed = False  # the workspace's filesystem refused to be an overlay layer
         self.docker_note: str | None = None  # set when the Docker backend was asked for
         self.use_docker = False
         if docker_requested():
@@ -64,7 +68,12 @@ class Sandbox:
         """The scratch copy, made on first use."""
         with self._lock:
             if self._scratch is None:
-                use_overlay = self.isolation.overlay and overlay_safe_path(self.root) and not self.use_docker
+                use_overlay = (
+                    self.isolation.overlay
+                    and overlay_safe_path(self.root)
+                    and not self.use_docker
+                    and not self._overlay_failed
+                )
                 self._scratch = ScratchWorkspace(
                     self.root, mode="overlay" if use_overlay else "copy", exclude=self.exclude,
                     parent=self._scratch_parent,
@@ -170,6 +179,16 @@ class Sandbox:
                 result = run_process(
                     full, env=self.environment(), cwd=start_dir, limits=limits, stdin=stdin, cancel=cancel
                 )
+            if scratch.mode == "overlay" and result.exit_code == 125 and MOUNT_FAILED in result.stderr:
+                log.warning(
+                    "overlay mount of %s failed (%s); using a copied scratch workspace",
+                    self.root,
+                    result.stderr,
+                )
+                self._overlay_failed = True
+                scratch.close()
+                self._scratch = None
+                return self.run(argv, overlay, timeout=timeout, stdin=stdin, cwd_rel=cwd_rel, cancel=cancel)
             result.argv = list(argv)
             result.changes = scratch.collect_changes(overlay)
             result.isolation = self.describe(limits)
@@ -177,14 +196,23 @@ class Sandbox:
 
     def interpreter(self, overlay: Overlay, *, timeout: float) -> PersistentInterpreter:
         """The run's long-lived Python process (started, with the overlay synced in, on first use)."""
-        from lsp_agent.sandbox.interpreter import PersistentInterpreter
+        from lsp_agent.sandbox.interpreter import InterpreterError, PersistentInterpreter
 
         with self._lock:
             if self._interpreter is None or not self._interpreter.alive:
                 if self._interpreter is not None:
                     self._interpreter.close()
                 self.scratch.sync_in(overlay)
-                self._interpreter = PersistentInterpreter(self, timeout=timeout)
+                try:
+                    self._interpreter = PersistentInterpreter(self, timeout=timeout)
+                except InterpreterError as exc:
+                    if self.scratch.mode != "overlay" or MOUNT_FAILED not in str(exc):
+                        raise
+                    self._overlay_failed = True
+                    self._scratch.close()  # type: ignore[union-attr]
+                    self._scratch = None
+                    self.scratch.sync_in(overlay)
+                    self._interpreter = PersistentInterpreter(self, timeout=timeout)
             return self._interpreter
 
     def close_interpreter(self) -> None:

@@ -47,3 +47,14 @@ def test_files_written_by_a_step_become_overlay_writes(project: Path, overlay: O
         assert "exit() is ignored" in (step.error or "")
     assert overlay.read_text("pkg/calc.py").endswith("return a + b\n")
     assert (project / "pkg" / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"
+
+
+def test_code_cannot_read_the_protocol(project: Path, overlay: Overlay) -> None:
+    with Sandbox(project) as box:
+        run = box.interpreter(overlay, timeout=10).execute
+        step = run(
+            "import subprocess, sys\nprint(repr(sys.stdin.read()))\nsubprocess.run(['cat'])\nvalue = 41",
+            overlay,
+        )
+        assert step.stdout.strip() == "''"
+        assert run("value + 1", overlay).value == "42"  # the next request still reached the interpreter

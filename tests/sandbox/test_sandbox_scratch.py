@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import snapshot
 
 from lsp_agent.sandbox.session import Sandbox
@@ -76,3 +77,33 @@ def test_binary_output_is_reported_not_proposed(sandbox: Sandbox, overlay: Overl
     assert any(s.startswith("blob.dat: binary file") for s in result.changes.skipped)
     assert not overlay.exists("blob.dat")
     assert "NOT added to the proposal" in result.format(20)
+
+
+def test_a_refused_overlay_mount_falls_back_to_a_copy(project: Path, overlay: Overlay) -> None:
+    import os
+    import tempfile
+
+    from lsp_agent.sandbox.isolation import current_isolation
+
+    if not current_isolation().overlay:
+        pytest.skip("no overlay mount on this machine")
+    other_fs = Path("/dev/shm")
+    with Sandbox(project) as box:
+        scratch = box.scratch
+        if not other_fs.is_dir() or os.stat(other_fs).st_dev == os.stat(scratch.base).st_dev:
+            pytest.skip("needs /dev/shm on another filesystem than the scratch copy")
+        # A work dir on another filesystem than the upper dir: the kernel refuses the mount.
+        scratch.work.rmdir()
+        elsewhere = Path(tempfile.mkdtemp(dir=other_fs))
+        scratch.work.symlink_to(elsewhere)
+        try:
+            overlay.write_text("pkg/calc.py", "def add(a, b):\n    return a + b\n")
+            result = box.run(
+                [sys.executable, "-c", "from pkg.calc import add; print(add(2, 3))"], overlay, timeout=20
+            )
+            interp = box.interpreter(overlay, timeout=10).execute("print('alive')", overlay)
+        finally:
+            elsewhere.rmdir()
+        assert result.stdout.strip() == "5", result.format(20)
+        assert box.scratch.mode == "copy"
+        assert interp.stdout.strip() == "alive"
