@@ -73,8 +73,12 @@ def setup_logging(level: str | None, log_file: str | None) -> None:
         logging.FileHandler(log_file, encoding="utf-8") if log_file else logging.StreamHandler(sys.stderr)
     )
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.set_name("lsp-agent-cli")
     root = logging.getLogger()
-    root.handlers[:] = [handler]
+    for old in [h for h in root.handlers if h.get_name() == "lsp-agent-cli"]:
+        root.removeHandler(old)
+        old.close()
+    root.addHandler(handler)
     root.setLevel(getattr(logging, (level or "WARNING").upper(), logging.WARNING))
     for noisy in ("LiteLLM", "litellm", "httpx", "httpcore"):
         logging.getLogger(noisy).setLevel(max(root.level, logging.WARNING))
@@ -248,8 +252,14 @@ def _run_with_interrupt(run: AgentRun) -> RunResult:
 
     async def main() -> RunResult:
         loop = asyncio.get_running_loop()
+
+        def interrupt() -> None:
+            print("\ncancelling the run (Ctrl-C again to quit at once)", file=sys.stderr, flush=True)
+            run.cancel()
+            loop.remove_signal_handler(signal.SIGINT)
+
         try:
-            loop.add_signal_handler(signal.SIGINT, run.cancel)
+            loop.add_signal_handler(signal.SIGINT, interrupt)
         except (NotImplementedError, RuntimeError):
             pass
         return await run.run()
@@ -274,7 +284,13 @@ def _report(
         print("", file=out)
         print(printer.paint(f"Proposed changes ({len(proposal.changes)} file(s)):", "bold"), file=out)
         print(_colored_diff(proposal.unified_diff(), printer), file=out)
-        if apply:
+        if apply and not result.success:
+            print(f"not applied: the run did not complete ({result.stop_reason})", file=out)
+            if session is not None:
+                session.record(
+                    f"the proposal of run {run_id} was not applied because the run did not complete"
+                )
+        elif apply:
             errors = proposal.apply_to_disk(root)
             if errors:
                 for error in errors:

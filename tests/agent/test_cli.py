@@ -6,6 +6,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 from conftest import call, done
@@ -94,3 +96,71 @@ def test_ask_without_a_model_says_how_to_configure_one(workspace):
     proc = _ask(["fix add", "--repo", str(workspace)], {"OPENAI_API_KEY": ""})
     assert proc.returncode != 0
     assert "--model" in proc.stderr and "LSP_AGENT_MODEL" in proc.stderr and ".env" in proc.stderr
+
+
+def test_apply_is_refused_when_the_run_did_not_complete(workspace, capsys):
+    from lsp_agent.cli import main
+
+    script = [
+        {
+            "content": "",
+            "tool_calls": [call("edit_file", path="pkg/calc.py", old_text="a - b", new_text="a + b")],
+        }
+    ]
+    with ScriptedModelServer(script) as server:
+        status = main(
+            [
+                "ask",
+                "fix add",
+                "--repo",
+                str(workspace),
+                "--model",
+                "openai/scripted",
+                "--api-base",
+                server.base_url,
+                "--api-key",
+                "test",
+                "--max-iterations",
+                "1",
+                "--apply",
+            ]
+        )
+    out = capsys.readouterr().out
+    assert status == 1 and "not applied: the run did not complete (max_iterations)" in out
+    assert "failed (max_iterations) | iterations 1" in out
+    assert (workspace / "pkg" / "calc.py").read_text() == ORIGINAL
+
+
+def test_apply_refuses_a_file_changed_on_disk_during_the_run(workspace, capsys):
+    from lsp_agent.cli import main
+
+    script = [FIX[1], {**done("fixed"), "delay": 0.5}]
+    target = workspace / "pkg" / "calc.py"
+    with ScriptedModelServer(script) as server:
+
+        def user_edits_the_file() -> None:
+            while len(server.requests) < 2:
+                time.sleep(0.01)
+            target.write_text(ORIGINAL + "# the user's own edit\n")
+
+        editor = threading.Thread(target=user_edits_the_file)
+        editor.start()
+        status = main(
+            [
+                "ask",
+                "fix add",
+                "--repo",
+                str(workspace),
+                "--model",
+                "openai/scripted",
+                "--api-base",
+                server.base_url,
+                "--api-key",
+                "test",
+                "--apply",
+            ]
+        )
+        editor.join()
+    out = capsys.readouterr().out
+    assert status == 1 and "not applied: pkg/calc.py" in out
+    assert target.read_text() == ORIGINAL + "# the user's own edit\n"
