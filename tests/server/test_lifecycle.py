@@ -184,3 +184,31 @@ async def test_watched_file_events_and_new_folders_keep_the_index_fresh(editor, 
     else:
         raise AssertionError(f"new folder never indexed: {hits}")
     assert (await editor.command("lspAgent.status"))["index"]["files"] == 4
+
+
+async def test_settings_are_pulled_with_workspace_configuration(editor):
+    editor.client.set_configuration({"model": "openai/pulled-model", "maxIterations": 5}, section="lspAgent")
+    editor.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={}))
+    for _ in range(50):
+        status = await editor.command("lspAgent.status")
+        if status.get("model") == "openai/pulled-model":
+            break
+        await asyncio.sleep(0.05)
+    assert status["model"] == "openai/pulled-model"
+
+
+async def test_reindex_rebuilds_under_a_new_progress_token(editor):
+    await wait_index_ready(editor)
+    before = set(editor.client.progress_reports)
+    result = await editor.command("lspAgent.reindex")
+    assert result["started"] is True and result["folders"]
+    status = await wait_index_ready(editor)
+    assert status["index"]["files"] >= 2
+    new_tokens = [t for t in editor.client.progress_reports if t not in before]
+    for _ in range(50):
+        reports = [editor.client.progress_reports[t] for t in new_tokens]
+        if reports and isinstance(reports[0][-1], types.WorkDoneProgressEnd):
+            break
+        await asyncio.sleep(0.1)
+        new_tokens = [t for t in editor.client.progress_reports if t not in before]
+    assert len(new_tokens) == 1 and "indexed" in editor.client.progress_reports[new_tokens[0]][-1].message

@@ -302,3 +302,16 @@ async def test_created_and_deleted_files_become_file_operations(editor, model):
     ]
     assert (editor.root / "pkg" / "new_mod.py").read_text() == "NEW = 1\n"
     assert not (editor.root / "obsolete.py").exists()
+
+
+async def test_a_model_failure_ends_the_run_and_the_server_stays_up(editor, model):
+    editor.client.messages.clear()
+    model.add_steps([{"status": 400, "error": "model rejected the request: bad things"}])
+    run_id = await editor.ask("this will fail")
+    done = await editor.wait_event(run_id, "done")
+    assert done["stopReason"] == "error" and done["pending"] is False
+    assert editor.run_events(run_id, "error")
+    assert any(run_id in m.message for m in editor.client.messages if m.type == types.MessageType.Error)
+    model.add_steps([finish("still here")])
+    again = await editor.ask("are you still there?")
+    assert (await editor.wait_event(again, "done"))["stopReason"] == "complete"
