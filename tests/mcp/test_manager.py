@@ -66,6 +66,18 @@ def test_sessions_outlive_the_loops_of_single_runs(shared_manager: McpManager):
     assert asyncio.run(one_run(41)) == "42"
 
 
+async def test_cancelling_a_run_cancels_its_call_and_the_session_survives(shared_manager: McpManager):
+    call = asyncio.ensure_future(shared_manager.call_tool("notes", "slow", {"seconds": 10}))
+    await asyncio.sleep(0.3)
+    started = time.monotonic()
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert time.monotonic() - started < 1.0
+    assert render_result(await shared_manager.call_tool("notes", "add", {"a": 2, "b": 5})) == "7"
+    assert shared_manager.status()[0]["state"] == "ready"
+
+
 async def test_concurrent_calls_share_one_session(shared_manager: McpManager):
     results = await asyncio.gather(
         *(shared_manager.call_tool("web", "add", {"a": i, "b": i}) for i in range(6))
@@ -76,7 +88,7 @@ async def test_concurrent_calls_share_one_session(shared_manager: McpManager):
 async def test_servers_that_fail_to_start_are_reported_and_left_out():
     hang = parse_server(
         "hang",
-        {"command": sys.executable, "args": ["-c", "import time; time.sleep(30)"], "startupTimeout": 1},
+        {"command": sys.executable, "args": ["-c", "import sys; sys.stdin.read()"], "startupTimeout": 1},
     )
     missing = parse_server("missing", {"command": "no-such-mcp-server-binary"})
     manager = McpManager([stdio_config("broken", BROKEN), missing, hang])
