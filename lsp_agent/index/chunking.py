@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import tree_sitter as ts
@@ -59,28 +60,52 @@ def _leading_comment_row(node: ts.Node) -> int:
     return row
 
 
+def _capture_roles(query: ts.Query) -> dict[str, tuple[str, str, bool]]:
+    """capture name -> (role, kind, is the name node) for the tag captures of a query."""
+    out = {}
+    for i in range(query.capture_count):
+        cap = query.capture_name(i)
+        parts = cap.split(".")
+        if parts[0] == "name" and len(parts) == 3:
+            out[cap] = (parts[1], parts[2], True)
+        elif parts[0] in ("definition", "reference") and len(parts) == 2:
+            out[cap] = (parts[0], parts[1], False)
+    return out
+
+
 def _collect(root: ts.Node, lang: str) -> tuple[list[_Def], list[Symbol], list[_Def]]:
     """Run the tag query: (nested chunkable definitions, symbols, all definitions)."""
     loaded = load_language(lang)
     assert loaded is not None
     wrappers = loaded.spec.wrappers
+    roles = _capture_roles(loaded.query)
+    captures = ts.QueryCursor(loaded.query).captures(root)
+    spans = {
+        node.id: node
+        for cap, nodes in captures.items()
+        if roles.get(cap, ("", "", True))[0] == "definition" and not roles[cap][2]
+        for node in nodes
+    }
     defs: list[_Def] = []
     refs: list[Symbol] = []
-    for _, caps in ts.QueryCursor(loaded.query).matches(root):
-        for cap, nodes in caps.items():
-            if not cap.startswith("name."):
-                continue
-            _, role, kind = cap.split(".", 2)
-            name_node = nodes[0]
-            name = name_node.text.decode("utf-8", "replace")
-            span = caps.get(f"{role}.{kind}", nodes)[0]
-            if role == "definition":
-                outer = _widen(span, wrappers)
-                start = _leading_comment_row(outer) if kind in CHUNK_KINDS else outer.start_point[0]
-                defs.append(_Def(name, kind, span, start, _end_row(span)))
-            else:
-                line = name_node.start_point[0] + 1
-                refs.append(Symbol(name, None, "reference", kind, line, line))
+    for cap, nodes in captures.items():
+        role, kind, is_name = roles.get(cap, ("", "", False))
+        if not is_name:
+            continue
+        if role == "reference":
+            for node in nodes:
+                line = node.start_point[0] + 1
+                refs.append(Symbol(node.text.decode("utf-8", "replace"), None, "reference", kind, line, line))
+            continue
+        for node in nodes:
+            span = node.parent
+            while span is not None and span.id not in spans:
+                span = span.parent
+            span = span or node
+            outer = _widen(span, wrappers)
+            start = _leading_comment_row(outer) if kind in CHUNK_KINDS else outer.start_point[0]
+            defs.append(_Def(node.text.decode("utf-8", "replace"), kind, span, start, _end_row(span)))
+    refs.sort(key=lambda r: (r.line, r.name, r.kind))
     defs.sort(key=lambda d: (d.node.start_byte, -d.node.end_byte))
     roots: list[_Def] = []
     stack: list[_Def] = []
@@ -182,10 +207,78 @@ def _path_words(rel_path: str) -> str:
     return rel_path.rsplit(".", 1)[0].replace("/", " ")
 
 
-def analyze(rel_path: str, text: str) -> FileAnalysis:
-    """Chunks, their search tokens and the symbols of one file version."""
-    lines = text.splitlines()
+def _common_prefix(a: bytes, b: bytes) -> int:
+    """Length of the common prefix, by binary search over slice comparisons (memcmp speed)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _point(data: bytes, offset: int) -> tuple[int, int]:
+    """(row, column in bytes) of a byte offset."""
+    row = data.count(b"\n", 0, offset)
+    return row, offset - (data.rfind(b"\n", 0, offset) + 1)
+
+
+def _parse(parser: ts.Parser, data: bytes, previous: ParsedFile | None) -> ts.Tree:
+    """Parse, reusing the previous tree of the same file when given (editor buffers change a little at a time)."""
+    if previous is None:
+        return parser.parse(data)
+    old, tree = previous
+    start = _common_prefix(old, data)
+    suffix = _common_prefix(old[start:][::-1], data[start:][::-1])
+    old_end, new_end = len(old) - suffix, len(data) - suffix
+    tree = tree.copy()
+    tree.edit(
+        start_byte=start,
+        old_end_byte=old_end,
+        new_end_byte=new_end,
+        start_point=_point(old, start),
+        old_end_point=_point(old, old_end),
+        new_end_point=_point(data, new_end),
+    )
+    return parser.parse(data, tree)
+
+
+ParsedFile = tuple[bytes, ts.Tree]
+_TOKEN_CACHE: OrderedDict[str, list[str]] = OrderedDict()
+TOKEN_CACHE_SIZE = 4000
+
+
+def _chunk_tokens(text: str) -> list[str]:
+    """tokenize() with a small cache: re-analysing an edited file only tokenizes the chunks that changed."""
+    cached = _TOKEN_CACHE.get(text)
+    if cached is None:
+        cached = _TOKEN_CACHE[text] = tokenize(text)
+        if len(_TOKEN_CACHE) > TOKEN_CACHE_SIZE:
+            _TOKEN_CACHE.popitem(last=False)
+    return list(cached)
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as tree-sitter counts them (only \\n ends a line; a trailing \\r is dropped)."""
+    lines = text.split("\n")
+    return [line[:-1] if line.endswith("\r") else line for line in lines] if "\r" in text else lines
+
+
+def analyze(rel_path: str, text: str, previous: ParsedFile | None = None) -> FileAnalysis:
+    """Chunks, their search tokens and the symbols of one file version (`previous` enables incremental parsing)."""
+    analysis, _ = analyze_with_tree(rel_path, text, previous)
+    return analysis
+
+
+def analyze_with_tree(
+    rel_path: str, text: str, previous: ParsedFile | None = None
+) -> tuple[FileAnalysis, ParsedFile | None]:
+    """analyze() that also returns (source bytes, tree) for the next incremental parse."""
+    lines = split_lines(text)
     lang = language_for_path(rel_path)
+    parsed: ParsedFile | None = None
     if lang is None:
         chunks = _windows(lines, 0, len(lines) - 1, None, "lines")
         symbols: list[Symbol] = []
@@ -193,7 +286,9 @@ def analyze(rel_path: str, text: str) -> FileAnalysis:
     else:
         parser = parser_for(lang)
         assert parser is not None
-        tree = parser.parse(text.encode("utf-8", "surrogatepass"))
+        data = text.encode("utf-8", "surrogatepass")
+        tree = _parse(parser, data, previous)
+        parsed = (data, tree)
         roots, refs, all_defs = _collect(tree.root_node, lang)
         chunks = _chunk_tree(roots, lines)
         symbols = _symbols(all_defs, refs)
@@ -201,9 +296,9 @@ def analyze(rel_path: str, text: str) -> FileAnalysis:
     path_tokens = tokenize(_path_words(rel_path)) * PATH_BOOST
     tokens = []
     for c in chunks:
-        toks = tokenize(c.text)
+        toks = _chunk_tokens(c.text)
         if c.symbol and not (c.kind in CONTAINER_KINDS and c.end - c.start + 1 > c.text.count("\n") + 1):
             toks.extend(tokenize(c.symbol.replace(".", " ")) * SYMBOL_BOOST)
         toks.extend(path_tokens)
         tokens.append(toks)
-    return FileAnalysis(lang_name, chunks, tokens, symbols)
+    return FileAnalysis(lang_name, chunks, tokens, symbols), parsed

@@ -25,22 +25,41 @@ MAX_DELTA_DOCS = 3000  # beyond this many delta chunks a rebuild is cheaper than
 class LexicalIndex:
     """BM25 scores over chunks keyed by id; supports removing and adding chunks without a rebuild."""
 
-    def __init__(self, docs: Sequence[tuple[int, Sequence[str]]]) -> None:
-        self._ids = np.array([doc_id for doc_id, _ in docs], dtype=np.int64)
+    def __init__(
+        self, vocab: dict[str, int], doc_ids: np.ndarray, lengths: np.ndarray, blobs: Sequence[bytes]
+    ) -> None:
+        """Build from stored chunks: `blobs[i]` holds (term id, count) int32 pairs of document `doc_ids[i]`."""
+        self._ids = np.asarray(doc_ids, dtype=np.int64)
         self._pos = {int(doc_id): i for i, doc_id in enumerate(self._ids)}
-        self._alive = np.ones(len(docs), dtype=np.float32)
+        self._alive = np.ones(len(self._ids), dtype=np.float32)
         self._delta: dict[int, tuple[Counter[str], int]] = {}
-        corpus = [list(tokens) if tokens else [""] for _, tokens in docs]
-        self._n = max(len(corpus), 1)
-        self._avgdl = (sum(len(t) for t in corpus) / len(corpus)) if corpus else 1.0
-        self._bm25: bm25s.BM25 | None = None
-        self._df: dict[str, int] = {}
-        if corpus:
-            self._bm25 = bm25s.BM25(k1=K1, b=B, method="lucene")
-            self._bm25.index(corpus, show_progress=False)
-            indptr = self._bm25.scores["indptr"]
-            counts = np.diff(indptr)
-            self._df = {tok: int(counts[i]) for tok, i in self._bm25.vocab_dict.items() if i < len(counts)}
+        self._vocab = vocab
+        n = len(self._ids)
+        self._n = max(n, 1)
+        lengths = np.asarray(lengths, dtype=np.float32)
+        self._avgdl = float(lengths.mean()) if n and lengths.sum() > 0 else 1.0
+        vocab_size = max(vocab.values(), default=-1) + 1
+        pairs = np.frombuffer(b"".join(blobs), dtype=np.int32).reshape(-1, 2)
+        sizes = np.fromiter((len(b) // 8 for b in blobs), dtype=np.int64, count=n)
+        terms, tfs = pairs[:, 0], pairs[:, 1].astype(np.float32)
+        docs = np.repeat(np.arange(n, dtype=np.int32), sizes)
+        df = np.bincount(terms, minlength=vocab_size)
+        self._df = df
+        # Lucene BM25, as bm25s computes it: idf = ln(1 + (N - df + .5) / (df + .5)), tf / (tf + k1 * norm).
+        idf = np.log1p((self._n - df + 0.5) / (df + 0.5)).astype(np.float32)
+        norm = (K1 * ((1 - B) + B * lengths / self._avgdl)).astype(np.float32)
+        weights = idf[terms] * tfs / (tfs + norm[docs])
+        order = np.argsort(terms, kind="stable")
+        self._bm25 = bm25s.BM25(k1=K1, b=B, method="lucene")
+        self._bm25.scores = {
+            "data": weights[order].astype(np.float32),
+            "indices": docs[order],
+            "indptr": np.concatenate([[0], np.cumsum(df)]).astype(np.int64),
+            "num_docs": n,
+        }
+        self._bm25.vocab_dict = vocab
+        self._bm25.nonoccurrence_array = None
+        self._bm25.unique_token_ids_set = set(vocab.values())
 
     @property
     def delta_size(self) -> int:
@@ -67,7 +86,8 @@ class LexicalIndex:
         self._delta[doc_id] = (Counter(tokens), len(tokens))
 
     def _idf(self, token: str) -> float:
-        df = self._df.get(token, 0)
+        tid = self._vocab.get(token)
+        df = int(self._df[tid]) if tid is not None and tid < len(self._df) else 0
         return math.log(1 + (self._n - df + 0.5) / (df + 0.5))
 
     def score_tokens(self, query: Sequence[str], tf: Counter[str], length: int) -> float:
@@ -92,8 +112,8 @@ class LexicalIndex:
         if not terms:
             return []
         results: list[tuple[Hashable, float]] = []
-        if self._bm25 is not None:
-            ids = self._bm25.get_tokens_ids(terms)
+        if len(self._ids):
+            ids = [i for i in self._bm25.get_tokens_ids(terms) if i < len(self._df)]
             if ids:
                 scores = self._bm25.get_scores_from_ids(ids) * self._alive
                 if exclude:

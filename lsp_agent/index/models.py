@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 DEFAULT_MAX_FILE_SIZE = 1_000_000
 
@@ -67,8 +68,7 @@ class Chunk:
     text: str
 
 
-@dataclass(frozen=True)
-class Symbol:
+class Symbol(NamedTuple):
     """A definition or reference found by a tag query; lines are 1-based."""
 
     name: str

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ import numpy as np
 
 from lsp_agent.index.models import Chunk, FileAnalysis
 
-SCHEMA_VERSION = "3"  # bump when chunking or tokenization changes: the index is rebuilt
+SCHEMA_VERSION = "4"  # bump when chunking or tokenization changes: the index is rebuilt
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -23,13 +24,14 @@ CREATE TABLE IF NOT EXISTS files(
     hash TEXT NOT NULL, language TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS chunks(
     id INTEGER PRIMARY KEY AUTOINCREMENT, file_id INTEGER NOT NULL, start INTEGER NOT NULL, end_line INTEGER NOT NULL,
-    symbol TEXT, kind TEXT NOT NULL, text TEXT NOT NULL, tokens TEXT NOT NULL, hash TEXT NOT NULL);
+    symbol TEXT, kind TEXT NOT NULL, text TEXT NOT NULL, length INTEGER NOT NULL, terms BLOB NOT NULL,
+    hash TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS terms(id INTEGER PRIMARY KEY, term TEXT UNIQUE NOT NULL);
 CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id);
 CREATE TABLE IF NOT EXISTS symbols(
     file_id INTEGER NOT NULL, name TEXT NOT NULL, qualified_name TEXT, role TEXT NOT NULL, kind TEXT NOT NULL,
     line INTEGER NOT NULL, end_line INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS symbols_name ON symbols(name);
-CREATE INDEX IF NOT EXISTS symbols_qualified ON symbols(qualified_name);
 CREATE INDEX IF NOT EXISTS symbols_file ON symbols(file_id);
 CREATE TABLE IF NOT EXISTS vectors(model TEXT NOT NULL, hash TEXT NOT NULL, vec BLOB NOT NULL,
     PRIMARY KEY(model, hash));
@@ -83,19 +85,28 @@ class IndexStore:
     def __init__(self, db_path: Path) -> None:
         db_path.parent.mkdir(parents=True, exist_ok=True)
         self.path = db_path
-        self.conn = sqlite3.connect(str(db_path), isolation_level=None, check_same_thread=False)
+        # Another process (the CLI next to the server) may hold the write lock for a while: wait, don't fail.
+        self.conn = sqlite3.connect(str(db_path), isolation_level=None, check_same_thread=False, timeout=120)
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
-        self.conn.execute("PRAGMA foreign_keys=OFF")
-        self.conn.executescript(SCHEMA)  # idempotent; executescript commits, so it runs outside a transaction
-        with self.transaction():
-            row = self.conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-            if row is None or row[0] != SCHEMA_VERSION:
-                for table in ("files", "chunks", "symbols", "vectors"):
-                    self.conn.execute(f"DELETE FROM {table}")
-                self.conn.execute(
-                    "INSERT OR REPLACE INTO meta(key, value) VALUES('schema', ?)", (SCHEMA_VERSION,)
-                )
+        self._vocab: dict[str, int] | None = None
+        row = self.conn.execute(
+            "SELECT value FROM meta WHERE key='schema'"
+            if self.conn.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone()
+            else "SELECT NULL WHERE 0"
+        ).fetchone()
+        if row is None or row[0] != SCHEMA_VERSION:
+            self.conn.executescript(
+                SCHEMA
+            )  # idempotent; executescript commits, so it runs outside a transaction
+            with self.transaction():
+                row = self.conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+                if row is None or row[0] != SCHEMA_VERSION:
+                    for table in ("files", "chunks", "symbols", "vectors", "terms"):
+                        self.conn.execute(f"DELETE FROM {table}")
+                    self.conn.execute(
+                        "INSERT OR REPLACE INTO meta(key, value) VALUES('schema', ?)", (SCHEMA_VERSION,)
+                    )
 
     def close(self) -> None:
         """Close the connection."""
@@ -109,6 +120,7 @@ class IndexStore:
             yield
         except BaseException:
             self.conn.execute("ROLLBACK")
+            self._vocab = None  # it may hold ids of terms the rollback removed
             raise
         self.conn.execute("COMMIT")
 
@@ -166,8 +178,19 @@ class IndexStore:
         for chunk, tokens in zip(analysis.chunks, analysis.tokens, strict=True):
             h = text_hash(f"{path}\0{chunk.symbol}\0{chunk.text}")
             cur = insert(
-                "INSERT INTO chunks(file_id, start, end_line, symbol, kind, text, tokens, hash) VALUES(?,?,?,?,?,?,?,?)",
-                (file_id, chunk.start, chunk.end, chunk.symbol, chunk.kind, chunk.text, " ".join(tokens), h),
+                "INSERT INTO chunks(file_id, start, end_line, symbol, kind, text, length, terms, hash) "
+                "VALUES(?,?,?,?,?,?,?,?,?)",
+                (
+                    file_id,
+                    chunk.start,
+                    chunk.end,
+                    chunk.symbol,
+                    chunk.kind,
+                    chunk.text,
+                    len(tokens),
+                    self._term_blob(tokens),
+                    h,
+                ),
             )
             added.append((int(cur.lastrowid), h, tokens))
         self.conn.executemany(
@@ -179,10 +202,39 @@ class IndexStore:
         )
         return removed, added
 
-    def all_tokens(self) -> Iterator[tuple[int, list[str]]]:
-        """(chunk id, tokens) of every chunk, for building the BM25 index."""
-        for chunk_id, tokens in self.conn.execute("SELECT id, tokens FROM chunks ORDER BY id"):
-            yield chunk_id, tokens.split()
+    def vocabulary(self) -> dict[str, int]:
+        """Term -> id of every term any chunk has used."""
+        if self._vocab is None:
+            self._vocab = dict(self.conn.execute("SELECT term, id FROM terms"))
+        return self._vocab
+
+    def _term_blob(self, tokens: list[str]) -> bytes:
+        """A chunk's (term id, count) pairs as int32 bytes, adding unseen terms to the vocabulary."""
+        vocab = self.vocabulary()
+        counts = Counter(tokens)
+        fresh = [t for t in counts if t not in vocab]
+        if fresh:
+            start = len(vocab)
+            for i, term in enumerate(fresh):
+                vocab[term] = start + i
+            self.conn.executemany("INSERT INTO terms(id, term) VALUES(?,?)", [(vocab[t], t) for t in fresh])
+        pairs = np.empty(2 * len(counts), dtype=np.int32)
+        pairs[0::2] = [vocab[t] for t in counts]
+        pairs[1::2] = list(counts.values())
+        return pairs.tobytes()
+
+    def lexical_snapshot(self) -> tuple[dict[str, int], np.ndarray, np.ndarray, list[bytes]]:
+        """(vocabulary, chunk ids, token counts, term blobs) read in one snapshot, for building BM25."""
+        self.conn.execute("BEGIN")
+        try:
+            self._vocab = None
+            vocab = self.vocabulary()
+            rows = self.conn.execute("SELECT id, length, terms FROM chunks ORDER BY id").fetchall()
+        finally:
+            self.conn.execute("COMMIT")
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        lengths = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
+        return vocab, ids, lengths, [r[2] for r in rows]
 
     def chunks_by_id(self, ids: Iterable[int]) -> dict[int, ChunkRow]:
         """Stored chunks with their paths."""

@@ -12,7 +12,7 @@ from pathlib import Path, PurePosixPath
 
 import numpy as np
 
-from lsp_agent.index.chunking import analyze
+from lsp_agent.index.chunking import ParsedFile, analyze, analyze_with_tree, split_lines
 from lsp_agent.index.dense import VectorIndex, reciprocal_rank_fusion
 from lsp_agent.index.embeddings import Embedder, embedding_text, make_embedder
 from lsp_agent.index.lexical import LexicalIndex
@@ -29,6 +29,7 @@ Progress = Callable[[int, int, str], None]
 CANDIDATES = 100  # results taken from each ranker before fusion
 EMBED_BATCH = 256
 SNIPPET_CHARS = 200
+MAX_KEPT_TREES = 16
 
 
 class WorkspaceIndex:
@@ -57,6 +58,8 @@ class WorkspaceIndex:
         # Editor buffers not yet written because a refresh held the writer; the refresh flushes them.
         self._pending: dict[str, str | None] = {}
         self._buffers: dict[str, str] = {}  # texts indexed from buffers, for snippets
+        # The last parse of each buffer, for incremental parsing of the next version.
+        self._trees: OrderedDict[str, ParsedFile] = OrderedDict()
         self._override_cache: OrderedDict[tuple[str, str], FileAnalysis] = OrderedDict()
         self._repo_map_cache: tuple[int, int, str] | None = None
         self._generation = 0
@@ -223,6 +226,7 @@ class WorkspaceIndex:
                 for rel, text in pending.items():
                     rec = store.file(rel)
                     if text is None:
+                        self._trees.pop(rel, None)
                         if rec is not None:
                             removed.extend(store.delete_file(rec.id))
                         continue
@@ -230,7 +234,12 @@ class WorkspaceIndex:
                     if rec is not None and rec.hash == digest:
                         continue
                     # size/mtime -1: the next refresh compares the disk content by hash and takes the disk version.
-                    gone, new = store.replace_file(rel, -1, -1, digest, analyze(rel, text))
+                    analysis, parsed = analyze_with_tree(rel, text, self._trees.pop(rel, None))
+                    if parsed is not None:
+                        self._trees[rel] = parsed
+                        while len(self._trees) > MAX_KEPT_TREES:
+                            self._trees.popitem(last=False)
+                    gone, new = store.replace_file(rel, -1, -1, digest, analysis)
                     removed.extend(gone)
                     added.extend(new)
                 if added:
@@ -252,7 +261,7 @@ class WorkspaceIndex:
     def _ensure_rankers(self) -> None:
         """Build the BM25 (and vector) index from the database when missing."""
         if self._lexical is None:
-            self._lexical = LexicalIndex(list(self._reader.all_tokens()))
+            self._lexical = LexicalIndex(*self._reader.lexical_snapshot())
         if self._embedder is not None and self._vectors is None:
             ids, matrix = self._reader.chunk_vectors(self._embedder.name)
             self._vectors = VectorIndex(ids, matrix)
@@ -346,7 +355,7 @@ class WorkspaceIndex:
                     text = decode_source((self.root / rel).read_bytes()) or ""
                 except OSError:
                     text = ""
-            lines = cache[rel] = text.splitlines()
+            lines = cache[rel] = split_lines(text)
         return lines[line - 1][:SNIPPET_CHARS] if 0 < line <= len(lines) else ""
 
     def find_symbol(self, name: str, limit: int = 50) -> list[SymbolHit]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lsp_agent.index import chunking
-from lsp_agent.index.chunking import analyze
+from lsp_agent.index.chunking import analyze, analyze_with_tree
 
 SOURCE = '''"""Module docstring."""
 import os
@@ -123,3 +123,26 @@ def test_syntax_errors_still_chunk() -> None:
     a = analyze("broken.py", "def ok():\n    return 1\n\ndef broken(:\n    pass\n")
     assert any(c.symbol == "ok" for c in a.chunks)
     assert sum(c.end - c.start + 1 for c in a.chunks) >= 4
+
+
+def test_incremental_parse_matches_a_fresh_parse() -> None:
+    base = SOURCE * 3
+    _, parsed = analyze_with_tree("mod.py", base)
+    edits = [
+        base + "\n\ndef appended():\n    return 2\n",
+        "# new first line\n" + base,
+        base.replace("def method(self):", "def renamed_method(self, extra):", 1),
+        base[:200] + base[260:],
+    ]
+    for edited in edits:
+        incremental, _ = analyze_with_tree("mod.py", edited, parsed)
+        fresh = analyze("mod.py", edited)
+        assert incremental == fresh
+
+
+def test_line_numbers_follow_newlines_only() -> None:
+    # Form feeds and other Unicode line breaks must not shift chunk lines away from tree-sitter's rows.
+    a = analyze("ff.py", "x = 1\n\x0c\ndef after_form_feed():\n    return 'a\u2028b'\n")
+    chunk = next(c for c in a.chunks if c.symbol == "after_form_feed")
+    assert (chunk.start, chunk.end) == (3, 4)
+    assert chunk.text.startswith("def after_form_feed")

@@ -127,14 +127,14 @@ def test_parallel_workers_give_the_same_index(shop_repo: Path, monkeypatch) -> N
     with WorkspaceIndex(shop_repo, db_path=shop_repo.parent / "serial.db") as index:
         serial = index.refresh()
         serial_rows = sorted(
-            index._reader.conn.execute("SELECT start, end_line, symbol, kind, tokens FROM chunks")
+            index._reader.conn.execute("SELECT start, end_line, symbol, kind, length FROM chunks")
         )
     monkeypatch.setattr(pipeline, "PARALLEL_MIN_FILES", 1)
     monkeypatch.setattr(pipeline, "JOBS_PER_TASK", 2)
     monkeypatch.setattr(pipeline, "worker_count", lambda: 2)
     with WorkspaceIndex(shop_repo, db_path=shop_repo.parent / "parallel.db") as index:
         parallel = index.refresh()
-        rows = sorted(index._reader.conn.execute("SELECT start, end_line, symbol, kind, tokens FROM chunks"))
+        rows = sorted(index._reader.conn.execute("SELECT start, end_line, symbol, kind, length FROM chunks"))
     assert (parallel.files, parallel.chunks, parallel.symbols) == (
         serial.files,
         serial.chunks,

@@ -1,0 +1,207 @@
+"""Index speed on a large real Python code base (Django's sdist), against tree-sitter parse-only time in the same run.
+
+    python benchmarks/index_speed.py [--package django==5.2.8] [--queries 200]
+
+Prints: cold index seconds and its ratio to parse-only seconds over the same .py files (targets <= 1.5x),
+warm re-index seconds (<= 1 s), one edited ~2,000-line file update ms (<= 30 ms), search p95 ms (<= 50 ms).
+The sdist is fetched with `pip download --no-deps --no-binary :all:` into benchmarks/.cache/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CACHE = HERE / ".cache"
+sys.path.insert(0, str(HERE.parent))
+
+
+def fetch_sdist(spec: str) -> Path:
+    """Download and unpack the sdist once; returns the unpacked folder."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    name = spec.split("==")[0].lower()
+    archives = sorted(CACHE.glob(f"{name}-*.tar.gz"))
+    if not archives:
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                "-d",
+                str(CACHE),
+                spec,
+            ],
+            check=True,
+        )
+        archives = sorted(CACHE.glob(f"{name}-*.tar.gz"))
+    archive = archives[-1]
+    target = CACHE / archive.name[: -len(".tar.gz")]
+    if not target.exists():
+        with tarfile.open(archive) as tar:
+            tar.extractall(CACHE, filter="data")
+    return target
+
+
+def python_tree(src: Path) -> Path:
+    """A copy holding only the .py files (the files both measurements cover)."""
+    dest = CACHE / f"{src.name}-py"
+    if not dest.exists():
+        for path in src.rglob("*.py"):
+            out = dest / path.relative_to(src)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, out)
+    return dest
+
+
+def parse_only(root: Path) -> tuple[float, int, int]:
+    """Seconds to read and tree-sitter-parse every .py file (one process), files, lines."""
+    import tree_sitter as ts
+    import tree_sitter_python as tsp
+
+    parser = ts.Parser(ts.Language(tsp.language()))
+    files = sorted(root.rglob("*.py"))
+    lines = 0
+    started = time.perf_counter()
+    for path in files:
+        data = path.read_bytes()
+        parser.parse(data)
+        lines += data.count(b"\n")
+    return time.perf_counter() - started, len(files), lines
+
+
+def pick_file(root: Path, target_lines: int = 2000) -> Path:
+    """The .py file whose length is closest to target_lines."""
+    return min(root.rglob("*.py"), key=lambda p: abs(p.read_bytes().count(b"\n") - target_lines))
+
+
+def sample_queries(root: Path, n: int) -> list[str]:
+    """Natural-language and identifier queries taken from the code base itself."""
+    import re
+
+    queries: list[str] = []
+    for path in sorted(root.rglob("*.py"))[::7]:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for m in re.finditer(r'def (\w+)\(.*?\n\s+"""(.+?)(?:\n|""")', text):
+            queries.append(m.group(2).strip())
+            queries.append(m.group(1))
+        if len(queries) >= n:
+            break
+    return queries[:n]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--package", default="django==5.2.8")
+    ap.add_argument("--queries", type=int, default=200)
+    args = ap.parse_args()
+
+    root = python_tree(fetch_sdist(args.package))
+    cache = Path(tempfile.mkdtemp(prefix="lsp-agent-bench-"))
+    os.environ["XDG_CACHE_HOME"] = str(cache)
+    from lsp_agent.index import WorkspaceIndex, pipeline
+
+    try:
+        parse_s = min(parse_only(root)[0] for _ in range(2))
+        _, n_files, n_lines = parse_only(root)
+        print(f"code base: {args.package}, {n_files} .py files, {n_lines:,} lines")
+        print(f"parse-only (read + tree-sitter parse, 1 process, best of 2): {parse_s:.2f} s")
+
+        workers = pipeline.worker_count()
+        index = WorkspaceIndex(root)
+        t = time.perf_counter()
+        stats = index.refresh()
+        cold = time.perf_counter() - t
+        index.close()
+        print(
+            f"cold index ({workers} worker processes): {cold:.2f} s = {cold / parse_s:.2f}x parse-only "
+            f"[target <= 1.5x]  ({stats.files} files, {stats.chunks} chunks, {stats.symbols} symbols)"
+        )
+
+        single = WorkspaceIndex(root, db_path=cache / "single.sqlite3")
+        original = pipeline.worker_count
+        pipeline.worker_count = lambda: 1
+        t = time.perf_counter()
+        single.refresh()
+        cold1 = time.perf_counter() - t
+        pipeline.worker_count = original
+        single.close()
+        print(f"cold index (1 process, for reference): {cold1:.2f} s = {cold1 / parse_s:.2f}x parse-only")
+
+        t = time.perf_counter()
+        index = WorkspaceIndex(root)
+        stats = index.refresh()
+        warm = time.perf_counter() - t
+        print(
+            f"warm re-index, nothing changed (new instance): {warm:.3f} s [target <= 1 s] ({stats.parsed} parsed)"
+        )
+
+        t = time.perf_counter()
+        index.search("warm up the ranker")
+        print(f"first search (loads BM25 from the database): {time.perf_counter() - t:.2f} s")
+
+        edited = pick_file(root)
+        rel = edited.relative_to(root).as_posix()
+        base = edited.read_text(encoding="utf-8")
+        n_edit_lines = base.count("\n")
+        timings = []
+        for i in range(15):
+            text = base + f"\n\ndef benchmark_edit_{i}(value):\n    return value + {i}\n"
+            t = time.perf_counter()
+            index.update_file(rel, text)
+            timings.append((time.perf_counter() - t) * 1000)
+        assert index.find_symbol("benchmark_edit_14"), "the edit did not reach the index"
+        update_ms = statistics.median(timings)
+        print(
+            f"update one edited file ({rel}, {n_edit_lines} lines), median of 15: {update_ms:.1f} ms [target <= 30 ms]"
+        )
+
+        edited.write_text(base + "\n\ndef benchmark_disk_edit(value):\n    return value\n", encoding="utf-8")
+        try:
+            t = time.perf_counter()
+            stats = index.refresh()
+            disk_ms = (time.perf_counter() - t) * 1000
+        finally:
+            edited.write_text(base, encoding="utf-8")
+        print(f"refresh after saving that file to disk (walk + stat + re-index 1 file): {disk_ms:.0f} ms")
+
+        queries = sample_queries(root, args.queries)
+        latencies = []
+        for q in queries:
+            t = time.perf_counter()
+            index.search(q, top_k=10)
+            latencies.append((time.perf_counter() - t) * 1000)
+        latencies.sort()
+        p95 = latencies[int(0.95 * (len(latencies) - 1))]
+        print(
+            f"search over {len(queries)} queries: p50 {statistics.median(latencies):.1f} ms, p95 {p95:.1f} ms "
+            f"[target <= 50 ms]"
+        )
+        index.refresh()
+        index.close()
+        verdict = {
+            "cold_ratio": cold / parse_s <= 1.5,
+            "warm": warm <= 1.0,
+            "update": update_ms <= 30,
+            "search_p95": p95 <= 50,
+        }
+        print("targets met:", ", ".join(f"{k}={'yes' if v else 'NO'}" for k, v in verdict.items()))
+        return 0
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
