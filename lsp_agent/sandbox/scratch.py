@@ -93,7 +93,8 @@ def clone_or_copy(src: Path, dst: Path, *, try_clone: bool) -> bool:
             except OSError as exc:
                 if exc.errno not in (errno.EOPNOTSUPP, errno.EXDEV, errno.EINVAL, errno.ENOTTY, errno.EBADF):
                     raise
-    shutil.copy2(src, dst)
+    shutil.copyfile(src, dst)  # contents and mode only: timestamps and xattrs do not matter in a scratch copy
+    shutil.copymode(src, dst)
     return False
 
 
