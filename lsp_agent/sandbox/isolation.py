@@ -217,3 +217,15 @@ def _probe_overlay(base: Path, *, with_bwrap: bool) -> bool:
         argv += bwrap_prefix(base, dirs["merged"])
     ok = _run_quiet(argv + inner)
     return ok and (dirs["upper"] / "written.txt").is_file() and (dirs["lower"] / "kept.txt").is_file()
+
+
+def sandbox_status() -> dict[str, object]:
+    """JSON-ready summary of the isolation available here (for the server's status command)."""
+    here = current_isolation()
+    return {
+        "scratchCopy": "overlayfs" if here.overlay else "copy",
+        "bwrap": here.bwrap,
+        "network": here.network_line(),
+        "filesystem": here.filesystem_line(),
+        "notes": list(here.notes),
+    }

@@ -48,6 +48,11 @@ class AgentServer(LanguageServer):
         self.mcp = EditorMcp(self.show_error, settings=lambda: self.settings, root=lambda: self.primary_root)
         self.status_providers["mcp"] = self.mcp.status
         self.tool_providers.append(self.mcp.add_tools)
+        from lsp_agent.sandbox.isolation import sandbox_status
+        from lsp_agent.tools.exec_tools import add_exec_tools
+
+        self.tool_providers.append(add_exec_tools)  # run_python/run_command/run_tests, react style only
+        self.status_providers["sandbox"] = sandbox_status
         self.diagnosed_uris: set[str] = set()
 
     # ----- client capabilities ----------------------------------------------------------------------------
