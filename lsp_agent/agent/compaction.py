@@ -115,8 +115,11 @@ class Compactor:
         out, truncated = self._cut_outputs(messages, head)
         removed = 0
         summarized = False
-        if force or self.counter.count(out) > self.limit:
-            cut = self._tail_start(out, head)
+        current = self.counter.count(out)
+        if force or current > self.limit:
+            # Forced (the provider said the conversation is too long): keep at most half of it.
+            budget = int(self.window * self.target)
+            cut = self._tail_start(out, head, min(budget, current // 2) if force else budget)
             middle = out[head:cut]
             if middle:
                 removed = len(middle)
@@ -148,9 +151,9 @@ class Compactor:
             out.append(msg)
         return out, cut
 
-    def _tail_start(self, messages: list[dict[str, Any]], head: int) -> int:
+    def _tail_start(self, messages: list[dict[str, Any]], head: int, target_tokens: int) -> int:
         """Index of the assistant message starting the recent turns that fit the target (at least one turn)."""
-        budget = int(self.window * self.target) - self.counter.count(messages[:head]) - 200
+        budget = target_tokens - self.counter.count(messages[:head]) - 200
         starts = [i for i in range(head, len(messages)) if messages[i].get("role") == "assistant"]
         if not starts:
             return head

@@ -156,6 +156,7 @@ class ModelClient:
                 raise
             except Exception as exc:  # noqa: BLE001 - classified below
                 error = classify_error(exc, self.model)
+                retry_after = _retry_after(exc)
             if not error.transient or attempt > self.max_retries:
                 if error.transient:
                     raise ModelError(
@@ -164,6 +165,8 @@ class ModelClient:
                 raise error
             delay = min(self.retry_cap, self.retry_base * 2 ** (attempt - 1))
             delay += random.uniform(0, delay / 10)
+            if retry_after is not None:
+                delay = max(delay, min(retry_after, self.retry_cap))
             log.warning(
                 "model request failed (%s), retry %d/%d in %.2fs", error, attempt, self.max_retries, delay
             )
@@ -260,6 +263,19 @@ class ModelClient:
             return float(litellm.completion_cost(completion_response=response, model=self.model) or 0.0)
         except Exception:  # noqa: BLE001 - unknown models have no price
             return 0.0
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    """Seconds from a Retry-After header on the error's HTTP response, if there is one."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    try:
+        value = headers.get("retry-after")
+        return max(0.0, float(value)) if value is not None else None
+    except (TypeError, ValueError, AttributeError):
+        return None
 
 
 def _decode_arguments(raw: Any) -> dict[str, Any] | str:

@@ -117,3 +117,19 @@ async def test_model_error_is_raised_by_the_client():
         with pytest.raises(ModelError) as info:
             await client.complete([{"role": "user", "content": "hi"}])
     assert info.value.kind == "auth" and not info.value.transient
+
+
+async def test_context_overflow_mid_run_compacts_once_and_continues(workspace):
+    reads = [
+        {"content": f"read {i}", "tool_calls": [call("read_file", path="pkg/calc.py")]} for i in range(4)
+    ]
+    overflow = {
+        "status": 400,
+        "error": "This model's maximum context length is 8192 tokens. Please reduce the length of the messages.",
+    }
+    o = await run_script(workspace, [*reads, overflow, done("fits again")])
+    assert o.result.success and o.result.answer == "fits again"
+    compaction = o.of("compaction")[0]
+    assert compaction["removed"] > 0
+    assert len(o.requests[-1]["messages"]) < len(o.requests[-2]["messages"])
+    assert "[Context compacted:" in o.requests[-1]["messages"][1]["content"]
