@@ -342,6 +342,11 @@ function M.setup(opts)
   M.config.session_id = M.config.session_id or ("nvim-%d-%d"):format(vim.fn.getpid(), os.time())
   register_code_action_commands()
   create_commands()
+  if not M.did_setup then
+    runs.on_change(function()
+      vim.schedule(function() vim.cmd("redrawstatus!") end) -- statusline() changed
+    end)
+  end
   local group = vim.api.nvim_create_augroup("lsp_agent", { clear = true })
   vim.api.nvim_create_autocmd("LspProgress", { group = group, callback = on_progress })
   if has_011 then
