@@ -18,6 +18,7 @@ REPO = PLUGIN.parents[1]
 sys.path.insert(0, str(REPO))
 
 from lsp_agent.testing.scripted_model import ScriptedModelServer  # noqa: E402
+
 GREET = 'def greet(name):\n    return "Hello " + name\n\n\ndef farewell(name):\n    return "Bye " + name\n'
 SCRIPT = [
     {
@@ -28,17 +29,30 @@ SCRIPT = [
         "tool_calls": [
             {
                 "name": "edit_file",
-                "arguments": {"path": "greet.py", "old_text": 'return "Hello " + name', "new_text": 'return f"Hello, {name}!"'},
+                "arguments": {
+                    "path": "greet.py",
+                    "old_text": 'return "Hello " + name',
+                    "new_text": 'return f"Hello, {name}!"',
+                },
             }
         ]
     },
-    {"tool_calls": [{"name": "task_complete", "arguments": {"summary": "greet() builds its greeting with an f-string"}}]},
+    {
+        "tool_calls": [
+            {
+                "name": "task_complete",
+                "arguments": {"summary": "greet() builds its greeting with an f-string"},
+            }
+        ]
+    },
 ]
 
 
 def tmux(*args: str) -> str:
     """Run a tmux command on the demo socket."""
-    return subprocess.run(["tmux", "-L", "lsp-agent-demo", *args], capture_output=True, text=True, check=True).stdout
+    return subprocess.run(
+        ["tmux", "-L", "lsp-agent-demo", *args], capture_output=True, text=True, check=True
+    ).stdout
 
 
 def main() -> int:
@@ -68,7 +82,19 @@ def main() -> int:
             "})\n",
             encoding="utf-8",
         )
-        tmux("new-session", "-d", "-s", "demo", "-x", "180", "-y", "26", "-c", str(root), f"{nvim} -u {init} -i NONE greet.py")
+        tmux(
+            "new-session",
+            "-d",
+            "-s",
+            "demo",
+            "-x",
+            "180",
+            "-y",
+            "26",
+            "-c",
+            str(root),
+            f"{nvim} -u {init} -i NONE greet.py",
+        )
         try:
             time.sleep(6)
             tmux("send-keys", "-t", "demo", ":1,2AgentAsk make greet use an f-string", "Enter")
@@ -77,15 +103,25 @@ def main() -> int:
             time.sleep(1)
             tmux("send-keys", "-t", "demo", "C-w", "h", "2G", "")
             time.sleep(1)
-            frames = ["After :1,2AgentAsk make greet use an f-string, then :AgentTranscript", tmux("capture-pane", "-p", "-t", "demo")]
+            frames = [
+                "After :1,2AgentAsk make greet use an f-string, then :AgentTranscript",
+                tmux("capture-pane", "-p", "-t", "demo"),
+            ]
             tmux("send-keys", "-t", "demo", ":lua vim.lsp.buf.code_action()", "Enter")
             time.sleep(2)
-            frames += ["vim.lsp.buf.code_action() on the hinted line", tmux("capture-pane", "-p", "-t", "demo")]
+            frames += [
+                "vim.lsp.buf.code_action() on the hinted line",
+                tmux("capture-pane", "-p", "-t", "demo"),
+            ]
             tmux("send-keys", "-t", "demo", "1", "Enter")
             time.sleep(2)
-            frames += ["After choosing 1 (the edit is in the buffer, not yet saved)", tmux("capture-pane", "-p", "-t", "demo")]
+            frames += [
+                "After choosing 1 (the edit is in the buffer, not yet saved)",
+                tmux("capture-pane", "-p", "-t", "demo"),
+            ]
             screen = "\n".join(
-                f"==== {title} ====\n{frame.rstrip()}\n" for title, frame in zip(frames[::2], frames[1::2], strict=True)
+                f"==== {title} ====\n{frame.rstrip()}\n"
+                for title, frame in zip(frames[::2], frames[1::2], strict=True)
             )
         finally:
             subprocess.run(["tmux", "-L", "lsp-agent-demo", "kill-server"], capture_output=True)
