@@ -146,7 +146,10 @@ def config_file_paths(root: Path | None) -> list[Path]:
     """Config files in increasing precedence: the user's, then the workspace's."""
     from platformdirs import user_config_path
 
-    paths = [user_config_path("lsp-agent") / "mcp.json"]
+    paths = [Path.home() / ".config" / "lsp-agent" / "mcp.json"]
+    native = user_config_path("lsp-agent") / "mcp.json"  # XDG_CONFIG_HOME on Linux, the OS's place elsewhere
+    if native != paths[0]:
+        paths.append(native)
     if root is not None:
         paths.append(Path(root) / WORKSPACE_CONFIG)
     return paths

@@ -121,7 +121,7 @@ class McpManager:
     def status(self) -> list[dict[str, Any]]:
         """[{"name", "state": idle|starting|ready|failed|stopped, "tools", "error", ...}] for lspAgent.status."""
         rows = []
-        for name, cfg in self._configs.items():
+        for name, cfg in list(self._configs.items()):
             conn = self._connections.get(name)
             if conn is not None:
                 rows.append(conn.status())
@@ -141,7 +141,8 @@ class McpManager:
     def errors(self) -> list[str]:
         """Configuration errors and the current failure of every failed server."""
         out = list(self.config_errors)
-        out.extend(f"MCP server {c.config.name!r} {c.error}" for c in self._connections.values() if c.error)
+        connections = list(self._connections.values())  # read from any thread: copy first
+        out.extend(f"MCP server {c.config.name!r} {c.error}" for c in connections if c.error)
         return out
 
     # -- shutdown --------------------------------------------------------------------------------

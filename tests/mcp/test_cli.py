@@ -25,6 +25,7 @@ def ask(tmp_path, monkeypatch, capsys):
     from lsp_agent.mcp.cli import close_all
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-user-config"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     root_logger = logging.getLogger()
     handlers, level = list(root_logger.handlers), root_logger.level

@@ -97,7 +97,13 @@ def test_flag_names_stay_unique_and_quotes_are_honoured():
 
 
 def test_config_files_settings_and_flags_in_precedence_order(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    home_file = tmp_path / "home" / ".config" / "lsp-agent" / "mcp.json"
+    home_file.parent.mkdir(parents=True)
+    home_file.write_text(
+        json.dumps({"mcpServers": {"mine": {"command": "old"}, "homeonly": {"command": "h"}}})
+    )
     user_file = tmp_path / "xdg" / "lsp-agent" / "mcp.json"
     user_file.parent.mkdir(parents=True)
     user_file.write_text(
@@ -116,7 +122,8 @@ def test_config_files_settings_and_flags_in_precedence_order(tmp_path: Path, mon
     assert errors == []
     by_name = {s.name: s for s in servers}
     assert by_name["shared"].command == "ws-srv"  # the workspace file beats the user's
-    assert by_name["mine"].url == "http://127.0.0.1:1/mcp"
+    assert by_name["mine"].url == "http://127.0.0.1:1/mcp"  # XDG_CONFIG_HOME's file beats ~/.config's
+    assert by_name["homeonly"].command == "h"
     assert by_name["editor"].command == "ed-srv"
     assert by_name["http_5000"].transport == "http"
     assert by_name["extra"].args == ("extra.py",)
