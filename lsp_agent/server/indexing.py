@@ -43,9 +43,15 @@ def index_config_key(settings: Settings) -> tuple:
 class IndexManager:
     """Owns a WorkspaceIndex per folder; all blocking work runs in worker threads, never on the event loop."""
 
-    def __init__(self, progress: Callable[[str], ProgressReporter], settings: Callable[[], Settings]) -> None:
+    def __init__(
+        self,
+        progress: Callable[[str], ProgressReporter],
+        settings: Callable[[], Settings],
+        open_buffers: Callable[[], list[tuple[Path, str]]] = list,
+    ) -> None:
         self._progress = progress
         self._settings = settings
+        self._open_buffers = open_buffers
         self.folders: dict[Path, FolderIndex] = {}
         self._refresh_task: asyncio.Task | None = None
         self._cancel = threading.Event()
@@ -117,6 +123,10 @@ class IndexManager:
                 if cancel.is_set():
                     break
                 stats = await asyncio.to_thread(self._refresh_folder, folder, reporter, cancel)
+                # The refresh read the disk: put back the unsaved text of the folder's open documents.
+                buffers = [(p, t) for p, t in self._open_buffers() if self.folder_for(p) is folder]
+                for path, text in buffers:
+                    await asyncio.to_thread(self._update_now, path, text)
                 if stats is not None:
                     for key in totals:
                         totals[key] += getattr(stats, key)

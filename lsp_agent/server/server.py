@@ -35,7 +35,9 @@ class AgentServer(LanguageServer):
         self.client_config: dict[str, Any] = {}
         self.settings = Settings()
         self.settings_errors: list[str] = []
-        self.indexes = IndexManager(lambda title: ProgressReporter(self, title), lambda: self.settings)
+        self.indexes = IndexManager(
+            lambda title: ProgressReporter(self, title), lambda: self.settings, self.open_buffers
+        )
         self.runs = RunManager(self)
         self.proposals = ProposalStore()
         self.sessions: dict[str, Any] = {}
@@ -110,6 +112,15 @@ class AgentServer(LanguageServer):
         """The open TextDocument for a path, or None when the editor does not have it open."""
         uri = from_fs_path(str(path))
         return self.workspace.text_documents.get(uri) if uri else None
+
+    def open_buffers(self) -> list[tuple[Path, str]]:
+        """(path, text) of every open file document (on the event loop thread)."""
+        out: list[tuple[Path, str]] = []
+        for uri, doc in list(self.workspace.text_documents.items()):
+            fs_path = to_fs_path(uri)
+            if fs_path:
+                out.append((Path(fs_path).absolute(), doc.source))
+        return out
 
     def document_state(self, path: Path) -> DocumentState:
         """What the user sees for a file: the open buffer (with version) or the disk text (None when absent)."""
