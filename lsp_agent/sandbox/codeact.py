@@ -136,7 +136,7 @@ async def _execute(run: AgentRun, code: str, step: int, *, first: bool) -> tuple
     timeout = _timeout(run)
     overlay = run.overlay
     try:
-        sandbox = sandbox_for(run.ctx)
+        sandbox = await asyncio.to_thread(sandbox_for, run.ctx)  # the first use probes the machine
         interpreter = await run._guard(asyncio.to_thread(sandbox.interpreter, overlay, timeout=timeout))
         result = await run._guard(asyncio.to_thread(interpreter.execute, code, overlay, cancel=run._cancel))
     except InterpreterError as exc:

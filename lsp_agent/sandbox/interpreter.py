@@ -166,10 +166,7 @@ class PersistentInterpreter:
 
     def close(self) -> None:
         """Kill the child's process group and release the pipes."""
-        if self._proc.poll() is None:
-            kill_group(self._proc)
-        else:
-            kill_group(self._proc)  # helpers the code left behind share the group
+        kill_group(self._proc)  # also when it exited: helpers the code left behind share its group
         try:
             self._selector.close()
         except (OSError, ValueError):

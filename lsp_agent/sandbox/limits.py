@@ -16,7 +16,7 @@ class ResourceLimits:
 
     wall_seconds: float = 60.0
     cpu_seconds: int = 60
-    memory_mib: int = 2048
+    memory_mib: int = 4096
     file_size_mib: int = 256
     processes: int = 256
 
@@ -53,7 +53,7 @@ class ResourceLimits:
         return apply
 
 
-def limits_for(timeout: float, *, memory_mib: int = 2048) -> ResourceLimits:
+def limits_for(timeout: float, *, memory_mib: int = 4096) -> ResourceLimits:
     """Limits for one run of `timeout` wall-clock seconds (CPU capped at the same number of seconds)."""
     timeout = max(0.1, float(timeout))
     return ResourceLimits(

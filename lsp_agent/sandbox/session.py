@@ -43,7 +43,7 @@ class Sandbox:
         *,
         exclude: Sequence[str] = (),
         isolation: Isolation | None = None,
-        memory_mib: int = 2048,
+        memory_mib: int = 4096,
         scratch_parent: Path | None = None,
     ) -> None:
         self.root = Path(root).resolve()
