@@ -21,6 +21,7 @@ log = logging.getLogger(__name__)
 STATES = ("idle", "starting", "ready", "failed", "stopped")
 STOP_TIMEOUT = 6.0
 _STDERR_TAIL = 1500
+STDERR_KEEP_BYTES = 1_000_000
 
 
 class McpUnavailable(Exception):
@@ -200,6 +201,8 @@ class McpConnection:
                 _settle(call.future, error=exc)
         except Exception as exc:  # noqa: BLE001 - a failed call is the caller's error, not the server's end
             _settle(call.future, error=exc)
+        finally:
+            self._trim_stderr()
 
     async def _transport(self, stack: AsyncExitStack) -> Any:
         """The SDK transport for this server (stdio process, streamable HTTP or SSE)."""
@@ -207,7 +210,9 @@ class McpConnection:
         if cfg.transport == "stdio":
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
-            self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+            self._close_stderr()
+            # append mode: the child shares the O_APPEND file description, so trimming it is safe
+            self._stderr = tempfile.TemporaryFile(mode="a+", encoding="utf-8", errors="replace")
             params = StdioServerParameters(
                 command=cfg.command or "",
                 args=list(cfg.args),
@@ -295,6 +300,21 @@ class McpConnection:
             return ""
         lines = [line.strip() for line in text.splitlines() if line.strip()]
         return " | ".join(lines[-6:])[-_STDERR_TAIL:]
+
+    def _trim_stderr(self) -> None:
+        """Keep a chatty server's captured stderr small: only its tail is ever shown."""
+        handle = self._stderr
+        if handle is None:
+            return
+        try:
+            if os.fstat(handle.fileno()).st_size > STDERR_KEEP_BYTES:
+                tail = self._stderr_tail()
+                handle.seek(0)
+                handle.truncate(0)
+                handle.write(tail + "\n")
+                handle.flush()
+        except (OSError, ValueError):
+            pass
 
     def _close_stderr(self) -> None:
         """Release the stderr capture file."""

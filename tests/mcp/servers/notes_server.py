@@ -60,6 +60,15 @@ async def slow(seconds: float) -> str:
 
 
 @server.tool()
+def shout(kilobytes: int) -> str:
+    """Write this many kilobytes of log lines to stderr (a chatty server)."""
+    for i in range(kilobytes * 16):
+        sys.stderr.write(f"log line {i:>6} of a chatty server {'.' * 26}\n")  # 64 bytes
+    sys.stderr.flush()
+    return "shouted"
+
+
+@server.tool()
 def crash() -> str:
     """Exit the server process abruptly (simulates a crash)."""
     sys.stderr.write("notes server: crashing on purpose\n")
