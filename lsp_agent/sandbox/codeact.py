@@ -102,8 +102,13 @@ async def codeact_loop(run: AgentRun, task_text: str) -> Any:
             False,
         )
     finally:
-        if getattr(run, "ctx", None) is not None:
-            await asyncio.to_thread(close_sandbox, run.ctx)
+        ctx = getattr(run, "ctx", None)
+        if ctx is not None:  # the changes are in the overlay already: stop the interpreter, drop the copy
+            try:
+                await asyncio.shield(asyncio.to_thread(close_sandbox, ctx))
+            except asyncio.CancelledError:
+                close_sandbox(ctx)
+                raise
 
 
 def _observe(run: AgentRun, messages: list[dict[str, Any]], text: str) -> None:
