@@ -78,6 +78,7 @@ class Sandbox:
                     self.root, mode="overlay" if use_overlay else "copy", exclude=self.exclude,
                     parent=self._scratch_parent,
                 )  # fmt: skip
+                _LIVE.add(self)  # again after a close(): the sandbox may be reused
             return self._scratch
 
     def describe(self, limits: ResourceLimits) -> list[str]:

@@ -42,6 +42,7 @@ def sandbox_for(ctx: ToolContext) -> Sandbox:
             sandbox = Sandbox(ctx.root, exclude=ctx.exclude)
             _SANDBOXES[ctx.overlay] = sandbox
             weakref.finalize(ctx.overlay, sandbox.close)
+        weakref.finalize(ctx, sandbox.close)  # the run (and its context) is gone: drop the scratch copy
     ctx.extras["sandbox"] = sandbox
     return sandbox
 
