@@ -326,7 +326,7 @@ def classify_error(exc: BaseException, model: str) -> ModelError:
     if isinstance(exc, transient_types):
         return ModelError(text, kind="transient", transient=True)
     if isinstance(exc, litellm.BadRequestError):
-        if "LLM Provider NOT provided" in str(exc) or "provider" in text.lower() and "not" in text.lower():
+        if "LLM Provider NOT provided" in str(exc):
             return ModelError(
                 f"litellm does not know how to reach {model!r}: prefix the model with its provider, e.g. "
                 "openai/gpt-4o-mini, anthropic/claude-sonnet-4-5, ollama/qwen2.5-coder",

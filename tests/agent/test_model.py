@@ -133,3 +133,11 @@ async def test_context_overflow_mid_run_compacts_once_and_continues(workspace):
     assert compaction["removed"] > 0
     assert len(o.requests[-1]["messages"]) < len(o.requests[-2]["messages"])
     assert "[Context compacted:" in o.requests[-1]["messages"][1]["content"]
+
+
+async def test_a_model_string_without_provider_is_explained(workspace):
+    from lsp_agent.agent.run import AgentRun
+    from lsp_agent.config import Settings
+
+    result = await AgentRun("t", Settings(model="no-such-model-xyz", api_key="k"), workspace).run()
+    assert result.stop_reason == "error" and "prefix the model with its provider" in result.error
