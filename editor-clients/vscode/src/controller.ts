@@ -47,6 +47,38 @@ export class AgentController {
     this.log(formatEvent(event));
   }
 
+  /**
+   * Complete and send a command that came with a server code action (VS Code's middleware routes them here):
+   * "Ask agent about this selection" has no task yet, so `promptTask` asks the user; the others are tracked.
+   */
+  async executeServerCommand(
+    command: string,
+    args: unknown[],
+    send: (command: string, args: unknown[]) => Promise<unknown>,
+    promptTask: () => Promise<string | undefined>,
+  ): Promise<unknown> {
+    if (command !== ServerCommand.ask) {
+      const result = await send(command, args);
+      this.noteServerCommand(command, args, result);
+      return result;
+    }
+    const params: Record<string, unknown> = { ...((args[0] ?? {}) as Record<string, unknown>) };
+    delete params.needsTask;
+    if (typeof params.task !== "string" || !params.task.trim()) {
+      const task = (await promptTask())?.trim();
+      if (!task) {
+        return undefined;
+      }
+      params.task = task;
+    }
+    params.sessionId = params.sessionId ?? this.sessionId;
+    const result = (await send(command, [params, ...args.slice(1)])) as AskResult | null | undefined;
+    if (result && typeof result.runId === "string") {
+      this.tracker.started(result.runId, String(params.task));
+    }
+    return result;
+  }
+
   /** Note what a code action's command did: "Apply agent edit" records, "Reject agent edit" rejects. */
   noteServerCommand(command: string, args: unknown[], result: unknown): void {
     const runId = (args[0] as { runId?: unknown } | undefined)?.runId;

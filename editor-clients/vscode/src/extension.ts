@@ -13,7 +13,7 @@ import {
 } from "vscode-languageclient/node";
 import { InputError } from "./commandArgs";
 import { AgentController } from "./controller";
-import { AskParams, EVENT_NOTIFICATION, Range, ServerCommand, SETTINGS_SECTION } from "./protocol";
+import { EVENT_NOTIFICATION, Range, SETTINGS_SECTION } from "./protocol";
 import { RunInfo, soleCandidate } from "./runState";
 import { serverCommandLine, serverEnvironment, serverSettings } from "./settings";
 import { statusView } from "./statusText";
@@ -103,10 +103,8 @@ async function start(ui: Ui, sessionId: string): Promise<void> {
   const section = JSON.parse(JSON.stringify(config)) as Record<string, unknown>;
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
-    synchronize: {
-      configurationSection: SETTINGS_SECTION,
-      fileEvents: vscode.workspace.createFileSystemWatcher("**/*"),
-    },
+    // File watching: the server registers workspace/didChangeWatchedFiles itself (dynamic registration).
+    synchronize: { configurationSection: SETTINGS_SECTION },
     initializationOptions: serverSettings(section),
     outputChannel: ui.serverLog,
     middleware: {
@@ -157,31 +155,17 @@ function requireController(): AgentController {
 
 /** Code actions such as "Ask agent about this selection" come without a task: ask the user for it here. */
 async function completeServerCommand(command: string, args: unknown[], next: ExecuteCommandSignature): Promise<unknown> {
-  const ctl = requireController();
-  if (command === ServerCommand.ask) {
-    const params = { ...((args[0] ?? {}) as Partial<AskParams>) };
-    if (!params.task || !String(params.task).trim()) {
-      const task = await vscode.window.showInputBox({
+  return requireController().executeServerCommand(
+    command,
+    args,
+    async (c, a) => next(c, a),
+    async () =>
+      vscode.window.showInputBox({
         title: "LSP Agent",
         prompt: "What should the agent do with this code?",
         ignoreFocusOut: true,
-      });
-      if (!task) {
-        return undefined;
-      }
-      params.task = task;
-    }
-    params.sessionId = params.sessionId ?? ctl.sessionId;
-    delete (params as { needsTask?: unknown }).needsTask;
-    const result = (await next(command, [params, ...args.slice(1)])) as { runId?: string } | undefined;
-    if (result && typeof result.runId === "string") {
-      ctl.tracker.started(result.runId, String(params.task));
-    }
-    return result;
-  }
-  const result = await next(command, args);
-  ctl.noteServerCommand(command, args, result);
-  return result;
+      }),
+  );
 }
 
 function toRange(selection: vscode.Selection): Range {

@@ -157,10 +157,31 @@ test("Reject Pending Edits drops the proposal and keeps the documents", async ()
 });
 
 test("Cancel Run stops a run mid-request to the model within seconds", async () => {
-  const runId = await controller.ask({ task: "CANCEL-TASK: think for a long time" });
   const before = model.requests.length;
+  // Start it the way the "Ask agent about this selection" code action does: the client asks for the task.
+  const list = await server.connection.sendRequest(CodeActionRequest.type, {
+    textDocument: { uri: greetUri },
+    range: { start: { line: 0, character: 0 }, end: { line: 1, character: 10 } },
+    context: { diagnostics: [] },
+  });
+  const askAction = (list ?? []).find((a) => a.title === "Ask agent about this selection") as CodeAction | undefined;
+  assert.ok(askAction?.command, `no "Ask agent about this selection" among ${(list ?? []).map((a) => a.title).join(" | ")}`);
+  const prompts: string[] = [];
+  const result = (await controller.executeServerCommand(
+    askAction.command.command,
+    askAction.command.arguments ?? [],
+    (command, args) => server.connection.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }),
+    async () => {
+      prompts.push("asked");
+      return "CANCEL-TASK: think for a long time";
+    },
+  )) as { runId: string };
+  assert.deepEqual(prompts, ["asked"]);
+  const runId = result.runId;
+  assert.equal(controller.tracker.get(runId)!.task, "CANCEL-TASK: think for a long time");
   await waitFor("the model to receive the request", () => model.requests.length > before, 30_000);
   assert.match(model.userText(before), /CANCEL-TASK/);
+  assert.match(model.userText(before), /def greet\(name\):/, "the code action's selection went along");
   const started = Date.now();
   await controller.cancel(runId);
   await waitFor("the cancelled run's done event", () => kinds(runId).includes("done"), 10_000);
