@@ -212,3 +212,34 @@ async def test_reindex_rebuilds_under_a_new_progress_token(editor):
         await asyncio.sleep(0.1)
         new_tokens = [t for t in editor.client.progress_reports if t not in before]
     assert len(new_tokens) == 1 and "indexed" in editor.client.progress_reports[new_tokens[0]][-1].message
+
+
+async def test_code_actions_offer_to_ask_about_a_selection_and_to_fix_a_diagnostic(editor):
+    uri = editor.open("shop/payment.py")
+    problem = types.Diagnostic(
+        range=types.Range(
+            start=types.Position(line=2, character=11), end=types.Position(line=2, character=15)
+        ),
+        message="'card' may be None",
+        source="mypy",
+    )
+    selection = types.Range(
+        start=types.Position(line=0, character=0), end=types.Position(line=2, character=0)
+    )
+    actions = await editor.client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=selection,
+            context=types.CodeActionContext(diagnostics=[problem]),
+        )
+    )
+    by_title = {a.title: a for a in actions}
+    ask = by_title["Ask agent about this selection"].command
+    assert ask.command == "lspAgent.ask" and ask.arguments[0]["needsTask"] is True
+    assert ask.arguments[0]["uri"] == uri and ask.arguments[0]["range"]["end"] == {"line": 2, "character": 0}
+    fix = by_title["Ask agent to fix: 'card' may be None"].command
+    assert fix.command == "lspAgent.ask"
+    assert fix.arguments[0]["task"] == "Fix this problem reported at line 3 (mypy): 'card' may be None"
+    with pytest.raises(Exception, match="prompt for the question"):
+        await editor.command(ask.command, *ask.arguments)
+    editor.close(uri)
