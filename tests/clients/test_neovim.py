@@ -170,3 +170,14 @@ def test_cancel_stops_a_run_waiting_on_the_model(tmp_path: Path) -> None:
     assert r["cancel_ms"] < 5000
     assert r["buffer"] == GREET
     assert "done: cancelled" in "\n".join(r["transcript"])
+
+
+def test_lua_unit_tests_pass() -> None:
+    proc = subprocess.run(
+        [NVIM, "--clean", "--headless", "-l", str(SCENARIO.parent / "unit.lua"), str(PLUGIN)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "11 passed, 0 failed", proc.stdout

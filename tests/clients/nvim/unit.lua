@@ -1,0 +1,135 @@
+-- Unit tests of the plugin's pure parts (event formatting, run state) in headless Neovim.
+-- Usage: nvim --clean --headless -l unit.lua PLUGIN_DIR ; prints "N passed, M failed" and exits non-zero on failure.
+vim.opt.rtp:prepend(arg[1])
+local format = require("lsp_agent.format")
+local runs = require("lsp_agent.runs")
+
+local tests, passed, failed = {}, 0, 0
+local function test(name, fn)
+  tests[#tests + 1] = { name = name, fn = fn }
+end
+local function eq(actual, expected)
+  if not vim.deep_equal(actual, expected) then
+    error(("expected %s, got %s"):format(vim.inspect(expected), vim.inspect(actual)), 2)
+  end
+end
+
+test("tool calls show sorted compact arguments", function()
+  eq(format.describe({ runId = "r", kind = "tool_call", name = "read_file", arguments = { path = "a.py", start = 3 } }),
+    '-> read_file(path="a.py", start=3)')
+end)
+
+test("long arguments are cut and newlines escaped", function()
+  local text = format.short_args({ content = string.rep("x\n", 100) }, 40)
+  eq(#text, 40)
+  eq(text:sub(-3), "...")
+  eq(text:find("\n"), nil)
+end)
+
+test("tool results show status, time and a count of hidden lines", function()
+  eq(format.describe({ runId = "r", kind = "tool_result", name = "search_text", ok = false, seconds = 0.1234,
+    output = "one\ntwo\nthree\nfour\nfive" }), "<- search_text failed in 0.12s: one\n   two\n   three\n   ... (2 more lines)")
+end)
+
+test("plans, proposals and done events are multi-line and tolerate JSON null", function()
+  eq(format.describe({ runId = "r", kind = "plan", subtasks = { { id = 1, description = "read" },
+    { id = 2, description = "edit", dependencies = { 1 } } }, fallback = vim.NIL }),
+    "plan (2 subtasks):\n  1. read\n  2. edit after 1")
+  local proposal = vim.split(format.describe({ runId = "r", kind = "proposal", summary = "rename",
+    changes = { { path = "a.py", kind = "modify" }, { path = "b.py", kind = "create" } } }), "\n")
+  eq(proposal[1], "proposal: 2 file(s) changed - rename")
+  eq(proposal[2], "   modify a.py")
+  eq(proposal[3], "   create b.py")
+  eq(format.describe({ runId = "r", kind = "done", stopReason = "error", iterations = 0, error = "no model",
+    answer = vim.NIL }), "done: error after 0 iterations, error: no model")
+  eq(format.describe({ runId = "r", kind = "done", stopReason = "complete", iterations = 2, error = vim.NIL,
+    answer = "Done.\nAll good." }), "done: complete after 2 iterations\n   answer: Done.\n   All good.")
+end)
+
+test("usage, permission, error and unknown kinds stay readable", function()
+  eq(format.describe({ runId = "r", kind = "usage", promptTokens = 120, completionTokens = 7, cost = 0.00123 }),
+    "tokens: 120 in / 7 out, cost $0.0012")
+  eq(format.describe({ runId = "r", kind = "permission", tool = "run", decision = "deny", reason = "no answer" }),
+    "permission for run: deny (no answer)")
+  eq(format.describe({ runId = "r", kind = "error", message = "rate limited" }), "error: rate limited")
+  eq(format.describe({ runId = "r", kind = "mystery", value = 1 }), 'mystery: {"value":1}')
+end)
+
+test("transcript lines carry a clock, a short run id and aligned continuation lines", function()
+  local lines = format.lines({ runId = "0123456789", kind = "done", stopReason = "complete", iterations = 1,
+    answer = "a\nb" })
+  eq(#lines, 3)
+  assert(lines[1]:match("^%[%d%d:%d%d:%d%d%] %[01234567%] done: complete after 1 iterations$"), lines[1])
+  eq(lines[3], string.rep(" ", #"[00:00:00] [01234567] ") .. "   b")
+end)
+
+test("a run goes from running to pending edits to applied, newest first", function()
+  local seen = {}
+  runs.on_change(function(r) seen[#seen + 1] = r.id .. ":" .. r.state .. "/" .. r.proposal end)
+  runs.on_event({ runId = "old", kind = "start", task = "first" }, 1)
+  runs.started("new", "second", 1)
+  runs.on_event({ runId = "new", kind = "proposal", summary = "s", changes = { { path = "a.py", kind = "modify" } } }, 1)
+  runs.on_event({ runId = "new", kind = "done", success = true, stopReason = "complete", iterations = 1 }, 1)
+  eq(vim.tbl_map(function(r) return r.id end, runs.list()), { "new", "old" })
+  eq(vim.tbl_map(function(r) return r.id end, runs.running()), { "old" })
+  eq(vim.tbl_map(function(r) return r.id end, runs.pending()), { "new" })
+  eq(runs.runs.new.files, { "a.py" })
+  eq(runs.status_text(), "agent: 1 running, 1 pending")
+  runs.settle("new", "applied")
+  runs.settle("old", "rejected") -- no proposal: nothing to settle
+  eq(runs.runs.new.proposal, "applied")
+  eq(runs.runs.old.proposal, "none")
+  eq(seen, { "old:running/none", "new:running/none", "new:running/pending", "new:succeeded/pending",
+    "new:succeeded/applied" })
+end)
+
+test("cancelled and failed runs are told apart; malformed events are ignored", function()
+  runs.on_event({ runId = "c", kind = "done", success = false, stopReason = "cancelled" })
+  runs.on_event({ runId = "f", kind = "error", message = "boom" })
+  runs.on_event({ runId = "f", kind = "done", success = false, stopReason = "error", error = "boom" })
+  eq(runs.runs.c.state, "cancelled")
+  eq(runs.runs.f.state, "failed")
+  eq(runs.runs.f.error, "boom")
+  eq(runs.on_event({ kind = "thought" }), nil)
+  eq(runs.on_event("nonsense"), nil)
+end)
+
+test("the transcript buffer is a read-only scratch buffer that collects every line", function()
+  local buf = runs.transcript_buffer()
+  eq(vim.bo[buf].buftype, "nofile")
+  eq(vim.bo[buf].modifiable, false)
+  eq(vim.api.nvim_buf_get_name(buf), "lsp-agent://transcript")
+  local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
+  assert(text:find("%[new%] proposal: 1 file%(s%) changed %- s"), text)
+  assert(text:find("%[new%] edits applied"), text)
+end)
+
+test("line ranges end at the last line's length in UTF-16 units", function()
+  local agent = require("lsp_agent")
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "a", "héllo 😀" })
+  eq(agent.line_range(buf, 1, 2), { start = { line = 0, character = 0 }, ["end"] = { line = 1, character = 8 } })
+end)
+
+test("setup replaces list options instead of merging them index by index", function()
+  local agent = require("lsp_agent")
+  agent.setup({ cmd = { "my-server" }, root_markers = { "x" }, settings = { model = "m" }, progress = false })
+  eq(agent.config.cmd, { "my-server" })
+  eq(agent.config.root_markers, { "x" })
+  eq(agent.config.settings, { model = "m" })
+  eq(vim.fn.exists(":AgentAsk"), 2)
+  eq(vim.lsp.config.lsp_agent.cmd, { "my-server" })
+  eq(vim.lsp.config.lsp_agent.settings, { lspAgent = { model = "m" } })
+end)
+
+for _, t in ipairs(tests) do
+  local ok, err = pcall(t.fn)
+  if ok then
+    passed = passed + 1
+  else
+    failed = failed + 1
+    io.stdout:write(("FAIL %s: %s\n"):format(t.name, err))
+  end
+end
+io.stdout:write(("%d passed, %d failed\n"):format(passed, failed))
+os.exit(failed == 0 and 0 or 1)
