@@ -128,7 +128,9 @@ async function start(ui: Ui, sessionId: string): Promise<void> {
       void pollStatus(ui);
     }
   });
-  ctl.tracker.onDidChange(() => refreshStatus(ui));
+  if (!controller) {
+    ctl.tracker.onDidChange(() => refreshStatus(ui)); // the tracker outlives restarts: subscribe once
+  }
   client = c;
   controller = ctl;
   ui.events.appendLine(`starting ${[line.command, ...line.args].join(" ")}`);
