@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 import time
@@ -144,6 +145,7 @@ class AgentRun:
         self.completion_tokens = 0
         self.cost = 0.0
         self._syntax_reported = False
+        self._failures: dict[str, int] = {}
         self._last_text = ""
         self.transcript = Transcript(settings.transcript)
 
@@ -302,7 +304,7 @@ class AgentRun:
             finished: str | None = None
             for call in calls:
                 result = await self._execute(call)
-                output = result.output
+                output = self._with_repeat_hint(call, result.ok, result.output)
                 if result.ok and self._is_finish(call.name):
                     if self._report_syntax_once(messages, call if native else None):
                         continue
@@ -319,6 +321,21 @@ class AgentRun:
         log.warning("run %s: reached the iteration limit of %d", self.run_id, max_iterations)
         return _Outcome(
             "max_iterations", self._last_text or f"stopped after {max_iterations} iterations", False
+        )
+
+    def _with_repeat_hint(self, call: ToolCall, ok: bool, output: str) -> str:
+        """The output, plus a nudge when the very same call failed the same way before."""
+        if ok:
+            self._failures.clear()
+            return output
+        key = f"{call.name}\0{json.dumps(call.arguments, sort_keys=True, default=str)}\0{output}"
+        self._failures[key] = self._failures.get(key, 0) + 1
+        times = self._failures[key]
+        if times < 2:
+            return output
+        return (
+            f"{output}\n[This exact call has now failed {times} times with the same error. Do not repeat it: "
+            "read the error, look at the file or workspace again, and try a different approach.]"
         )
 
     def _interpret(self, reply: ModelReply) -> tuple[list[ToolCall], str, str | None, str | None]:

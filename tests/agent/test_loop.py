@@ -393,3 +393,12 @@ async def test_a_failing_asker_denies(workspace):
     script = [{"content": "", "tool_calls": [call("run_tests")]}, done()]
     o = await run_script(workspace, script, registry=_exec_registry(ran), permission=asker)
     assert ran == [] and not o.of("tool_result")[0]["ok"] and o.result.success
+
+
+async def test_repeating_the_same_failing_call_gets_a_hint(workspace):
+    bad = {"content": "", "tool_calls": [call("read_file", path="missing.py")]}
+    o = await run_script(workspace, [bad, bad, done()])
+    first = o.requests[1]["messages"][-1]["content"]
+    second = o.requests[2]["messages"][-1]["content"]
+    assert "failed 2 times" not in first and "not found" in first
+    assert "This exact call has now failed 2 times" in second
