@@ -54,8 +54,11 @@ def _register_lifecycle(server: AgentServer) -> None:
     @server.feature(types.INITIALIZED)
     async def initialized(ls: AgentServer, params: types.InitializedParams) -> None:
         ls.indexes.set_folders(ls.workspace_roots())
-        await _pull_configuration(ls)
+        if ls.supports_configuration():
+            ls.reload_settings(show=False)  # usable at once; the pulled configuration refines it below
+            await _pull_configuration(ls)
         ls.reload_settings()
+        ls.settings_ready.set()
         await _watch_files(ls)
         ls.indexes.reindex()
         _prewarm_model_library(ls)

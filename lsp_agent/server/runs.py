@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CANCEL_GRACE_SECONDS = 0.8
+SETTINGS_WAIT_SECONDS = 10.0
 FINISHED_KEPT = 50
 
 
@@ -169,6 +170,10 @@ class RunManager:
         )
         await record.progress.begin("starting", on_cancel=lambda: self.cancel(record.run_id))
         try:
+            try:  # an ask racing `initialized` waits for the settings (the model may come from the client)
+                await asyncio.wait_for(self.server.settings_ready.wait(), SETTINGS_WAIT_SECONDS)
+            except TimeoutError:
+                pass
             settings = self.server.settings
             if request.plan is not None:
                 settings = settings.replace(plan=request.plan)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -35,6 +36,7 @@ class AgentServer(LanguageServer):
         self.client_config: dict[str, Any] = {}
         self.settings = Settings()
         self.settings_errors: list[str] = []
+        self.settings_ready = asyncio.Event()  # set once `initialized` has read every settings source
         self.indexes = IndexManager(
             lambda title: ProgressReporter(self, title), lambda: self.settings, self.open_buffers
         )
@@ -95,12 +97,14 @@ class AgentServer(LanguageServer):
             roots = [Path(ws.root_path)]
         return [r.absolute() for r in roots]
 
-    def reload_settings(self) -> list[str]:
+    def reload_settings(self, *, show: bool = True) -> list[str]:
         """Recompute settings from all sources; shows one error naming each bad setting. Returns the errors."""
         client: dict[str, Any] = {}
         _merge_into(client, _section(self.init_options))
         _merge_into(client, _section(self.client_config))
         self.settings, errors = load_settings(self.primary_root, client=client)
+        if not show:
+            return errors
         if errors and errors != self.settings_errors:
             self.show_error("lsp-agent settings: " + "; ".join(errors))
         self.settings_errors = errors
