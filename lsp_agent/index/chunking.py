@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 
 import tree_sitter as ts
@@ -300,5 +300,5 @@ def analyze_with_tree(
         if c.symbol and not (c.kind in CONTAINER_KINDS and c.end - c.start + 1 > c.text.count("\n") + 1):
             toks.extend(tokenize(c.symbol.replace(".", " ")) * SYMBOL_BOOST)
         toks.extend(path_tokens)
-        tokens.append(toks)
+        tokens.append(dict(Counter(toks)))
     return FileAnalysis(lang_name, chunks, tokens, symbols), parsed

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections import Counter
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 
 import bm25s
 import numpy as np
@@ -32,7 +31,7 @@ class LexicalIndex:
         self._ids = np.asarray(doc_ids, dtype=np.int64)
         self._pos = {int(doc_id): i for i, doc_id in enumerate(self._ids)}
         self._alive = np.ones(len(self._ids), dtype=np.float32)
-        self._delta: dict[int, tuple[Counter[str], int]] = {}
+        self._delta: dict[int, tuple[Mapping[str, int], int]] = {}
         self._vocab = vocab
         n = len(self._ids)
         self._n = max(n, 1)
@@ -78,19 +77,19 @@ class LexicalIndex:
                 self._alive[pos] = 0.0
             self._delta.pop(doc_id, None)
 
-    def add(self, doc_id: int, tokens: Sequence[str]) -> None:
+    def add(self, doc_id: int, counts: Mapping[str, int]) -> None:
         """Add a chunk to the delta (a no-op when the base already holds it)."""
         pos = self._pos.get(doc_id)
         if pos is not None and self._alive[pos]:
             return
-        self._delta[doc_id] = (Counter(tokens), len(tokens))
+        self._delta[doc_id] = (counts, sum(counts.values()))
 
     def _idf(self, token: str) -> float:
         tid = self._vocab.get(token)
         df = int(self._df[tid]) if tid is not None and tid < len(self._df) else 0
         return math.log(1 + (self._n - df + 0.5) / (df + 0.5))
 
-    def score_tokens(self, query: Sequence[str], tf: Counter[str], length: int) -> float:
+    def score_tokens(self, query: Sequence[str], tf: Mapping[str, int], length: int) -> float:
         """BM25 of one document given as term counts, on the base's statistics."""
         norm = K1 * ((1 - B) + B * length / self._avgdl)
         score = 0.0
@@ -105,7 +104,7 @@ class LexicalIndex:
         query: Sequence[str],
         top_n: int,
         exclude: set[int] | None = None,
-        extra: Sequence[tuple[Hashable, Sequence[str]]] = (),
+        extra: Sequence[tuple[Hashable, Mapping[str, int]]] = (),
     ) -> list[tuple[Hashable, float]]:
         """Best (id, score) pairs; `exclude` hides ids, `extra` are temporary documents scored for this query."""
         terms = list(dict.fromkeys(query))
@@ -130,8 +129,8 @@ class LexicalIndex:
             s = self.score_tokens(terms, tf, length)
             if s > 0:
                 results.append((doc_id, s))
-        for key, tokens in extra:
-            s = self.score_tokens(terms, Counter(tokens), len(tokens))
+        for key, counts in extra:
+            s = self.score_tokens(terms, counts, sum(counts.values()))
             if s > 0:
                 results.append((key, s))
         results.sort(key=lambda r: -r[1])

@@ -81,9 +81,9 @@ class Symbol(NamedTuple):
 
 @dataclass
 class FileAnalysis:
-    """Everything the index keeps about one file version: chunks, their search tokens and symbols."""
+    """Everything the index keeps about one file version: chunks, their term counts and symbols."""
 
     language: str
     chunks: list[Chunk]
-    tokens: list[list[str]]
+    tokens: list[dict[str, int]]  # per chunk: search term -> count
     symbols: list[Symbol]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
-from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -15,7 +14,7 @@ import numpy as np
 
 from lsp_agent.index.models import Chunk, FileAnalysis
 
-SCHEMA_VERSION = "4"  # bump when chunking or tokenization changes: the index is rebuilt
+SCHEMA_VERSION = "5"  # bump when chunking or tokenization changes: the index is rebuilt
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -23,7 +22,7 @@ CREATE TABLE IF NOT EXISTS files(
     id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
     hash TEXT NOT NULL, language TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS chunks(
-    id INTEGER PRIMARY KEY AUTOINCREMENT, file_id INTEGER NOT NULL, start INTEGER NOT NULL, end_line INTEGER NOT NULL,
+    id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, start INTEGER NOT NULL, end_line INTEGER NOT NULL,
     symbol TEXT, kind TEXT NOT NULL, text TEXT NOT NULL, length INTEGER NOT NULL, terms BLOB NOT NULL,
     hash TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS terms(id INTEGER PRIMARY KEY, term TEXT UNIQUE NOT NULL);
@@ -90,6 +89,7 @@ class IndexStore:
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self._vocab: dict[str, int] | None = None
+        self._next_chunk_id: int | None = None
         row = self.conn.execute(
             "SELECT value FROM meta WHERE key='schema'"
             if self.conn.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone()
@@ -116,13 +116,36 @@ class IndexStore:
     def transaction(self) -> Iterator[None]:
         """BEGIN IMMEDIATE ... COMMIT, rolled back on any exception (so the database is never half-updated)."""
         self.conn.execute("BEGIN IMMEDIATE")
+        # Another process may have written since our last transaction: re-check the cached counters.
+        self._next_chunk_id = None
+        if self._vocab is not None:
+            max_id = self.conn.execute("SELECT MAX(id) FROM terms").fetchone()[0]
+            if (max_id if max_id is not None else -1) != len(self._vocab) - 1:
+                self._vocab = None
         try:
             yield
         except BaseException:
             self.conn.execute("ROLLBACK")
             self._vocab = None  # it may hold ids of terms the rollback removed
+            self._next_chunk_id = None
             raise
+        if self._next_chunk_id is not None:
+            self.conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES('last_chunk_id', ?)",
+                (str(self._next_chunk_id - 1),),
+            )
         self.conn.execute("COMMIT")
+
+    @contextmanager
+    def bulk_load(self) -> Iterator[None]:
+        """Inside a transaction on an empty index: drop secondary indexes while loading, rebuild them after."""
+        names = ("chunks_file", "symbols_name", "symbols_file")
+        for name in names:
+            self.conn.execute(f"DROP INDEX IF EXISTS {name}")
+        yield
+        for statement in SCHEMA.split(";"):
+            if "CREATE INDEX" in statement:
+                self.conn.execute(statement)
 
     def files(self) -> dict[str, FileRecord]:
         """Every indexed file by relative path."""
@@ -154,8 +177,8 @@ class IndexStore:
 
     def replace_file(
         self, path: str, size: int, mtime_ns: int, digest: str, analysis: FileAnalysis
-    ) -> tuple[list[int], list[tuple[int, str, list[str]]]]:
-        """Store a file's new analysis; returns (removed chunk ids, [(new id, chunk hash, tokens)])."""
+    ) -> tuple[list[int], list[tuple[int, str, dict[str, int]]]]:
+        """Store a file's new analysis; returns (removed chunk ids, [(new id, chunk hash, term counts)])."""
         old = self.file(path)
         removed: list[int] = []
         if old is not None:
@@ -173,26 +196,33 @@ class IndexStore:
                 (path, size, mtime_ns, digest, analysis.language),
             )
             file_id = int(cur.lastrowid)
-        added: list[tuple[int, str, list[str]]] = []
-        insert = self.conn.execute
-        for chunk, tokens in zip(analysis.chunks, analysis.tokens, strict=True):
+        added: list[tuple[int, str, dict[str, int]]] = []
+        rows = []
+        for chunk, counts in zip(analysis.chunks, analysis.tokens, strict=True):
             h = text_hash(f"{path}\0{chunk.symbol}\0{chunk.text}")
-            cur = insert(
-                "INSERT INTO chunks(file_id, start, end_line, symbol, kind, text, length, terms, hash) "
-                "VALUES(?,?,?,?,?,?,?,?,?)",
+            chunk_id = self._new_chunk_id()
+            length = sum(counts.values())
+            blob = self._term_blob(counts)
+            rows.append(
                 (
+                    chunk_id,
                     file_id,
                     chunk.start,
                     chunk.end,
                     chunk.symbol,
                     chunk.kind,
                     chunk.text,
-                    len(tokens),
-                    self._term_blob(tokens),
+                    length,
+                    blob,
                     h,
-                ),
+                )
             )
-            added.append((int(cur.lastrowid), h, tokens))
+            added.append((chunk_id, h, counts))
+        self.conn.executemany(
+            "INSERT INTO chunks(id, file_id, start, end_line, symbol, kind, text, length, terms, hash) "
+            "VALUES(?,?,?,?,?,?,?,?,?,?)",
+            rows,
+        )
         self.conn.executemany(
             "INSERT INTO symbols(file_id, name, qualified_name, role, kind, line, end_line) VALUES(?,?,?,?,?,?,?)",
             [
@@ -208,10 +238,19 @@ class IndexStore:
             self._vocab = dict(self.conn.execute("SELECT term, id FROM terms"))
         return self._vocab
 
-    def _term_blob(self, tokens: list[str]) -> bytes:
+    def _new_chunk_id(self) -> int:
+        """Chunk ids are assigned here (never reused) so a file's chunks go in with one executemany."""
+        if self._next_chunk_id is None:
+            row = self.conn.execute("SELECT MAX(id) FROM chunks").fetchone()
+            seq = self.conn.execute("SELECT value FROM meta WHERE key='last_chunk_id'").fetchone()
+            self._next_chunk_id = max(row[0] or 0, int(seq[0]) if seq else 0) + 1
+        chunk_id = self._next_chunk_id
+        self._next_chunk_id += 1
+        return chunk_id
+
+    def _term_blob(self, counts: dict[str, int]) -> bytes:
         """A chunk's (term id, count) pairs as int32 bytes, adding unseen terms to the vocabulary."""
         vocab = self.vocabulary()
-        counts = Counter(tokens)
         fresh = [t for t in counts if t not in vocab]
         if fresh:
             start = len(vocab)

@@ -8,6 +8,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
+from contextlib import nullcontext
 from pathlib import Path, PurePosixPath
 
 import numpy as np
@@ -30,6 +31,7 @@ CANDIDATES = 100  # results taken from each ranker before fusion
 EMBED_BATCH = 256
 SNIPPET_CHARS = 200
 MAX_KEPT_TREES = 16
+BULK_MIN_FILES = 500  # a first index this large loads without secondary indexes and builds them at the end
 
 
 class WorkspaceIndex:
@@ -120,9 +122,10 @@ class WorkspaceIndex:
                 jobs.append(FileJob(rel, str(path), st.st_size, st.st_mtime_ns, rec.hash if rec else None))
             deleted = [rec for rel, rec in known.items() if rel not in seen]
             removed: list[int] = []
-            added: list[tuple[int, str, list[str]]] = []
+            added: list[tuple[int, str, dict[str, int]]] = []
             parsed = 0
-            with store.transaction():
+            bulk = store.bulk_load() if not known and len(jobs) >= BULK_MIN_FILES else nullcontext()
+            with store.transaction(), bulk:
                 for rec in deleted:
                     removed.extend(store.delete_file(rec.id))
                 total = len(jobs)
@@ -170,7 +173,7 @@ class WorkspaceIndex:
             if progress:
                 progress(min(i + EMBED_BATCH, len(missing)), len(missing), "embeddings")
 
-    def _apply_changes(self, removed: list[int], added: list[tuple[int, str, list[str]]]) -> None:
+    def _apply_changes(self, removed: list[int], added: list[tuple[int, str, dict[str, int]]]) -> None:
         """Mirror committed changes into the in-memory rankers (or drop them for a rebuild when large)."""
         if not removed and not added:
             return
@@ -221,7 +224,7 @@ class WorkspaceIndex:
                 return
             store = self._writer
             removed: list[int] = []
-            added: list[tuple[int, str, list[str]]] = []
+            added: list[tuple[int, str, dict[str, int]]] = []
             with store.transaction():
                 for rel, text in pending.items():
                     rec = store.file(rel)
@@ -294,7 +297,7 @@ class WorkspaceIndex:
                 effective[self._rel(path)] = text
             exclude: set[int] = set()
             extra_chunks: dict[Hashable, tuple[str, Chunk]] = {}
-            extra_tokens: list[tuple[Hashable, list[str]]] = []
+            extra_tokens: list[tuple[Hashable, dict[str, int]]] = []
             for rel, text in effective.items():
                 exclude.update(self._reader.chunk_ids_for_path(rel))
                 if text is None or not self._indexable(rel):

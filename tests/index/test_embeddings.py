@@ -6,6 +6,7 @@ import base64
 import json
 import re
 import threading
+import zlib
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 from lsp_agent.index import IndexConfig, WorkspaceIndex
 from lsp_agent.index.embeddings import EmbeddingError, make_embedder
 
-DIM = 32
+DIM = 512
 # The "model" knows that these words mean the same thing, which BM25 cannot know.
 CONCEPTS = {"automobile": "car", "vehicle": "car", "car": "car", "motorcar": "car"}
 
@@ -24,7 +25,7 @@ CONCEPTS = {"automobile": "car", "vehicle": "car", "car": "car", "motorcar": "ca
 def _vector(text: str) -> list[float]:
     vec = np.zeros(DIM, dtype=np.float32)
     for word in re.findall(r"[a-z]+", text.lower()):
-        vec[hash(CONCEPTS.get(word, word)) % DIM] += 1.0
+        vec[zlib.crc32(CONCEPTS.get(word, word).encode()) % DIM] += 1.0
     return vec.tolist()
 
 
