@@ -6,6 +6,8 @@ Accepted forms, first match wins:
   ```tool_call {"name": .., "arguments": {..}} ```
   {"thought": .., "action": "read_file", "action_input": {..}}            (or "action": {"name", "arguments"})
   {"name": .., "arguments": {..}}
+  <function=read_file>{..}</function>                                       (Llama 3.1 style)
+  Thought: .. / Action: read_file / Action Input: {..}                       (classic ReAct text)
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ _ACTION_RE = re.compile(r"<ACTION>(.*?)(?:</ACTION>|$)", re.S | re.I)
 _TOOL_CALL_RE = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.S | re.I)
 _FENCE_RE = re.compile(r"```[ \t]*tool_call[ \t]*\n?(.*?)(?:```|$)", re.S | re.I)
 _ANY_FENCE_RE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)```", re.S)
+_FUNCTION_TAG_RE = re.compile(r"<function=([\w.-]+)>(.*?)(?:</function>|$)", re.S)
+_REACT_TEXT_RE = re.compile(r"^\s*Action:\s*`?([\w.-]+)`?\s*$\s*^\s*Action Input:\s*(.*)", re.S | re.M | re.I)
 _TAG_RE = re.compile(r"<(tool_name|name|tool)>(.*?)</\1>", re.S | re.I)
 _PARAMS_RE = re.compile(r"<(parameters|arguments|args)>(.*?)(?:</\1>|$)", re.S | re.I)
 
@@ -67,8 +71,21 @@ def parse_reply(text: str, *, tags_only: bool = False) -> ParsedReply:
                 thought = _strip_tags(text[: match.start()])
                 call = _call_from_object(load_json_object(match.group(1)))
                 return ParsedReply(thought=thought, calls=[call])
+        match = _FUNCTION_TAG_RE.search(text)
+        if match:
+            raw = match.group(2).strip()
+            args = load_json_object(raw) if raw else {}
+            return ParsedReply(
+                thought=_strip_tags(text[: match.start()]), calls=[ToolCall(match.group(1), args)]
+            )
         if tags_only:
             return ParsedReply(thought=text.strip(), final=text.strip())
+        match = _REACT_TEXT_RE.search(text)
+        if match:
+            raw = match.group(2).strip()
+            args = load_json_object(raw) if raw.startswith(("{", "```")) else {}
+            thought = re.sub(r"^\s*Thought:\s*", "", text[: match.start()], flags=re.I).strip()
+            return _final_or_call(thought, match.group(1), args)
         parsed = _parse_json_reply(text)
         if parsed.final is not None and parsed.final == text.strip() and looks_like_tool_attempt(text):
             raise ParseError("no tool name and arguments were found")
@@ -80,7 +97,7 @@ def parse_reply(text: str, *, tags_only: bool = False) -> ParsedReply:
 def looks_like_tool_attempt(text: str) -> bool:
     """True when the text seems to try a tool call (so a parse failure deserves a correction)."""
     lowered = text.lower()
-    if any(tag in lowered for tag in ("<tool_call", "```tool_call", "<action>", "</action>")):
+    if any(tag in lowered for tag in ("<tool_call", "```tool_call", "<action>", "</action>", "<function=")):
         return True
     stripped = _unfence(text).strip()
     return stripped.startswith("{") and bool(

@@ -163,3 +163,25 @@ def test_looks_like_tool_attempt():
 
 def test_load_json_object_takes_first_balanced_object():
     assert load_json_object('noise {"a": {"b": "}"}} trailing {"c": 1}') == {"a": {"b": "}"}}
+
+
+def test_function_tag_form():
+    parsed, call = _one('Reading.\n<function=read_file>{"path": "a.py"}</function>')
+    assert (call.name, call.arguments, parsed.thought) == ("read_file", {"path": "a.py"}, "Reading.")
+    assert (
+        parse_reply('<function=list_files>{"path": "src"}</function>', tags_only=True).calls[0].name
+        == "list_files"
+    )
+
+
+def test_classic_react_text_form():
+    parsed, call = _one(
+        'Thought: I should search.\nAction: search_text\nAction Input: {"pattern": "def add"}'
+    )
+    assert (call.name, call.arguments, parsed.thought) == (
+        "search_text",
+        {"pattern": "def add"},
+        "I should search.",
+    )
+    parsed = parse_reply('Thought: done\nAction: final_answer\nAction Input: {"answer": "42"}')
+    assert parsed.final == "42" and parsed.calls == []
