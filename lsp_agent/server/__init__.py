@@ -1,1 +1,1 @@
-"""server room."""
+"""The language server: `lsp-agent serve` (pygls), background runs, proposals as workspace edits and code actions."""
