@@ -35,6 +35,21 @@ const SCRIPT = [
   { tool_calls: [{ name: "task_complete", arguments: { summary: "wrote notes" } }] },
 ];
 
+/** The defaults of every `lspAgent.*` setting package.json contributes, nested like getConfiguration returns them. */
+function contributedDefaults(): Record<string, unknown> {
+  const manifest = JSON.parse(readFileSync(join(__dirname, "..", "..", "package.json"), "utf8"));
+  const section: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(manifest.contributes.configuration.properties as Record<string, { default: unknown }>)) {
+    const path = key.replace(/^lspAgent\./, "").split(".");
+    let node = section;
+    for (const part of path.slice(0, -1)) {
+      node = (node[part] ??= {}) as Record<string, unknown>;
+    }
+    node[path[path.length - 1]] = spec.default;
+  }
+  return section;
+}
+
 let workspace: ReturnType<typeof tempWorkspace>;
 let model: ScriptedModel;
 let server: ServerSession;
@@ -46,8 +61,15 @@ const transcript: string[] = [];
 before(async () => {
   workspace = tempWorkspace({ "greet.py": GREET });
   model = await ScriptedModel.start(SCRIPT, workspace.root);
-  const settings = serverSettings({ model: "openai/scripted", apiBase: model.baseUrl, apiKey: "test", maxIterations: 5, server: { command: ["x"] } });
-  server = await ServerSession.start(workspace.root, settings);
+  // The lspAgent section as VS Code holds it: every contributed setting, client-only ones included.
+  const section = {
+    ...contributedDefaults(),
+    model: "openai/scripted",
+    apiBase: model.baseUrl,
+    apiKey: "test",
+    maxIterations: 5,
+  };
+  server = await ServerSession.start(workspace.root, serverSettings(section), section);
   controller = new AgentController(
     { executeCommand: (command, args) => server.connection.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }) },
     (line) => transcript.push(line),
@@ -122,6 +144,10 @@ test("ask streams events, the proposal becomes a code action, and applying it ch
   assert.equal(run.proposal, "applied");
   const status = await controller.status();
   assert.deepEqual((status.pending ?? []).map((p) => p.runId), []);
+  assert.equal(status.model, "openai/scripted");
+  assert.ok(server.configurationRequests > 0, "the server read the lspAgent section with workspace/configuration");
+  assert.equal(status.settingsErrors, undefined, "every contributed setting is one the server accepts");
+  assert.deepEqual(server.shown.filter((m) => m.type === 1), [], "no error message was shown");
   assert.equal(titled(await codeActions(greetUri, 1), "Apply agent edit: "), undefined, "nothing left to apply");
 });
 

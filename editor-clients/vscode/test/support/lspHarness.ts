@@ -112,6 +112,7 @@ export class ServerSession {
   readonly applyEditRequests: ApplyWorkspaceEditParams[] = [];
   private readonly notificationHandlers: ((method: string, params: unknown) => void)[] = [];
   stderr = "";
+  configurationRequests = 0;
 
   private constructor(
     readonly root: string,
@@ -119,8 +120,11 @@ export class ServerSession {
     readonly connection: ProtocolConnection,
   ) {}
 
-  /** Spawn the server in `root`, initialize it with `settings` as initializationOptions and workspace/configuration. */
-  static async start(root: string, settings: Record<string, unknown>): Promise<ServerSession> {
+  /**
+   * Spawn the server in `root` and initialize it with `settings` as initializationOptions; `section` answers
+   * workspace/configuration for `lspAgent` (VS Code sends the whole section there, client-only keys included).
+   */
+  static async start(root: string, settings: Record<string, unknown>, section: Record<string, unknown> = settings): Promise<ServerSession> {
     const proc = spawn(PYTHON, ["-m", "lsp_agent", "serve"], { cwd: root, env: pythonEnv(), stdio: ["pipe", "pipe", "pipe"] });
     const connection = createProtocolConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));
     const session = new ServerSession(root, proc, connection);
@@ -139,7 +143,10 @@ export class ServerSession {
         return { applied: false, failureReason: String(err) };
       }
     });
-    connection.onRequest(ConfigurationRequest.type, (params) => params.items.map((item) => (item.section === "lspAgent" ? settings : null)));
+    connection.onRequest(ConfigurationRequest.type, (params) => {
+      session.configurationRequests += 1;
+      return params.items.map((item) => (item.section === "lspAgent" ? section : null));
+    });
     connection.onRequest(WorkDoneProgressCreateRequest.type, () => null);
     connection.onRequest(RegistrationRequest.type, () => null);
     connection.onRequest(ShowMessageRequest.type, () => null);
