@@ -30,6 +30,7 @@ from lsp_agent.config import Settings  # noqa: E402
 from lsp_agent.testing.scripted_model import ScriptedModelServer  # noqa: E402
 
 TARGET_MS = 20.0
+PER_TOOL: dict[str, list[float]] = {}
 
 
 def make_workspace(root: Path, files: int) -> list[str]:
@@ -117,6 +118,7 @@ async def agent_run(root: Path, script: list[dict], mode: str) -> tuple[float, f
     def sink(event) -> None:
         if event.kind == "tool_result":
             tool_seconds[0] += event.data["seconds"]
+            PER_TOOL.setdefault(event.data["name"], []).append(event.data["seconds"])
 
     with ScriptedModelServer(script) as server:
         settings = Settings(
@@ -173,6 +175,7 @@ async def main() -> None:
         # Warm-up: litellm's first request imports more of itself.
         await agent_run(root, make_script(paths, 3, whole_search=False), "native")
         rows = []
+        PER_TOOL.clear()
         for label, mode, whole in (
             ("native, scoped search", "native", False),
             ("prompt, scoped search", "prompt", False),
@@ -205,6 +208,10 @@ async def main() -> None:
                 f"{total_ms:9.2f} {rtt_ms:11.2f} {total_ms / rtt_ms:9.2f}"
             )
         print("per step: tools = tool execution, loop = everything else outside the model wait, total = both")
+        per_tool = ", ".join(
+            f"{name} {statistics.mean(t) * 1000:.1f}" for name, t in sorted(PER_TOOL.items())
+        )
+        print(f"tool ms per call (all runs): {per_tool}")
         for label, _, _, _, _, own_ms, total_ms, _ in rows[:2]:
             verdict = "meets" if total_ms <= TARGET_MS else "MISSES"
             print(
