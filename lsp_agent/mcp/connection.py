@@ -39,9 +39,9 @@ class RemoteTool:
 
 @dataclass
 class _Call:
-    """A queued tools/call with the future its caller awaits."""
+    """A queued request (a tools/call, or None for tools/list) with the future its caller awaits."""
 
-    tool: str
+    tool: str | None
     arguments: dict[str, Any]
     future: asyncio.Future[Any]
     scope: anyio.CancelScope | None = field(default=None)
@@ -106,8 +106,20 @@ class McpConnection:
 
     # -- calls -----------------------------------------------------------------------------------
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
-        """Run tools/call on the connection task and return the CallToolResult."""
+    async def refresh_tools(self) -> bool:
+        """Re-list the tools of a ready server (they may change); False when the server turned out dead."""
+        if self.state != "ready":
+            return False
+        try:
+            self.tools = await self.call(None, {})
+        except McpUnavailable:
+            return False
+        except Exception as exc:  # noqa: BLE001 - keep the previous list when listing fails
+            log.info("MCP server %s: could not re-list tools: %s", self.config.name, exc)
+        return self.state == "ready"
+
+    async def call(self, tool: str | None, arguments: dict[str, Any]) -> Any:
+        """Run tools/call (tools/list when `tool` is None) on the connection task and return its result."""
         if self.state != "ready":
             raise McpUnavailable(self._unavailable_message())
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -185,9 +197,12 @@ class McpConnection:
         try:
             with anyio.CancelScope() as scope:
                 call.scope = scope
-                result = await client.call_tool(
-                    call.tool, call.arguments, read_timeout_seconds=self.config.call_timeout
-                )
+                if call.tool is None:
+                    result = await _list_tools(client)
+                else:
+                    result = await client.call_tool(
+                        call.tool, call.arguments, read_timeout_seconds=self.config.call_timeout
+                    )
                 _settle(call.future, result=result)
         except MCPError as exc:
             if exc.code == REQUEST_TIMEOUT:

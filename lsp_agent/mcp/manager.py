@@ -170,10 +170,13 @@ class McpManager:
     # -- the private loop ------------------------------------------------------------------------
 
     async def _start_all(self) -> list[str]:
-        """Runs on the manager loop: start idle, died or retry-due servers concurrently."""
+        """Runs on the manager loop: re-list running servers' tools (finding dead ones), then start idle,
+        died or retry-due servers concurrently."""
+        ready = [c for c in self._connections.values() if c.state == "ready"]
+        await asyncio.gather(*(c.refresh_tools() for c in ready), return_exceptions=True)
         todo: list[McpConnection] = []
         now = time.monotonic()
-        for name, cfg in self._configs.items():
+        for name, cfg in list(self._configs.items()):
             conn = self._connections.get(name)
             if conn is None or conn.state == "stopped":
                 conn = self._connections[name] = McpConnection(cfg, cwd=self.root)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import re
 import sys
 from pathlib import Path
 
@@ -70,7 +71,7 @@ def test_config_file_and_flag_servers_with_allow_exec(tmp_path: Path, http_notes
     assert status == 0, out + err
     assert "warning: MCP server 'broken'" in err and "missing NOTES_TOKEN" in err
     assert "continuing without its tools" in err
-    assert f"MCP: 12 tool(s) from notes, {web}" in err
+    assert re.search(rf"MCP: \d+ tool\(s\) from notes, {web}\n", err)
     assert "<- notes__lookup_note ok" in out and f"<- {web}__add ok" in out
     assert "every Monday at 09:00 UTC" in sent and "broken__" not in sent
     assert "success (complete)" in out
@@ -81,7 +82,7 @@ def test_without_a_terminal_or_allow_exec_mcp_tools_are_denied(tmp_path: Path, h
     script = [step(f"{web}__add", a=1, b=2), step("task_complete", summary="could not add")]
     status, out, err, _ = ask(tmp_path, script, "--mcp-server", http_notes_url)
     assert status == 0, out + err
-    assert f"MCP: 6 tool(s) from {web}" in err
+    assert re.search(rf"MCP: \d+ tool\(s\) from {web}\n", err)
     assert f"<- {web}__add failed" in out
     assert f"Permission denied: {web}__add would reach outside the workspace" in out
     assert "--allow-exec" in out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -140,6 +141,12 @@ async def test_a_stdio_server_that_dies_is_marked_failed_and_restarted_next_run(
         assert render_result(await manager.call_tool("notes", "add", {"a": 1, "b": 2})) == "3"
         second_pid = int(pids.read_text().split()[1])
         assert second_pid != first_pid
+        # killed while idle: the next run notices when it re-lists the tools, and restarts it right away
+        os.kill(second_pid, signal.SIGKILL)
+        assert _wait_gone(second_pid)
+        assert await manager.ensure_started() == []
+        assert render_result(await manager.call_tool("notes", "add", {"a": 2, "b": 2})) == "4"
+        second_pid = int(pids.read_text().split()[2])
     finally:
         await manager.aclose()
     assert manager.status()[0]["state"] == "stopped"
