@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import gc
 import logging
 import threading
 import time
@@ -33,6 +35,15 @@ class FolderIndex:
     index: WorkspaceIndex | None = None
     ready: bool = False
     error: str | None = None
+
+
+def release_memory() -> None:
+    """Collect garbage and hand freed heap pages back to the OS (indexing leaves large transient allocations)."""
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to trim
+        pass
 
 
 def index_config_key(settings: Settings) -> tuple:
@@ -134,6 +145,7 @@ class IndexManager:
             log.exception("indexing failed")
             reporter.end(f"indexing failed: {exc}")
             raise
+        await asyncio.to_thread(release_memory)
         if cancel.is_set():
             reporter.end("indexing cancelled (lspAgent.reindex starts it again)")
         else:
