@@ -138,6 +138,7 @@ def test_ask_then_apply_by_code_action_and_by_agent_apply(tmp_path: Path) -> Non
     assert r["modified"] is True and r["disk"] == GREET, "edits land in the buffer; saving is the user's call"
     health = "\n".join(r["health"])
     assert "server running" in health and "model: openai/scripted" in health and "index ready" in health
+    assert "setting:" not in health and "ERROR" not in health, health
     transcript = "\n".join(r["transcript"])
     assert '-> edit_file(new_text="return f\\"Hello, {name}!\\"", old_text=' in transcript
     assert "edits applied" in transcript and "done: complete after 2 iterations" in transcript
