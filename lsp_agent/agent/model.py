@@ -38,6 +38,8 @@ def get_litellm() -> Any:
 
         litellm.suppress_debug_info = True
         litellm.telemetry = False
+        # Token counts for compaction use tiktoken; never download Hugging Face tokenizers from an editor.
+        litellm.disable_hf_tokenizer_download = True
         _litellm = litellm
     return _litellm
 

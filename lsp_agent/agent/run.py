@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from lsp_agent.agent import prompts
 from lsp_agent.agent.compaction import Compactor, TokenCounter, render_for_summary
 from lsp_agent.agent.events import AgentEvent, EventSink
-from lsp_agent.agent.model import ModelClient, ModelError, ModelReply, context_window
+from lsp_agent.agent.model import ModelClient, ModelError, ModelReply, context_window, get_litellm
 from lsp_agent.agent.parsing import ToolCall, parse_reply
 from lsp_agent.agent.permissions import PermissionAsker, PermissionGate, denial_message
 from lsp_agent.agent.planner import Plan, SubTask, parse_plan
@@ -201,6 +201,8 @@ class AgentRun:
             setup(self)
         if self._client is None:
             try:
+                self.settings.require_model()
+                await asyncio.to_thread(get_litellm)  # a first import takes seconds: keep the event loop free
                 self._client = ModelClient(self.settings)
             except Exception as exc:  # ModelNotConfigured and friends
                 raise _Stop("error", str(exc)) from None
