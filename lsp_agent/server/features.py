@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 
 HINT_DEBOUNCE_SECONDS = 0.2
 WATCH_REGISTRATION_ID = "lsp-agent/watched-files"
+BULK_FILE_EVENTS = 200
 
 
 def _path(uri: str) -> Path | None:
@@ -210,6 +211,11 @@ def _register_documents(server: AgentServer) -> None:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched(ls: AgentServer, params: types.DidChangeWatchedFilesParams) -> None:
+        if (
+            len(params.changes) > BULK_FILE_EVENTS
+        ):  # a checkout or a build: one incremental refresh is cheaper
+            ls.indexes.reindex()
+            return
         for change in params.changes:
             if change.uri in ls.workspace.text_documents:
                 continue  # the open buffer is what the index follows
