@@ -178,31 +178,44 @@ class IndexStore:
     def replace_file(
         self, path: str, size: int, mtime_ns: int, digest: str, analysis: FileAnalysis
     ) -> tuple[list[int], list[tuple[int, str, dict[str, int]]]]:
-        """Store a file's new analysis; returns (removed chunk ids, [(new id, chunk hash, term counts)])."""
+        """Store a file's new analysis; returns (removed chunk ids, [(new id, chunk hash, term counts)]).
+
+        Chunks whose text did not change keep their rows (only their line numbers are updated) and symbols are
+        diffed, so an edit rewrites what it touched, not the whole file.
+        """
         old = self.file(path)
-        removed: list[int] = []
         if old is not None:
-            removed = self.chunk_ids(old.id)
-            self.conn.execute("DELETE FROM chunks WHERE file_id=?", (old.id,))
-            self.conn.execute("DELETE FROM symbols WHERE file_id=?", (old.id,))
             self.conn.execute(
                 "UPDATE files SET size=?, mtime_ns=?, hash=?, language=? WHERE id=?",
                 (size, mtime_ns, digest, analysis.language, old.id),
             )
             file_id = old.id
+            existing: dict[str, list[tuple[int, int, int]]] = {}
+            for chunk_id, h, start, end in self.conn.execute(
+                "SELECT id, hash, start, end_line FROM chunks WHERE file_id=?", (file_id,)
+            ):
+                existing.setdefault(h, []).append((chunk_id, start, end))
         else:
             cur = self.conn.execute(
                 "INSERT INTO files(path, size, mtime_ns, hash, language) VALUES(?,?,?,?,?)",
                 (path, size, mtime_ns, digest, analysis.language),
             )
             file_id = int(cur.lastrowid)
+            existing = {}
         added: list[tuple[int, str, dict[str, int]]] = []
         rows = []
+        moved = []
         for chunk, counts in zip(analysis.chunks, analysis.tokens, strict=True):
             h = text_hash(f"{path}\0{chunk.symbol}\0{chunk.text}")
+            same = existing.get(h)
+            if same:
+                chunk_id, start, end = same.pop()
+                if (start, end) != (chunk.start, chunk.end):
+                    moved.append((chunk.start, chunk.end, chunk_id))
+                continue
             chunk_id = self._new_chunk_id()
-            length = sum(counts.values())
             blob = self._term_blob(counts)
+            length = sum(counts.values())
             rows.append(
                 (
                     chunk_id,
@@ -218,19 +231,44 @@ class IndexStore:
                 )
             )
             added.append((chunk_id, h, counts))
+        removed = [chunk_id for left in existing.values() for chunk_id, _, _ in left]
+        if removed:
+            self.conn.executemany("DELETE FROM chunks WHERE id=?", [(i,) for i in removed])
+        if moved:
+            self.conn.executemany("UPDATE chunks SET start=?, end_line=? WHERE id=?", moved)
         self.conn.executemany(
             "INSERT INTO chunks(id, file_id, start, end_line, symbol, kind, text, length, terms, hash) "
             "VALUES(?,?,?,?,?,?,?,?,?,?)",
             rows,
         )
+        self._replace_symbols(file_id, analysis, diff=old is not None)
+        return removed, added
+
+    def _replace_symbols(self, file_id: int, analysis: FileAnalysis, diff: bool) -> None:
+        """Write a file's symbols, deleting and inserting only the rows that differ from the stored ones."""
+        new = [(s.name, s.qualified_name, s.role, s.kind, s.line, s.end_line) for s in analysis.symbols]
+        if diff:
+            stored: dict[tuple, list[int]] = {}
+            for rowid, *values in self.conn.execute(
+                "SELECT rowid, name, qualified_name, role, kind, line, end_line FROM symbols WHERE file_id=?",
+                (file_id,),
+            ):
+                stored.setdefault(tuple(values), []).append(rowid)
+            fresh = []
+            for row in new:
+                ids = stored.get(row)
+                if ids:
+                    ids.pop()
+                else:
+                    fresh.append(row)
+            gone = [(rowid,) for ids in stored.values() for rowid in ids]
+            if gone:
+                self.conn.executemany("DELETE FROM symbols WHERE rowid=?", gone)
+            new = fresh
         self.conn.executemany(
             "INSERT INTO symbols(file_id, name, qualified_name, role, kind, line, end_line) VALUES(?,?,?,?,?,?,?)",
-            [
-                (file_id, s.name, s.qualified_name, s.role, s.kind, s.line, s.end_line)
-                for s in analysis.symbols
-            ],
+            [(file_id, *row) for row in new],
         )
-        return removed, added
 
     def vocabulary(self) -> dict[str, int]:
         """Term -> id of every term any chunk has used."""

@@ -189,3 +189,39 @@ def test_missing_root_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "file.txt").write_text("x")
     with pytest.raises(NotADirectoryError):
         WorkspaceIndex(tmp_path / "file.txt")
+
+
+def test_edit_rewrites_only_changed_chunks_and_keeps_rows_consistent(shop_index: WorkspaceIndex) -> None:
+    from lsp_agent.index.chunking import analyze
+
+    conn = shop_index._reader.conn
+    rel = "shop/cart.py"
+
+    def stored():
+        chunks = conn.execute(
+            "SELECT c.id, c.start, c.end_line, c.symbol, c.text FROM chunks c JOIN files f ON f.id=c.file_id "
+            "WHERE f.path=? ORDER BY c.start",
+            (rel,),
+        ).fetchall()
+        symbols = conn.execute(
+            "SELECT name, qualified_name, role, kind, line, end_line FROM symbols s JOIN files f ON f.id=s.file_id "
+            "WHERE f.path=?",
+            (rel,),
+        ).fetchall()
+        return chunks, sorted(symbols, key=repr)
+
+    before, _ = stored()
+    text = (shop_index.root / rel).read_text()
+    edited = "# a new first line\n" + text.replace("return gross * (1 - self.discount)", "return gross")
+    shop_index.update_file(rel, edited)
+    after, symbols = stored()
+    fresh = analyze(rel, edited)
+    assert [(c[1], c[2], c[3], c[4]) for c in after] == [
+        (c.start, c.end, c.symbol, c.text) for c in fresh.chunks
+    ]
+    assert symbols == sorted((tuple(s) for s in fresh.symbols), key=repr)
+    kept = {c[0] for c in before} & {c[0] for c in after}
+    changed = [c for c in after if c[0] not in kept]
+    # Only the module header (new comment) and total_price changed text; the other chunks kept their rows.
+    assert {c[3] for c in changed} == {None, "ShoppingCart.total_price"}
+    assert len(kept) == len(after) - len(changed) >= 4
