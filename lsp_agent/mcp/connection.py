@@ -176,7 +176,8 @@ class McpConnection:
                             break
                         group.start_soon(self._serve, client, call)
         except asyncio.CancelledError:
-            self._fail(self.error or "it was stopped while starting")
+            if self.state == "starting":
+                self._fail("it was stopped while starting")
             raise
         except BaseException as exc:  # noqa: BLE001 - any transport failure marks the server failed
             was_ready = self.state == "ready"
