@@ -159,6 +159,12 @@ class ModelClient:
             except Exception as exc:  # noqa: BLE001 - classified below
                 error = classify_error(exc, self.model)
                 retry_after = _retry_after(exc)
+            if self._tools_rejected(error, params):
+                self.tool_mode = "prompt"
+                raise ModelError(
+                    f"{self.model} does not accept native tool calls ({error}); switching to prompt-injected tools",
+                    kind="tools_unsupported",
+                )
             if not error.transient or attempt > self.max_retries:
                 if error.transient:
                     raise ModelError(
@@ -175,6 +181,15 @@ class ModelClient:
             if self.on_retry is not None:
                 self.on_retry(attempt, delay, str(error))
             await asyncio.sleep(delay)
+
+    def _tools_rejected(self, error: ModelError, params: dict[str, Any]) -> bool:
+        """True when auto mode sent native tools and the provider refused them."""
+        return (
+            self.settings.tool_calling == "auto"
+            and "tools" in params
+            and error.kind == "bad_request"
+            and ("tool" in str(error).lower() or "function" in str(error).lower())
+        )
 
     def _params(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         """The keyword arguments for litellm.acompletion."""

@@ -237,11 +237,12 @@ class AgentRun:
             self.settings.compaction_threshold,
             summarizer=summarizer,
         )
+        self._repo_map_text = await self._repo_map()
         self.system = prompts.system_prompt(
             mode=client.tool_mode,
             schemas=self.registry.schemas(),
             root_name=self.root.name,
-            repo_map=await self._repo_map(),
+            repo_map=self._repo_map_text,
             extra=self.prompt_extra,
         )
         session_text = self.session.context_text() if self.session else ""
@@ -402,6 +403,8 @@ class AgentRun:
         try:
             reply = await self._guard(client.complete(messages, schemas))
         except ModelError as exc:
+            if exc.kind == "tools_unsupported" and not any(m.get("role") == "tool" for m in messages):
+                return await self._retry_with_prompt_tools(messages, schemas, str(exc))
             if exc.kind != "context" or len(messages) <= 3:
                 self.transcript.write("model_error", message=str(exc), kind=exc.kind)
                 raise _Stop("error", str(exc)) from None
@@ -432,6 +435,24 @@ class AgentRun:
             attempts=reply.attempts,
         )
         return reply
+
+    async def _retry_with_prompt_tools(
+        self, messages: list[dict[str, Any]], schemas: list[dict[str, Any]] | None, why: str
+    ) -> ModelReply:
+        """The provider refused native tools: describe them in the system prompt instead and ask again."""
+        assert self._client is not None
+        self._emit("error", message=why, kind="tools_unsupported")
+        self.system = prompts.system_prompt(
+            mode="prompt",
+            schemas=self.registry.schemas(),
+            root_name=self.root.name,
+            repo_map=self._repo_map_text,
+            extra=self.prompt_extra,
+        )
+        if messages and messages[0].get("role") == "system":
+            messages[0] = {"role": "system", "content": self.system}
+        self.transcript.reset()
+        return await self._complete(messages, schemas)
 
     def _account(self, reply: ModelReply) -> None:
         """Add a reply's usage to the run totals and report it."""

@@ -141,3 +141,24 @@ async def test_a_model_string_without_provider_is_explained(workspace):
 
     result = await AgentRun("t", Settings(model="no-such-model-xyz", api_key="k"), workspace).run()
     assert result.stop_reason == "error" and "prefix the model with its provider" in result.error
+
+
+async def test_auto_mode_falls_back_to_prompt_tools_when_native_tools_are_refused(workspace):
+    script = [
+        {"status": 400, "error": "registry.ollama.ai/library/gemma:2b does not support tools"},
+        {
+            "content": '<THOUGHT>ok</THOUGHT><ACTION>{"name": "task_complete", "arguments": {"summary": "done in prompt mode"}}</ACTION>'
+        },
+    ]
+    o = await run_script(workspace, script)
+    assert o.result.success and o.result.answer == "done in prompt mode"
+    assert "tools" in o.requests[0] and "tools" not in o.requests[1]
+    assert "Available Tools:" in o.requests[1]["messages"][0]["content"]
+    assert o.of("error")[0]["kind"] == "tools_unsupported"
+
+
+async def test_forced_native_mode_does_not_fall_back(workspace):
+    o = await run_script(
+        workspace, [{"status": 400, "error": "this model does not support tools"}], tool_calling="native"
+    )
+    assert o.result.stop_reason == "error" and "does not support tools" in o.result.error
