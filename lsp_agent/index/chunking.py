@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import tree_sitter as ts
 
 from lsp_agent.index.languages import language_for_path, load_language, parser_for
 from lsp_agent.index.models import Chunk, FileAnalysis, Symbol
-from lsp_agent.index.tokens import tokenize
+from lsp_agent.index.tokens import count_terms, tokenize
 
 MAX_CHUNK_CHARS = 1000  # a class larger than this (~250 tokens, an embedding window) is split into members
 MAX_DEF_LINES = 150  # a function longer than this is cut into windows
@@ -246,18 +246,23 @@ def _parse(parser: ts.Parser, data: bytes, previous: ParsedFile | None) -> ts.Tr
 
 
 ParsedFile = tuple[bytes, ts.Tree]
-_TOKEN_CACHE: OrderedDict[str, list[str]] = OrderedDict()
+_TOKEN_CACHE: OrderedDict[str, dict[str, int]] = OrderedDict()
 TOKEN_CACHE_SIZE = 4000
 
 
-def _chunk_tokens(text: str) -> list[str]:
-    """tokenize() with a small cache: re-analysing an edited file only tokenizes the chunks that changed."""
+def _chunk_terms(text: str) -> dict[str, int]:
+    """count_terms() with a small cache: re-analysing an edited file only tokenizes the chunks that changed."""
     cached = _TOKEN_CACHE.get(text)
     if cached is None:
-        cached = _TOKEN_CACHE[text] = tokenize(text)
+        cached = _TOKEN_CACHE[text] = count_terms(text)
         if len(_TOKEN_CACHE) > TOKEN_CACHE_SIZE:
             _TOKEN_CACHE.popitem(last=False)
-    return list(cached)
+    return dict(cached)
+
+
+def _add_terms(counts: dict[str, int], tokens: list[str], times: int) -> None:
+    for tok in tokens:
+        counts[tok] = counts.get(tok, 0) + times
 
 
 def split_lines(text: str) -> list[str]:
@@ -293,12 +298,12 @@ def analyze_with_tree(
         chunks = _chunk_tree(roots, lines)
         symbols = _symbols(all_defs, refs)
         lang_name = lang
-    path_tokens = tokenize(_path_words(rel_path)) * PATH_BOOST
+    path_tokens = tokenize(_path_words(rel_path))
     tokens = []
     for c in chunks:
-        toks = _chunk_tokens(c.text)
+        counts = _chunk_terms(c.text)
         if c.symbol and not (c.kind in CONTAINER_KINDS and c.end - c.start + 1 > c.text.count("\n") + 1):
-            toks.extend(tokenize(c.symbol.replace(".", " ")) * SYMBOL_BOOST)
-        toks.extend(path_tokens)
-        tokens.append(dict(Counter(toks)))
+            _add_terms(counts, tokenize(c.symbol.replace(".", " ")), SYMBOL_BOOST)
+        _add_terms(counts, path_tokens, PATH_BOOST)
+        tokens.append(counts)
     return FileAnalysis(lang_name, chunks, tokens, symbols), parsed

@@ -144,6 +144,16 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
+def count_terms(text: str) -> dict[str, int]:
+    """Search terms of a text with their counts (what BM25 needs), without building the token list."""
+    counts: dict[str, int] = {}
+    get = counts.get
+    for ident, n in Counter(_IDENT.findall(text)).items():
+        for tok in identifier_tokens(ident):
+            counts[tok] = get(tok, 0) + n
+    return counts
+
+
 def tokenize_many(texts: Iterable[str]) -> list[str]:
     """Tokens of several texts concatenated (e.g. a symbol name and a path)."""
     out: list[str] = []

@@ -201,6 +201,9 @@ class WorkspaceIndex:
         rel = self._rel(path)
         if not self._indexable(rel):
             return
+        if len(text) > self.config.max_file_size:  # the walk would skip it too
+            self.remove_file(rel)
+            return
         with self._read_lock:
             self._pending[rel] = text
         self._flush_pending(blocking=False)
