@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from conftest import call, done
 
 from lsp_agent.testing.scripted_model import ScriptedModelServer
@@ -24,6 +26,18 @@ FIX = [
     },
     done("add now adds"),
 ]
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging():
+    """In-process CLI runs install a log handler; take it away again."""
+    root = logging.getLogger()
+    level = root.level
+    yield
+    for handler in [h for h in root.handlers if h.get_name() == "lsp-agent-cli"]:
+        root.removeHandler(handler)
+        handler.close()
+    root.setLevel(level)
 
 
 def _ask(args: list[str], env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -98,7 +112,7 @@ def test_ask_without_a_model_says_how_to_configure_one(workspace):
     assert "--model" in proc.stderr and "LSP_AGENT_MODEL" in proc.stderr and ".env" in proc.stderr
 
 
-def test_apply_is_refused_when_the_run_did_not_complete(workspace, capsys):
+def test_apply_is_refused_when_the_run_did_not_complete(workspace, capsys, tmp_path):
     from lsp_agent.cli import main
 
     script = [
@@ -123,12 +137,18 @@ def test_apply_is_refused_when_the_run_did_not_complete(workspace, capsys):
                 "--max-iterations",
                 "1",
                 "--apply",
+                "--log-level",
+                "INFO",
+                "--log-file",
+                str(tmp_path / "agent.log"),
             ]
         )
     out = capsys.readouterr().out
     assert status == 1 and "not applied: the run did not complete (max_iterations)" in out
     assert "failed (max_iterations) | iterations 1" in out
     assert (workspace / "pkg" / "calc.py").read_text() == ORIGINAL
+    log = (tmp_path / "agent.log").read_text()
+    assert "iteration 1 of 1" in log and "reached the iteration limit of 1" in log and "tool edit_file" in log
 
 
 def test_apply_refuses_a_file_changed_on_disk_during_the_run(workspace, capsys):
