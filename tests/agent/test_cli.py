@@ -84,24 +84,28 @@ def test_ask_prints_the_run_and_leaves_the_workspace_untouched(workspace, tmp_pa
     assert "fix add" in exchanges[0] and "not applied" in exchanges[1]
 
 
-def test_ask_apply_in_prompt_mode_with_env_and_dotenv_settings(workspace):
+def test_ask_apply_in_prompt_mode_with_env_and_dotenv_settings(workspace, monkeypatch, capsys):
+    from lsp_agent.cli import main
+
     script = [
         {
-            "content": '<THOUGHT>Fix it.</THOUGHT><ACTION>{"name": "edit_file", "arguments": {"path": "pkg/calc.py", "old_text": "a - b", "new_text": "a + b"}}</ACTION>'
+            "content": '<THOUGHT>Fix it.</THOUGHT><ACTION>{"name": "edit_file", "arguments": {"path": "pkg/calc.py", '
+            '"old_text": "a - b", "new_text": "a + b"}}</ACTION>'
         },
         {
-            "content": '<THOUGHT>Done.</THOUGHT><ACTION>{"name": "task_complete", "arguments": {"summary": "fixed"}}</ACTION>'
+            "content": '<THOUGHT>Done.</THOUGHT><ACTION>{"name": "task_complete", "arguments": {"summary": "fixed"}}'
+            "</ACTION>"
         },
     ]
+    monkeypatch.setenv("LSP_AGENT_MODEL", "openai/scripted")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with ScriptedModelServer(script) as server:
         (workspace / ".env").write_text(f"LSP_AGENT_API_BASE={server.base_url}\nOPENAI_API_KEY=test\n")
-        proc = _ask(
-            ["fix add", "--repo", str(workspace), "--tool-calling", "prompt", "--apply"],
-            {"LSP_AGENT_MODEL": "openai/scripted"},
-        )
+        status = main(["ask", "fix add", "--repo", str(workspace), "--tool-calling", "prompt", "--apply"])
         requests = server.requests
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "applied 1 file(s)" in proc.stdout
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "applied 1 file(s)" in out and "success (complete) | iterations 2" in out
     assert (workspace / "pkg" / "calc.py").read_text() == ORIGINAL.replace("a - b", "a + b")
     assert "tools" not in requests[0] and "Available Tools:" in requests[0]["messages"][0]["content"]
 
