@@ -30,6 +30,8 @@ _FENCE_RE = re.compile(r"```[ \t]*tool_call[ \t]*\n?(.*?)(?:```|$)", re.S | re.I
 _ANY_FENCE_RE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)```", re.S)
 _FUNCTION_TAG_RE = re.compile(r"<function=([\w.-]+)>(.*?)(?:</function>|$)", re.S)
 _REACT_TEXT_RE = re.compile(r"^\s*Action:\s*`?([\w.-]+)`?\s*$\s*^\s*Action Input:\s*(.*)", re.S | re.M | re.I)
+_JSON_WORD_RE = re.compile(r"(true|false|null)\b")
+_TRAILING_COMMA_RE = re.compile(r",\s*[}\]]")
 _TAG_RE = re.compile(r"<(tool_name|name|tool)>(.*?)</\1>", re.S | re.I)
 _PARAMS_RE = re.compile(r"<(parameters|arguments|args)>(.*?)(?:</\1>|$)", re.S | re.I)
 
@@ -319,14 +321,14 @@ def _python_literal_form(text: str) -> str | None:
             out.append(ch)
             i += 1
             continue
-        word = re.match(r"(true|false|null)\b", text[i:])
+        word = _JSON_WORD_RE.match(text, i)
         if word and not (i and (text[i - 1].isalnum() or text[i - 1] == "_")):
             out.append({"true": "True", "false": "False", "null": "None"}[word.group(1)])
             i += len(word.group(1))
             changed = True
             continue
         if ch == ",":
-            nxt = re.match(r",\s*([}\]])", text[i:])
+            nxt = _TRAILING_COMMA_RE.match(text, i)
             if nxt:
                 i += 1
                 changed = True
