@@ -6,7 +6,11 @@ vim.cmd("filetype on")
 
 local agent = require("lsp_agent")
 local runs = require("lsp_agent.runs")
-local results = { mode = cfg.mode, edits = {} }
+local results = { mode = cfg.mode, edits = {}, marks = {} }
+local t0 = vim.uv.hrtime()
+local function mark(name)
+  results.marks[#results.marks + 1] = { name, math.floor((vim.uv.hrtime() - t0) / 1e6) }
+end
 
 local function wait(what, ms, cond)
   if not vim.wait(ms, cond, 20) then
@@ -69,6 +73,7 @@ local function scenario()
     return agent.client(buf) ~= nil and #vim.lsp.get_clients({ bufnr = buf, name = "lsp_agent" }) > 0
   end)
   results.root_dir = agent.client(buf).root_dir
+  mark("attached")
 
   if cfg.mode == "apply" then
     vim.cmd("1,2AgentAsk APPLY-TASK: make greet use an f-string")
@@ -126,12 +131,14 @@ local function scenario()
       local r = newest_run()
       return r and vim.tbl_contains(r.kinds, "start")
     end)
+    mark("run started")
     wait("the model to receive the request", 30000, function() return vim.uv.fs_stat(cfg.signal) ~= nil end)
     local started = vim.uv.hrtime()
     vim.cmd("AgentCancel")
     local run = newest_run()
     wait("the run to end", 10000, function() return run.state ~= "running" end)
     results.cancel_ms = (vim.uv.hrtime() - started) / 1e6
+    mark("cancelled")
     results.after_cancel = snapshot(run)
     results.buffer = lines(buf)
   end
@@ -140,11 +147,19 @@ local function scenario()
 end
 
 local ok, err = xpcall(scenario, debug.traceback)
+mark("scenario done")
 results.ok, results.error = ok, (not ok) and tostring(err) or nil
-for _, client in ipairs(vim.lsp.get_clients({ name = "lsp_agent" })) do
-  client:stop()
+-- Ask the server to shut down; after a run it can take seconds to exit (litellm's exit hooks), so then force it.
+local function stop_clients(force, ms)
+  for _, client in ipairs(vim.lsp.get_clients({ name = "lsp_agent" })) do
+    client:stop(force)
+  end
+  return vim.wait(ms, function() return #vim.lsp.get_clients({ name = "lsp_agent" }) == 0 end, 20)
 end
-vim.wait(3000, function() return #vim.lsp.get_clients({ name = "lsp_agent" }) == 0 end, 50)
+if not stop_clients(false, 1000) then
+  stop_clients(true, 3000)
+end
+mark("clients stopped")
 local f = assert(io.open(cfg.out, "w"))
 f:write(vim.json.encode(results))
 f:close()
