@@ -303,7 +303,7 @@ def _decode_arguments(raw: Any) -> dict[str, Any] | str:
         return {}
     try:
         value = json.loads(raw, strict=False)
-    except ValueError:
+    except (ValueError, RecursionError):
         return raw
     return value if isinstance(value, dict) else raw
 

@@ -94,6 +94,13 @@ def parse_reply(text: str, *, tags_only: bool = False) -> ParsedReply:
         return parsed
     except ParseError as exc:
         return ParsedReply(thought=_strip_tags(text), error=str(exc))
+    except (
+        RecursionError,
+        MemoryError,
+        ValueError,
+        TypeError,
+    ) as exc:  # pathological input must not crash a run
+        return ParsedReply(thought="", error=f"the reply could not be parsed ({type(exc).__name__})")
 
 
 def looks_like_tool_attempt(text: str) -> bool:
@@ -261,7 +268,7 @@ def load_json_object(raw: str) -> dict[str, Any]:
             continue
         try:
             obj = json.loads(attempt, strict=False)
-        except ValueError:
+        except (ValueError, RecursionError):
             obj = None
         if obj is None:
             try:

@@ -185,3 +185,17 @@ def test_classic_react_text_form():
     )
     parsed = parse_reply('Thought: done\nAction: final_answer\nAction Input: {"answer": "42"}')
     assert parsed.final == "42" and parsed.calls == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{" * 50000,
+        "<ACTION>" + '{"a":' * 20000,
+        "<tool_call>" + "[" * 100000 + "</tool_call>",
+        "<tool_call>" + '"' * 1000,
+    ],
+)
+def test_pathological_replies_never_raise(text):
+    parsed = parse_reply(text)
+    assert parsed.calls == [] and (parsed.error or parsed.final is not None)
