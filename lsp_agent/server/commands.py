@@ -55,9 +55,10 @@ def cancel(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
     return {"runId": run_id, "cancelled": server.runs.cancel(run_id)}
 
 
-def status(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
+async def status(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
     """Index statistics, runs, pending proposals and provider sections (e.g. "mcp")."""
-    return server.status()
+    status = await server.status()
+    return {"index": status.pop("index"), "runs": status.pop("runs"), **status}
 
 
 async def search(server: AgentServer, args: tuple[Any, ...]) -> list[dict[str, Any]]:

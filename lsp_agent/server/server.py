@@ -245,17 +245,25 @@ class AgentServer(LanguageServer):
 
     # ----- status -----------------------------------------------------------------------------------------
 
-    def status(self) -> dict[str, Any]:
-        """lspAgent.status: index, runs, pending proposals, settings problems, and the providers' sections."""
+    async def status(self) -> dict[str, Any]:
+        """lspAgent.status: index, runs, pending proposals, settings problems, and the providers' sections.
+
+        Index counts and provider sections are read in a worker thread: they may wait on a busy index or probe.
+        """
         out: dict[str, Any] = {
-            "index": self.indexes.stats(),
             "runs": self.runs.list(),
             "pending": [p.to_dict() for p in self.proposals],
             "model": self.settings.model,
         }
         if self.settings_errors:
             out["settingsErrors"] = list(self.settings_errors)
-        for name, provider in list(self.status_providers.items()):
+        out.update(await asyncio.to_thread(self._slow_status, list(self.status_providers.items())))
+        return out
+
+    def _slow_status(self, providers: list[tuple[str, Callable[[], Any]]]) -> dict[str, Any]:
+        """The parts of the status that may block: index counts and the providers."""
+        out: dict[str, Any] = {"index": self.indexes.stats()}
+        for name, provider in providers:
             try:
                 out[name] = provider()
             except Exception as exc:

@@ -243,3 +243,33 @@ async def test_code_actions_offer_to_ask_about_a_selection_and_to_fix_a_diagnost
     with pytest.raises(Exception, match="prompt for the question"):
         await editor.command(ask.command, *ask.arguments)
     editor.close(uri)
+
+
+async def test_cancelling_the_index_progress_stops_indexing(editor, tmp_path_factory):
+    files = {f"gen/m{i:04d}.py": f"def generated_{i}(x):\n    return x * {i}\n" for i in range(300)}
+    big = write_tree(tmp_path_factory.mktemp("big") / "big", files)
+    before = set(editor.client.progress_reports)
+    editor.client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[types.WorkspaceFolder(uri=big.as_uri(), name="big")], removed=[]
+            )
+        )
+    )
+    token = None
+    for _ in range(300):
+        fresh = [t for t, r in editor.client.progress_reports.items() if t not in before and r]
+        if fresh:
+            token = fresh[0]
+            break
+        await asyncio.sleep(0.02)
+    assert token is not None, "indexing never started"
+    editor.client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+    for _ in range(600):
+        reports = editor.client.progress_reports[token]
+        if isinstance(reports[-1], types.WorkDoneProgressEnd):
+            break
+        await asyncio.sleep(0.05)
+    assert "cancelled" in reports[-1].message
+    status = await editor.command("lspAgent.status")
+    assert status["index"]["ready"] is False and status["index"]["files"] < 300 + 4
