@@ -201,8 +201,6 @@ def run_ask(args: argparse.Namespace) -> int:
     color = out.isatty() and not getattr(args, "no_color", False) and not os.environ.get("NO_COLOR")
     printer = Printer(out, color)
     session = _load_session(getattr(args, "session", None))
-    if getattr(args, "mcp_server", None) and not REGISTRY_EXTENSIONS:
-        print("warning: --mcp-server is not supported by this build; ignoring it", file=sys.stderr)
     registry = build_registry(settings, args)
     if getattr(args, "allow_exec", False):
         asker = _allow_all
