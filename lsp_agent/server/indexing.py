@@ -77,7 +77,11 @@ class IndexManager:
         wanted = {r.absolute() for r in roots}
         for root in list(self.folders):
             if root not in wanted:
-                self._close(self.folders.pop(root))
+                folder = self.folders.pop(root)
+                self._cancel.set()  # stop a refresh that may be busy with it; reindex() starts the next one
+                threading.Thread(
+                    target=self._close, args=(folder,), name="lsp-agent-close-index", daemon=True
+                ).start()
         for root in sorted(wanted):
             self.folders.setdefault(root, FolderIndex(root))
 
@@ -96,16 +100,20 @@ class IndexManager:
         return bool(self.folders) and all(f.ready for f in self.folders.values())
 
     def reindex(self, *, rebuild: bool = False) -> asyncio.Task:
-        """Start (or restart) a background refresh of every folder; rebuild drops the indexes first."""
+        """Start (or restart) a background refresh of every folder.
+
+        Changed index settings reopen the indexes with the new configuration; rebuild also deletes their databases
+        so everything is parsed again. Closing and deleting happen in worker threads, after the previous refresh.
+        """
         if self._refresh_task and not self._refresh_task.done():
             self._cancel.set()
         key = index_config_key(self._settings())
-        if rebuild or (self._config_key is not None and key != self._config_key):
-            for folder in self.folders.values():
-                self._close(folder)
+        reopen = self._config_key is not None and key != self._config_key
         self._config_key = key
         previous = self._refresh_task
-        self._refresh_task = asyncio.get_running_loop().create_task(self._refresh_all(previous))
+        self._refresh_task = asyncio.get_running_loop().create_task(
+            self._refresh_all(previous, reopen=reopen or rebuild, rebuild=rebuild)
+        )
         return self._refresh_task
 
     async def wait_ready(self, timeout: float) -> bool:
@@ -118,13 +126,18 @@ class IndexManager:
                 pass
         return self.ready
 
-    async def _refresh_all(self, previous: asyncio.Task | None) -> None:
+    async def _refresh_all(
+        self, previous: asyncio.Task | None, *, reopen: bool = False, rebuild: bool = False
+    ) -> None:
         """Refresh each folder under one cancellable progress token."""
         if previous is not None and not previous.done():
             try:
                 await previous
             except (asyncio.CancelledError, Exception):
                 pass
+        if reopen:
+            for folder in list(self.folders.values()):
+                await asyncio.to_thread(self._close, folder, delete=rebuild)
         self._cancel = cancel = threading.Event()
         reporter = self._progress("lsp-agent: indexing")
         await reporter.begin("indexing the workspace", on_cancel=cancel.set)
@@ -133,6 +146,8 @@ class IndexManager:
             for folder in list(self.folders.values()):
                 if cancel.is_set():
                     break
+                if self.folders.get(folder.root) is not folder:
+                    continue  # the folder left the workspace meanwhile
                 stats = await asyncio.to_thread(self._refresh_folder, folder, reporter, cancel)
                 # The refresh read the disk: put back the unsaved text of the folder's open documents.
                 buffers = [(p, t) for p, t in self._open_buffers() if self.folder_for(p) is folder]
@@ -197,15 +212,25 @@ class IndexManager:
                 folder.ready = False
             return folder.index
 
-    def _close(self, folder: FolderIndex) -> None:
-        """Close a folder's index (in the caller's thread; closing is quick)."""
+    def _close(self, folder: FolderIndex, *, delete: bool = False) -> None:
+        """Close a folder's index (blocking while a refresh holds it: call from a worker thread)."""
         with self._lock:
             index, folder.index, folder.ready = folder.index, None, False
-        if index is not None:
-            try:
-                index.close()
-            except Exception:
-                log.exception("closing the index of %s failed", folder.root)
+        if index is None:
+            return
+        try:
+            index.close()
+        except Exception:
+            log.exception("closing the index of %s failed", folder.root)
+        if delete:
+            db = Path(index.db_path)
+            for path in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+                try:
+                    path.unlink()
+                except FileNotFoundError:
+                    pass
+                except OSError as exc:
+                    log.warning("could not delete %s: %s", path, exc)
 
     def close(self) -> None:
         """Stop refreshing and close every index."""
