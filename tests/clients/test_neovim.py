@@ -173,6 +173,16 @@ def test_cancel_stops_a_run_waiting_on_the_model(tmp_path: Path) -> None:
     assert "done: cancelled" in "\n".join(r["transcript"])
 
 
+@pytest.mark.timeout(120)
+def test_checkhealth_starts_the_server_when_none_runs(tmp_path: Path) -> None:
+    r = run_scenario("health", [], tmp_path)
+    health = "\n".join(r["health"])
+    assert "OK the server starts (answered initialize in" in health, health
+    assert "no model configured" in health
+    broken = "\n".join(r["health_broken"])
+    assert "ERROR server command not found" in broken and "the server does not start" in broken, broken
+
+
 def test_lua_unit_tests_pass() -> None:
     proc = subprocess.run(
         [NVIM, "--clean", "--headless", "-l", str(SCENARIO.parent / "unit.lua"), str(PLUGIN)],
@@ -181,4 +191,4 @@ def test_lua_unit_tests_pass() -> None:
         timeout=60,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.strip().splitlines()[-1] == "11 passed, 0 failed", proc.stdout
+    assert proc.stdout.strip().splitlines()[-1] == "12 passed, 0 failed", proc.stdout

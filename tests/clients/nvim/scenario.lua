@@ -61,6 +61,20 @@ vim.lsp.handlers["workspace/applyEdit"] = function(err, params, ctx)
 end
 
 local function scenario()
+  if cfg.mode == "health" then
+    -- No buffer opened: the health check must start the server itself to tell whether it works.
+    agent.setup({
+      cmd = { cfg.python, "-m", "lsp_agent", "serve" },
+      cmd_env = { PYTHONPATH = cfg.repo, LITELLM_LOCAL_MODEL_COST_MAP = "True" },
+      settings = {},
+    })
+    vim.cmd("checkhealth lsp_agent")
+    results.health = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+    agent.setup({ cmd = { cfg.root .. "/no-such-server" }, settings = {} })
+    vim.cmd("checkhealth lsp_agent")
+    results.health_broken = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+    return
+  end
   agent.setup({
     cmd = { cfg.python, "-m", "lsp_agent", "serve" },
     cmd_env = { PYTHONPATH = cfg.repo, LITELLM_LOCAL_MODEL_COST_MAP = "True" },

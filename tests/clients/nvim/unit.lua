@@ -122,6 +122,28 @@ test("setup replaces list options instead of merging them index by index", funct
   eq(vim.lsp.config.lsp_agent.settings, { lspAgent = { model = "m" } })
 end)
 
+test("the root is the nearest marker, else the cwd or the file's folder; special buffers get none", function()
+  local agent = require("lsp_agent")
+  local tmp = vim.fs.normalize(vim.fn.resolve(vim.fn.tempname()))
+  vim.fn.mkdir(tmp .. "/proj/.git", "p")
+  vim.fn.mkdir(tmp .. "/proj/src", "p")
+  vim.fn.mkdir(tmp .. "/loose", "p")
+  vim.fn.mkdir(tmp .. "/elsewhere", "p")
+  local function buf_for(path)
+    local b = vim.fn.bufadd(path)
+    vim.fn.bufload(b)
+    return b
+  end
+  agent.setup({ root_markers = { ".git" } })
+  eq(agent.root_for(buf_for(tmp .. "/proj/src/a.py")), tmp .. "/proj")
+  vim.cmd.cd(tmp .. "/loose")
+  eq(agent.root_for(buf_for(tmp .. "/loose/b.py")), tmp .. "/loose")
+  eq(agent.root_for(buf_for(tmp .. "/elsewhere/c.py")), tmp .. "/elsewhere")
+  eq(agent.root_for(vim.api.nvim_create_buf(false, true)), nil)
+  eq(agent.root_for(buf_for("health://")), nil)
+  vim.fn.delete(tmp, "rf")
+end)
+
 for _, t in ipairs(tests) do
   local ok, err = pcall(t.fn)
   if ok then

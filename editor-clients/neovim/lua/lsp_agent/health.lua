@@ -19,6 +19,34 @@ local function status_of(client)
   return resp.result
 end
 
+--- Start the server command once and wait for its answer to `initialize`: (ms, nil) or (nil, error).
+function M.probe(cmd, env, timeout_ms)
+  local body = vim.json.encode({ jsonrpc = "2.0", id = 1, method = "initialize",
+    params = { processId = vim.NIL, rootUri = vim.NIL, capabilities = vim.empty_dict() } })
+  local out, err_text = "", ""
+  local started = vim.uv.hrtime()
+  local ok, proc = pcall(vim.system, cmd, {
+    stdin = true,
+    env = env,
+    stdout = function(_, data) out = out .. (data or "") end,
+    stderr = function(_, data) err_text = err_text .. (data or "") end,
+  })
+  if not ok then
+    return nil, tostring(proc)
+  end
+  proc:write(("Content-Length: %d\r\n\r\n%s"):format(#body, body))
+  local answered = vim.wait(timeout_ms or 15000, function()
+    return out:find('"id":%s*1') ~= nil or proc:is_closing()
+  end, 20)
+  local ms = (vim.uv.hrtime() - started) / 1e6
+  proc:kill(15)
+  if answered and out:find('"id":%s*1') then
+    return ms, nil
+  end
+  local why = answered and "the server exited" or "no answer to initialize"
+  return nil, ("%s; stderr: %s"):format(why, vim.trim(err_text):sub(-300))
+end
+
 function M.check()
   local h = vim.health
   h.start("lsp_agent")
@@ -44,6 +72,12 @@ function M.check()
 
   local client = agent.client()
   if not client then
+    local ms, perr = M.probe(cmd, agent.config.cmd_env)
+    if ms then
+      h.ok(("the server starts (answered initialize in %d ms)"):format(ms))
+    else
+      h.error("the server does not start: " .. perr, { "run the command in a terminal to see why" })
+    end
     h.warn("the server is not running in this Neovim", { "open a file inside a project (root markers: "
       .. table.concat(agent.config.root_markers, ", ") .. "), then check :LspInfo / :checkhealth vim.lsp" })
     local model = agent.config.settings.model or vim.env.LSP_AGENT_MODEL

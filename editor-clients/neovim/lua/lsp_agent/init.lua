@@ -265,11 +265,36 @@ local function on_progress(args)
   end
 end
 
+--- The workspace root for a buffer, or nil for buffers the agent should not attach to (help, health, URIs, ...).
+function M.root_for(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if vim.bo[bufnr].buftype ~= "" or name == "" or name:match("^%a[%w+.-]*://") then
+    return nil
+  end
+  local root = vim.fs.root(bufnr, M.config.root_markers)
+  if root then
+    return root
+  end
+  -- No marker: the working directory when the file is inside it, else the file's own directory.
+  local cwd = vim.fn.getcwd()
+  local path = vim.fs.normalize(vim.fn.fnamemodify(name, ":p"))
+  if path:sub(1, #cwd + 1) == cwd .. "/" then
+    return cwd
+  end
+  return vim.fs.dirname(path)
+end
+
 local function lsp_config()
   return {
     cmd = M.config.cmd,
     cmd_env = M.config.cmd_env,
     root_markers = M.config.root_markers,
+    root_dir = function(bufnr, on_dir)
+      local root = M.root_for(bufnr)
+      if root then
+        on_dir(root)
+      end
+    end,
     filetypes = M.config.filetypes,
     settings = { lspAgent = M.config.settings },
     init_options = M.config.settings,
@@ -278,7 +303,8 @@ local function lsp_config()
 end
 
 local function start_010(bufnr)
-  if vim.bo[bufnr].buftype ~= "" or vim.api.nvim_buf_get_name(bufnr) == "" then
+  local root = M.root_for(bufnr)
+  if not root then
     return
   end
   local fts = M.config.filetypes
@@ -287,7 +313,7 @@ local function start_010(bufnr)
   end
   local cfg = lsp_config()
   cfg.name = NAME
-  cfg.root_dir = vim.fs.root(bufnr, M.config.root_markers) or vim.fn.getcwd()
+  cfg.root_dir = root
   vim.lsp.start(cfg, { bufnr = bufnr })
 end
 
