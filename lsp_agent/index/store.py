@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+from array import array
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -295,10 +296,10 @@ class IndexStore:
             for i, term in enumerate(fresh):
                 vocab[term] = start + i
             self.conn.executemany("INSERT INTO terms(id, term) VALUES(?,?)", [(vocab[t], t) for t in fresh])
-        pairs = np.empty(2 * len(counts), dtype=np.int32)
-        pairs[0::2] = [vocab[t] for t in counts]
-        pairs[1::2] = list(counts.values())
-        return pairs.tobytes()
+        pairs = array("i", [0]) * (2 * len(counts))
+        pairs[0::2] = array("i", [vocab[t] for t in counts])
+        pairs[1::2] = array("i", counts.values())
+        return pairs.tobytes()  # native int32, as LexicalIndex reads it (the cache never leaves the machine)
 
     def lexical_snapshot(self) -> tuple[dict[str, int], np.ndarray, np.ndarray, list[bytes]]:
         """(vocabulary, chunk ids, token counts, term blobs) read in one snapshot, for building BM25."""
