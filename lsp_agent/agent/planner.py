@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,11 +47,16 @@ def single_task_plan(task: str, reason: str) -> Plan:
 
 def parse_plan(text: str, task: str) -> Plan:
     """The model's plan in dependency order, or a one-task plan naming what was wrong."""
-    try:
-        obj = load_json_object(text)
-    except ParseError as exc:
-        return single_task_plan(task, f"the plan was not a JSON object ({exc})")
-    raw = obj.get("subtasks", obj.get("steps", obj.get("plan")))
+    raw: Any = None
+    bracket, brace = text.find("["), text.find("{")
+    if 0 <= bracket < brace or (bracket >= 0 and brace < 0):
+        raw = _json_list(text)
+    if raw is None:
+        try:
+            obj = load_json_object(text)
+        except ParseError as exc:
+            return single_task_plan(task, f"the plan was not a JSON object ({exc})")
+        raw = obj.get("subtasks", obj.get("steps", obj.get("plan")))
     if not isinstance(raw, list) or not raw:
         return single_task_plan(task, 'the plan has no "subtasks" list')
     if len(raw) > MAX_SUBTASKS:
@@ -61,7 +67,11 @@ def parse_plan(text: str, task: str) -> Plan:
             item = {"id": n, "description": item, "dependencies": [n - 1] if n > 1 else []}
         if not isinstance(item, dict):
             return single_task_plan(task, f"subtask {n} is not an object")
-        description = str(item.get("description") or item.get("task") or "").strip()
+        description = str(
+            item.get("description") or item.get("task") or item.get("reason") or item.get("step") or ""
+        ).strip()
+        if description and isinstance(item.get("tool"), str):
+            description = f"{description} (use {item['tool']})"
         if not description:
             return single_task_plan(task, f"subtask {n} has no description")
         try:
@@ -70,6 +80,9 @@ def parse_plan(text: str, task: str) -> Plan:
         except (TypeError, ValueError):
             return single_task_plan(task, f"subtask {n} has an id or dependency that is not a number")
         subtasks.append(SubTask(sid, description, deps))
+    if not any(isinstance(item, dict) and ("dependencies" in item or "depends_on" in item) for item in raw):
+        for before, after in zip(subtasks, subtasks[1:], strict=False):  # no dependency data: a sequence
+            after.dependencies = [before.id]
     ids = [t.id for t in subtasks]
     if len(set(ids)) != len(ids):
         return single_task_plan(task, "the plan repeats a subtask id")
@@ -83,6 +96,19 @@ def parse_plan(text: str, task: str) -> Plan:
     if ordered is None:
         return single_task_plan(task, "the plan's dependencies form a cycle")
     return Plan(ordered)
+
+
+def _json_list(text: str) -> list[Any] | None:
+    """A top-level JSON list in the text (seed 001's plan is a bare list of steps), or None."""
+    start = text.find("[")
+    end = text.rfind("]")
+    if start < 0 or end <= start:
+        return None
+    try:
+        value = json.loads(text[start : end + 1])
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, list) else None
 
 
 def dependency_order(subtasks: list[SubTask]) -> list[SubTask] | None:

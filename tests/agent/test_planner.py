@@ -110,3 +110,14 @@ async def test_invalid_plan_falls_back_to_a_single_task(workspace):
     assert o.result.success and o.result.answer == "fixed directly"
     assert "not a JSON object" in o.of("plan")[0]["fallback"]
     assert o.requests[1]["messages"][1]["content"].endswith("Task: fix the add function")
+
+
+def test_seed_style_bare_list_of_tool_steps():
+    text = '[{"tool": "read_file", "reason": "see the code"}, {"tool": "edit_file", "reason": "fix it"}]'
+    plan = parse_plan(text, "task")
+    assert plan.fallback is None
+    assert [t.description for t in plan.subtasks] == [
+        "see the code (use read_file)",
+        "fix it (use edit_file)",
+    ]
+    assert plan.subtasks[1].dependencies == [1]
