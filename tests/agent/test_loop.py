@@ -402,3 +402,24 @@ async def test_repeating_the_same_failing_call_gets_a_hint(workspace):
     second = o.requests[2]["messages"][-1]["content"]
     assert "failed 2 times" not in first and "not found" in first
     assert "This exact call has now failed 2 times" in second
+
+
+async def test_cancel_aborts_a_slow_tool(workspace):
+    registry = default_registry()
+    started = asyncio.Event()
+
+    async def slow(ctx) -> str:
+        started.set()
+        await asyncio.sleep(30)
+        return "never"
+
+    registry.register(Tool("slow_tool", "Takes long.", {"type": "object", "properties": {}}, slow))
+    with ScriptedModelServer([{"content": "", "tool_calls": [call("slow_tool")]}]) as server:
+        settings = scripted_settings(server)
+        run = AgentRun("task", settings, workspace, registry=registry, model_client=ModelClient(settings))
+        task = asyncio.create_task(run.run())
+        await asyncio.wait_for(started.wait(), 10)
+        start = time.monotonic()
+        run.cancel()
+        result = await asyncio.wait_for(task, 5)
+    assert result.stop_reason == "cancelled" and time.monotonic() - start < 1.0
