@@ -57,7 +57,7 @@ def _register_lifecycle(server: AgentServer) -> None:
         ls.indexes.set_folders(ls.workspace_roots())
         if ls.supports_configuration():
             ls.reload_settings(show=False)  # usable at once; the pulled configuration refines it below
-            await _pull_configuration(ls)
+        await asyncio.gather(_pull_configuration(ls), ls.attach_plugins())
         ls.reload_settings()
         ls.settings_ready.set()
         await _watch_files(ls)
@@ -92,7 +92,8 @@ def _register_lifecycle(server: AgentServer) -> None:
     def shutdown(ls: AgentServer, params: Any) -> None:
         ls.runs.cancel_all()
         ls.indexes.close()
-        ls.mcp.close()
+        if ls.mcp is not None:
+            ls.mcp.close()
 
 
 def _index_key(ls: AgentServer) -> tuple:

@@ -207,6 +207,7 @@ class RunManager:
     async def _drive(self, record: RunRecord, request: AskRequest, settings: Any) -> Any:
         """Build the AgentRun (importing the agent core lazily) and run it."""
         # litellm takes seconds to import (never on the event loop); MCP servers start meanwhile (lazily)
+        await self.server.attach_plugins()
         await asyncio.gather(asyncio.to_thread(load_agent_core), self.server.mcp.start(settings, record.root))
         from lsp_agent.agent.run import AgentRun
         from lsp_agent.workspace.overlay import Overlay

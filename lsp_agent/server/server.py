@@ -14,7 +14,6 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from lsp_agent import __version__
 from lsp_agent.config import Settings, load_settings
-from lsp_agent.mcp.editor import EditorMcp
 from lsp_agent.server.edits import DocumentState, EditSupport
 from lsp_agent.server.indexing import IndexManager
 from lsp_agent.server.progress import ProgressReporter
@@ -48,16 +47,25 @@ class AgentServer(LanguageServer):
         self.status_providers: dict[str, Callable[[], Any]] = {}
         # called as provider(registry, settings) for each run: adds tools (exec, MCP) to the run's registry
         self.tool_providers: list[Callable[[Any, Settings], None]] = []
-        # MCP servers: started by the first run that needs them, stopped at shutdown
-        self.mcp = EditorMcp(self.show_error, settings=lambda: self.settings, root=lambda: self.primary_root)
-        self.status_providers["mcp"] = self.mcp.status
-        self.tool_providers.append(self.mcp.add_tools)
-        from lsp_agent.sandbox.isolation import sandbox_status
-        from lsp_agent.tools.exec_tools import add_exec_tools
-
-        self.tool_providers.append(add_exec_tools)  # run_python/run_command/run_tests, react style only
-        self.status_providers["sandbox"] = sandbox_status
+        # MCP servers (EditorMcp): started by the first run that needs them, stopped at shutdown; attached with
+        # the exec tools by attach_plugins() after the initialize reply, so their imports never delay it
+        self.mcp: Any = None
+        self._plugins_lock = asyncio.Lock()
         self.diagnosed_uris: set[str] = set()
+
+    async def attach_plugins(self) -> None:
+        """Wire in MCP (status rows, tools) and the sandboxed exec tools; their modules load in a worker thread."""
+        async with self._plugins_lock:
+            if self.mcp is not None:
+                return
+            editor_mcp, sandbox_status, add_exec_tools = await asyncio.to_thread(_load_plugins)
+            self.mcp = editor_mcp(
+                self.show_error, settings=lambda: self.settings, root=lambda: self.primary_root
+            )
+            self.status_providers["mcp"] = self.mcp.status
+            self.tool_providers.append(self.mcp.add_tools)
+            self.tool_providers.append(add_exec_tools)  # run_python/run_command/run_tests, react style only
+            self.status_providers["sandbox"] = sandbox_status
 
     # ----- client capabilities ----------------------------------------------------------------------------
 
@@ -250,6 +258,7 @@ class AgentServer(LanguageServer):
 
         Index counts and provider sections are read in a worker thread: they may wait on a busy index or probe.
         """
+        await self.attach_plugins()  # their status rows (mcp, sandbox) belong in every answer
         out: dict[str, Any] = {
             "runs": self.runs.list(),
             "pending": [p.to_dict() for p in self.proposals],
@@ -269,6 +278,15 @@ class AgentServer(LanguageServer):
             except Exception as exc:
                 out[name] = {"error": f"{type(exc).__name__}: {exc}"}
         return out
+
+
+def _load_plugins() -> tuple[Any, Any, Any]:
+    """Import the MCP and sandbox pieces the server plugs in (call from a worker thread)."""
+    from lsp_agent.mcp.editor import EditorMcp
+    from lsp_agent.sandbox.isolation import sandbox_status
+    from lsp_agent.tools.exec_tools import add_exec_tools
+
+    return EditorMcp, sandbox_status, add_exec_tools
 
 
 def _section(options: Any) -> dict[str, Any]:
