@@ -1,4 +1,4 @@
-"""Command line: `lsp-agent serve | index | search | ask` (thin: parse flags, call the rooms)."""
+"""lsp-agent: a coding agent for any LSP editor. Index and search a workspace, ask the agent, or serve LSP."""
 
 from __future__ import annotations
 
