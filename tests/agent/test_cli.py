@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import call, done
+from agent_support import call, done
 
 from lsp_agent.testing.scripted_model import ScriptedModelServer
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import call, done, run_script
+from agent_support import call, done, run_script
 
 from lsp_agent.agent.compaction import MARKER, Compactor, TokenCounter
 

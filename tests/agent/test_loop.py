@@ -7,7 +7,7 @@ import json
 import threading
 import time
 
-from conftest import call, done, run_script, scripted_settings
+from agent_support import call, done, run_script, scripted_settings
 
 from lsp_agent.agent.model import ModelClient
 from lsp_agent.agent.run import AgentRun

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import call, done, run_script, scripted_settings
+from agent_support import call, done, run_script, scripted_settings
 
 from lsp_agent.agent.model import (
     ModelClient,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import call, done, run_script
+from agent_support import call, done, run_script
 
 from lsp_agent.agent.planner import parse_plan
 
