@@ -222,6 +222,11 @@ class Overlay:
         with self._lock:
             return sorted(k for k, v in self._changes.items() if v is None)
 
+    def read_texts(self) -> dict[str, str]:
+        """rel path -> the text the agent last read of each unchanged file (an editor buffer's, with a read hook)."""
+        with self._lock:
+            return dict(self._seen)
+
     def overrides(self) -> dict[str, str | None]:
         """rel path -> proposed text (None = deleted), e.g. for WorkspaceIndex.search(overrides=...)."""
         with self._lock:
