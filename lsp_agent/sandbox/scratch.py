@@ -162,8 +162,9 @@ class ScratchWorkspace:
     # ----- the agent's overlay in, the code's changes out ---------------------------------------------
 
     def sync_in(self, overlay: Overlay) -> None:
-        """Make the scratch copy show the overlay's current view (the agent's proposed edits and deletions)."""
-        changes = overlay.overrides()
+        """Make the scratch copy show what the agent sees: its proposed edits and deletions, and the text it read
+        of files that differ from the disk (an editor's unsaved buffers)."""
+        changes = self._agent_view(overlay)
         if self.mode == "overlay":
             shutil.rmtree(self.staging, ignore_errors=True)
             self.staging.mkdir()
@@ -192,6 +193,22 @@ class ScratchWorkspace:
                     target.write_bytes(text.encode("utf-8"))
             self._snapshot = self._scan_copy()
         self._injected = set(changes)
+
+    def _agent_view(self, overlay: Overlay) -> dict[str, str | None]:
+        """The overlay's changes plus every file the agent read whose text is not what the disk holds now."""
+        changes = overlay.overrides()
+        for rel, text in overlay.read_texts().items():
+            if rel not in changes and not self._disk_holds(rel, text):
+                changes[rel] = text
+        return changes
+
+    def _disk_holds(self, rel: str, text: str) -> bool:
+        """True when the workspace file `rel` holds exactly `text`."""
+        path, data = self.root / rel, text.encode("utf-8")
+        try:
+            return path.stat().st_size == len(data) and path.read_bytes() == data
+        except OSError:
+            return False
 
     def collect_changes(self, overlay: Overlay) -> ChangeReport:
         """Turn the files the code created, modified or deleted into overlay writes and deletions."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import CALC, asker, run_scripted, snapshot
+from sandbox_helpers import CALC, asker, run_scripted, snapshot
 
 from lsp_agent.tools.exec_tools import register_exec_tools
 from lsp_agent.tools.registry import default_registry

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import asker, run_scripted, snapshot
+from sandbox_helpers import asker, run_scripted, snapshot
 
 from lsp_agent.sandbox.codeact_reply import ReplyError, parse_codeact_reply
 

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import snapshot
+from sandbox_helpers import snapshot
 
 from lsp_agent.sandbox.session import Sandbox
 from lsp_agent.workspace.overlay import Overlay
@@ -107,3 +107,36 @@ def test_a_refused_overlay_mount_falls_back_to_a_copy(project: Path, overlay: Ov
         assert result.stdout.strip() == "5", result.format(20)
         assert box.scratch.mode == "copy"
         assert interp.stdout.strip() == "alive"
+
+
+def test_the_code_runs_against_the_unsaved_buffers_the_agent_read(
+    sandbox: Sandbox, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An editor's unsaved text (the overlay's read hook) is what the sandbox runs, not the file on disk."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # the tiny project needs no plugins: faster
+    before = snapshot(project)
+    buffers = {project / "pkg" / "calc.py": "def add(a, b):\n    return a + b  # unsaved\n"}
+
+    def read_buffer_or_disk(path: Path) -> str:
+        return buffers[path] if path in buffers else path.read_text(encoding="utf-8")
+
+    overlay = Overlay(project, read_disk=read_buffer_or_disk)
+    tests = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    unseen = sandbox.run(tests, overlay, timeout=60)
+    assert "1 failed" in unseen.stdout  # the agent has not read calc.py: the disk text runs
+    assert "unsaved" in overlay.read_text("pkg/calc.py")
+    seen = sandbox.run(tests, overlay, timeout=60)
+    assert "1 passed" in seen.stdout, seen.format(60)
+    assert seen.changes.is_empty() and overlay.changed_paths() == []  # a buffer is not a proposed edit
+    # the user saves the buffer (the disk now holds it), then undoes that save: the agent's read text wins
+    (project / "pkg" / "calc.py").write_text(buffers[project / "pkg" / "calc.py"])
+    assert "1 passed" in sandbox.run(tests, overlay, timeout=60).stdout
+    (project / "pkg" / "calc.py").write_bytes(before["pkg/calc.py"])
+    assert "1 passed" in sandbox.run(tests, overlay, timeout=60).stdout
+    # an edit of the buffered file builds on the buffer text; a revert shows the buffer text again
+    overlay.write_text("pkg/calc.py", "def add(a, b):\n    return 0\n")
+    assert "1 failed" in sandbox.run(tests, overlay, timeout=60).stdout
+    overlay.revert("pkg/calc.py")
+    assert "unsaved" in overlay.read_text("pkg/calc.py")
+    assert "1 passed" in sandbox.run(tests, overlay, timeout=60).stdout
+    assert snapshot(project) == before
