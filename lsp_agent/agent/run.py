@@ -21,8 +21,8 @@ from lsp_agent.agent.parsing import ToolCall, parse_reply
 from lsp_agent.agent.permissions import PermissionAsker, PermissionGate, denial_message
 from lsp_agent.agent.planner import Plan, SubTask, parse_plan
 from lsp_agent.agent.session import Session
-from lsp_agent.agent.syntax import python_syntax_errors
 from lsp_agent.agent.transcript import Transcript
+from lsp_agent.workspace.proposal import check_syntax
 
 if TYPE_CHECKING:
     from lsp_agent.config import Settings
@@ -178,6 +178,7 @@ class AgentRun:
             if stop.stop_reason == "error":
                 self._emit("error", message=str(stop))
         except asyncio.CancelledError:
+            self._close_tools_now()
             self._finish(_Outcome("cancelled", self._last_text, False), started)
             raise
         except Exception as exc:  # noqa: BLE001 - a bug must not take down the server
@@ -186,7 +187,29 @@ class AgentRun:
                 "error", self._last_text, False, f"internal error: {type(exc).__name__}: {exc}"
             )
             self._emit("error", message=outcome.error)
+        try:
+            await self._close_tools()
+        except asyncio.CancelledError:
+            self._finish(_Outcome("cancelled", outcome.answer, False), started)
+            raise
         return self._finish(outcome, started)
+
+    async def _close_tools(self) -> None:
+        """Release what the tools hold for this run (sandbox processes, scratch copies), off the event loop."""
+        ctx = getattr(self, "ctx", None)
+        if ctx is None or not ctx.cleanups:
+            return
+        try:
+            await asyncio.shield(asyncio.to_thread(ctx.close))
+        except asyncio.CancelledError:
+            self._close_tools_now()
+            raise
+
+    def _close_tools_now(self) -> None:
+        """_close_tools on the calling thread (when the run itself is being cancelled)."""
+        ctx = getattr(self, "ctx", None)
+        if ctx is not None:
+            ctx.close()
 
     # --- setup ----------------------------------------------------------------------------------------------
 
@@ -377,7 +400,7 @@ class AgentRun:
         """Before finishing: tell the model once about Python files in the proposal that do not parse."""
         if self._syntax_reported:
             return False
-        problems = python_syntax_errors(self.overlay)
+        problems = check_syntax(self.overlay)
         if not problems:
             return False
         self._syntax_reported = True

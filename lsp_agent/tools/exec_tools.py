@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 import weakref
@@ -42,9 +43,22 @@ def sandbox_for(ctx: ToolContext) -> Sandbox:
             sandbox = Sandbox(ctx.root, exclude=ctx.exclude)
             _SANDBOXES[ctx.overlay] = sandbox
             weakref.finalize(ctx.overlay, sandbox.close)
-        weakref.finalize(ctx, sandbox.close)  # the run (and its context) is gone: drop the scratch copy
+        weakref.finalize(ctx, sandbox.close)  # a context dropped without close(): drop the scratch copy
     ctx.extras["sandbox"] = sandbox
+    # The run closes its context when it ends: stop the sandbox's processes and remove the scratch copy then,
+    # not whenever the garbage collector gets to the run. (No reference to ctx: that would be a cycle.)
+    ctx.on_close(functools.partial(_release, ctx.extras, ctx.overlay, sandbox))
     return sandbox
+
+
+def _release(extras: dict[str, Any], overlay: Overlay, sandbox: Sandbox) -> None:
+    """Forget `sandbox` for this context and overlay, and close it."""
+    with _LOCK:
+        if extras.get("sandbox") is sandbox:
+            del extras["sandbox"]
+        if _SANDBOXES.get(overlay) is sandbox:
+            del _SANDBOXES[overlay]
+    sandbox.close()
 
 
 def close_sandbox(ctx: ToolContext) -> None:

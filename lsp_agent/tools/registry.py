@@ -67,9 +67,24 @@ class ToolContext:
         """Extra gitignore-style patterns from the settings."""
         return list(getattr(self.settings, "index_exclude", None) or [])
 
+    cleanups: list[Callable[[], None]] = field(default_factory=list, repr=False)
+
     def cancelled(self) -> bool:
         """True once the run was asked to stop."""
         return self.cancel is not None and self.cancel.is_set()
+
+    def on_close(self, cleanup: Callable[[], None]) -> None:
+        """Have `cleanup` called when the run ends (e.g. a sandbox removing its scratch copy)."""
+        self.cleanups.append(cleanup)
+
+    def close(self) -> None:
+        """Call the cleanups registered with on_close, newest first, each once; failures are logged."""
+        pending, self.cleanups = self.cleanups, []
+        for cleanup in reversed(pending):
+            try:
+                cleanup()
+            except Exception:  # noqa: BLE001 - one failing cleanup must not keep the others from running
+                log.exception("tool cleanup %r failed", cleanup)
 
 
 @dataclass
