@@ -8,35 +8,62 @@ Script steps are consumed in order, one per POST /v1/chat/completions request:
 
 A step with "match" is only used when that substring appears in the request's last user/tool message; such
 steps take priority over plain steps. Replies stream as server-sent events when the request asks for it.
+
+POST /v1/embeddings answers every input with a deterministic vector (by default a hashed bag of words, see
+`hashed_embedding`; pass `embed=` for another) and records the inputs in `embedding_inputs`; set
+`embedding_error = (status, message)` to make it fail instead. Embedding requests consume no script steps.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import socket
 import struct
 import sys
 import threading
 import time
-from collections.abc import Iterable
+import zlib
+from array import array
+from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 MODEL_ID = "scripted"
+EMBEDDING_DIM = 64
+
+
+def hashed_embedding(text: str, dim: int = EMBEDDING_DIM) -> list[float]:
+    """A deterministic bag-of-words vector: each lowercase word adds 1 to the bucket its CRC-32 picks."""
+    vec = [0.0] * dim
+    for word in text.lower().split():
+        word = word.strip(".,:;!?()[]{}\"'`")
+        if word:
+            vec[zlib.crc32(word.encode()) % dim] += 1.0
+    return vec
 
 
 class ScriptedModelServer:
     """An OpenAI-compatible server replying with scripted steps; use as a context manager."""
 
-    def __init__(self, script: list[dict], host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self,
+        script: list[dict],
+        host: str = "127.0.0.1",
+        port: int = 0,
+        embed: Callable[[str], list[float]] | None = None,
+    ) -> None:
         for i, step in enumerate(script):
             if not isinstance(step, dict):
                 raise ValueError(f"script step {i} must be an object, got {type(step).__name__}")
         self.script = list(script)
         self.used: list[bool] = [False] * len(self.script)
         self.requests: list[dict] = []
+        self.embed = embed or hashed_embedding
+        self.embedding_inputs: list[str] = []
+        self.embedding_error: tuple[int, str] | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._httpd = _Server((host, port), _Handler)
@@ -184,8 +211,11 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - stdlib name
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
-        if not self.path.rstrip("/").endswith("/chat/completions"):
-            self._error(404, f"no such endpoint: POST {self.path} (only /v1/chat/completions)")
+        endpoint = self.path.rstrip("/")
+        if not endpoint.endswith(("/chat/completions", "/embeddings")):
+            self._error(
+                404, f"no such endpoint: POST {self.path} (only /v1/chat/completions, /v1/embeddings)"
+            )
             return
         try:
             body = json.loads(raw or b"{}")
@@ -193,6 +223,9 @@ class _Handler(BaseHTTPRequestHandler):
                 raise ValueError("body is not a JSON object")
         except ValueError as exc:
             self._error(400, f"request body is not valid JSON: {exc}")
+            return
+        if endpoint.endswith("/embeddings"):
+            self._embeddings(body)
             return
         owner = self.server.owner
         index, step = owner.take_step(body)
@@ -220,6 +253,36 @@ class _Handler(BaseHTTPRequestHandler):
             self._stream(body, step, index)
         else:
             self._send_json(200, _completion(body, step, index))
+
+    def _embeddings(self, body: dict) -> None:
+        owner = self.server.owner
+        inputs = body.get("input")
+        inputs = [inputs] if isinstance(inputs, str) else inputs
+        if not isinstance(inputs, list) or not all(isinstance(t, str) for t in inputs):
+            self._error(400, "input must be a string or a list of strings")
+            return
+        with owner._lock:
+            owner.embedding_inputs.extend(inputs)
+            error = owner.embedding_error
+        if error is not None:
+            self._error(error[0], error[1], "api_error")
+            return
+        data = []
+        for i, text in enumerate(inputs):
+            vec: list[float] | str = [float(x) for x in owner.embed(text)]
+            if body.get("encoding_format") == "base64":
+                vec = base64.b64encode(array("f", vec).tobytes()).decode()
+            data.append({"object": "embedding", "index": i, "embedding": vec})
+        tokens = sum(_estimate_tokens(t) for t in inputs)
+        self._send_json(
+            200,
+            {
+                "object": "list",
+                "data": data,
+                "model": body.get("model") or MODEL_ID,
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            },
+        )
 
     def _stream(self, body: dict, step: dict, index: int) -> None:
         self.send_response(200)
