@@ -78,6 +78,7 @@ class LiteLLMEmbedder:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         import litellm
 
+        litellm.suppress_debug_info = True  # its "Give Feedback" banner would land in the CLI's output
         out: list[list[float]] = []
         for i in range(0, len(texts), BATCH_SIZE):
             batch = list(texts[i : i + BATCH_SIZE])
@@ -86,7 +87,10 @@ class LiteLLMEmbedder:
                     model=self.name, input=batch, api_base=self._api_base, api_key=self._api_key
                 )
             except Exception as exc:  # litellm raises many provider-specific types
-                raise EmbeddingError(f"embedding model {self.name!r} failed: {exc}") from exc
+                raise EmbeddingError(
+                    f"embedding model {self.name!r} failed: {exc} (check the model name, api base and key, "
+                    "or set embeddings to 'none')"
+                ) from exc
             data = sorted(response.data, key=lambda d: d["index"] if isinstance(d, dict) else d.index)
             out.extend(d["embedding"] if isinstance(d, dict) else d.embedding for d in data)
         if not out:

@@ -1,106 +1,96 @@
-"""Dense vectors through litellm's real HTTP path (a local OpenAI-compatible embeddings server) and RRF fusion."""
+"""Dense vectors through litellm's real HTTP path (the scripted OpenAI-compatible server) and RRF fusion."""
 
 from __future__ import annotations
 
-import base64
 import json
+import os
 import re
-import threading
-import zlib
+import subprocess
+import sys
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from lsp_agent.index import IndexConfig, WorkspaceIndex
 from lsp_agent.index.embeddings import EmbeddingError, make_embedder
+from lsp_agent.testing.scripted_model import ScriptedModelServer, hashed_embedding
 
-DIM = 512
+REPO = Path(__file__).resolve().parents[2]
 # The "model" knows that these words mean the same thing, which BM25 cannot know.
 CONCEPTS = {"automobile": "car", "vehicle": "car", "car": "car", "motorcar": "car"}
 
 
-def _vector(text: str) -> list[float]:
-    vec = np.zeros(DIM, dtype=np.float32)
-    for word in re.findall(r"[a-z]+", text.lower()):
-        vec[zlib.crc32(CONCEPTS.get(word, word).encode()) % DIM] += 1.0
-    return vec.tolist()
-
-
-class _Handler(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:  # noqa: N802 - http.server API
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
-        self.server.inputs.extend(inputs)  # type: ignore[attr-defined]
-        data = []
-        for i, text in enumerate(inputs):
-            vec = _vector(text)
-            if body.get("encoding_format") == "base64":
-                vec = base64.b64encode(np.array(vec, dtype=np.float32).tobytes()).decode()
-            data.append({"object": "embedding", "index": i, "embedding": vec})
-        reply = json.dumps(
-            {
-                "object": "list",
-                "data": data,
-                "model": body["model"],
-                "usage": {"prompt_tokens": 1, "total_tokens": 1},
-            }
-        ).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
-
-    def log_message(self, *args) -> None:
-        pass
+def _embed(text: str) -> list[float]:
+    words = re.findall(r"[a-z]+", text.lower())
+    return hashed_embedding(" ".join(CONCEPTS.get(w, w) for w in words), dim=512)
 
 
 @pytest.fixture
-def embed_server() -> Iterator[ThreadingHTTPServer]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    server.inputs = []  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+def embed_server() -> Iterator[ScriptedModelServer]:
+    with ScriptedModelServer([], embed=_embed) as server:
+        yield server
 
 
-def _config(server: ThreadingHTTPServer) -> IndexConfig:
-    host, port = server.server_address[:2]
-    return IndexConfig(embeddings="openai/test-embed", api_base=f"http://{host}:{port}/v1", api_key="test")
+def _config(server: ScriptedModelServer) -> IndexConfig:
+    return IndexConfig(embeddings="openai/test-embed", api_base=server.base_url, api_key="test")
+
+
+def _add_garage(repo: Path) -> Path:
+    garage = repo / "shop" / "garage.py"
+    garage.write_text(
+        "def park_motorcar(spot):\n    return spot\n\n\ndef wash_bicycle(bike):\n    return bike\n"
+    )
+    return garage
 
 
 def test_vectors_fused_with_bm25_and_recomputed_only_for_changed_chunks(
-    shop_repo: Path, embed_server: ThreadingHTTPServer
+    shop_repo: Path, embed_server: ScriptedModelServer
 ) -> None:
-    (shop_repo / "shop" / "garage.py").write_text(
-        "def park_motorcar(spot):\n    return spot\n\n\ndef wash_bicycle(bike):\n    return bike\n"
-    )
+    garage = _add_garage(shop_repo)
     with WorkspaceIndex(shop_repo, _config(embed_server)) as index:
         stats = index.refresh()
-        first_inputs = len(embed_server.inputs)
-        assert first_inputs >= stats.chunks - 2  # one vector per distinct chunk text
+        assert len(embed_server.embedding_inputs) >= stats.chunks - 2  # one vector per distinct chunk text
         # "automobile" shares no token with park_motorcar; only the vectors connect them.
         hits = index.search("automobile", top_k=3)
         assert hits and hits[0].symbol == "park_motorcar"
 
-        garage = shop_repo / "shop" / "garage.py"
         garage.write_text(garage.read_text().replace("return bike", "return bike.clean()"))
-        embed_server.inputs.clear()
+        embed_server.embedding_inputs.clear()
         assert index.refresh().parsed == 1
-        # Only the edited function's text changed, so only it is embedded again (plus the query above: none).
-        assert len(embed_server.inputs) == 1 and "wash_bicycle" in embed_server.inputs[0]
+        # Only the edited function's text changed, so only it is embedded again.
+        assert len(embed_server.embedding_inputs) == 1 and "wash_bicycle" in embed_server.embedding_inputs[0]
 
     with WorkspaceIndex(shop_repo, _config(embed_server)) as index:  # vectors persist
-        embed_server.inputs.clear()
+        embed_server.embedding_inputs.clear()
         assert index.refresh().parsed == 0
         hits = index.search("automobile vehicle", top_k=3)
         assert hits[0].symbol == "park_motorcar"
-        assert embed_server.inputs == ["automobile vehicle"]  # only the query was embedded
+        assert embed_server.embedding_inputs == ["automobile vehicle"]  # only the query was embedded
+
+
+def test_buffer_updates_and_overrides_get_vectors(shop_repo: Path, embed_server: ScriptedModelServer) -> None:
+    with WorkspaceIndex(shop_repo, _config(embed_server)) as index:
+        index.refresh()
+        index.update_file("shop/emails.py", "def rent_vehicle(days):\n    return days\n")
+        assert index.search("automobile", top_k=1)[0].symbol == "rent_vehicle"
+        override = {"shop/cart.py": "def tow_car(plate):\n    return plate\n"}
+        embed_server.embedding_inputs.clear()
+        hits = index.search("automobile", top_k=2, overrides=override)
+        assert {h.symbol for h in hits} == {"rent_vehicle", "tow_car"}
+        assert any("tow_car" in text for text in embed_server.embedding_inputs)
+
+
+def test_failing_embedding_model_is_a_clear_error_and_leaves_the_index(
+    shop_repo: Path, embed_server: ScriptedModelServer
+) -> None:
+    embed_server.embedding_error = (500, "embedding backend overloaded")
+    with WorkspaceIndex(shop_repo, _config(embed_server)) as index:
+        with pytest.raises(EmbeddingError, match="test-embed"):
+            index.refresh()
+        assert index.stats().files == 0  # rolled back, nothing half-written
+        embed_server.embedding_error = None
+        assert index.refresh().parsed == 7
 
 
 def test_unreachable_embedding_model_is_a_clear_error() -> None:
@@ -109,3 +99,38 @@ def test_unreachable_embedding_model_is_a_clear_error() -> None:
     with pytest.raises(EmbeddingError, match="test-embed"):
         embedder.embed(["hello"])
     assert make_embedder("none") is None
+
+
+def test_cli_search_with_litellm_embeddings(shop_repo: Path, embed_server: ScriptedModelServer) -> None:
+    _add_garage(shop_repo)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+        "LSP_AGENT_API_BASE": embed_server.base_url,
+        "LSP_AGENT_API_KEY": "test",
+    }
+    args = ["search", "automobile", "--repo", str(shop_repo), "--json", "--top-k", "2"]
+    result = subprocess.run(
+        [sys.executable, "-m", "lsp_agent", *args, "--embeddings", "openai/test-embed"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    hits = json.loads(result.stdout)
+    assert hits[0]["symbol"] == "park_motorcar" and hits[0]["path"] == "shop/garage.py"
+    assert "automobile" in embed_server.embedding_inputs
+
+    embed_server.embedding_error = (401, "invalid api key")
+    (shop_repo / "shop" / "garage.py").write_text("def park_truck():\n    return 1\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "lsp_agent", *args, "--embeddings", "openai/test-embed"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert result.returncode != 0
+    assert "test-embed" in result.stderr and "invalid api key" in result.stderr
+    assert "Traceback" not in result.stderr and "Give Feedback" not in result.stderr + result.stdout
