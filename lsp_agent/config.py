@@ -23,6 +23,7 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
     "max_iterations": ("LSP_AGENT_MAX_ITERATIONS",),
     "embeddings": ("LSP_AGENT_EMBEDDINGS",),
     "style": ("LSP_AGENT_STYLE",),
+    "python": ("LSP_AGENT_PYTHON",),
 }
 
 # Editor (camelCase, section `lspAgent`) key -> field name; dotted keys reach into nested objects.
@@ -47,6 +48,7 @@ CLIENT_KEYS: dict[str, str] = {
     "permissions": "permissions",
     "mcpServers": "mcp_servers",
     "execTimeout": "exec_timeout",
+    "python": "python",
     "requestTimeout": "request_timeout",
     "transcript": "transcript",
 }
@@ -95,6 +97,7 @@ class Settings:
     permissions: dict[str, str] = field(default_factory=dict)
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
     exec_timeout: float = 60.0
+    python: str | None = None  # interpreter for run_python/run_tests (default: the workspace venv)
     request_timeout: float = 120.0
     transcript: str | None = None
 
@@ -126,7 +129,7 @@ def _flatten(client: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def _coerce(name: str, value: Any) -> Any:
     """Convert a raw value to the type of field `name`, or raise ValueError saying what is expected."""
-    if name in ("model", "api_base", "api_key", "transcript"):
+    if name in ("model", "api_base", "api_key", "transcript", "python"):
         if value is None or value == "":
             return None
         if not isinstance(value, str):
