@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -15,6 +16,17 @@ import pytest
 
 EXTENSION = Path(__file__).resolve().parents[2] / "editor-clients" / "vscode"
 NODE, NPM = shutil.which("node"), shutil.which("npm")
+
+EIGHT = (
+    "Ask",
+    "Ask About Selection",
+    "Plan and Ask",
+    "Cancel Run",
+    "Apply Pending Edits",
+    "Reject Pending Edits",
+    "Reindex Workspace",
+    "Show Transcript",
+)
 
 pytestmark = pytest.mark.skipif(
     NODE is None or NPM is None, reason="node and npm are needed to build and test the VS Code extension"
@@ -35,11 +47,20 @@ def _run(
     return proc
 
 
+def _lock_digest() -> str:
+    """A digest of package.json and package-lock.json: node_modules is current when it was installed from these."""
+    data = b"".join((EXTENSION / name).read_bytes() for name in ("package.json", "package-lock.json"))
+    return hashlib.sha256(data).hexdigest()
+
+
 @pytest.fixture(scope="module")
 def built() -> Path:
-    """node_modules installed (npm ci only when missing) and the TypeScript compiled into out/."""
-    if not (EXTENSION / "node_modules" / ".package-lock.json").exists():
+    """node_modules installed from package-lock.json (npm ci when missing or stale) and the TypeScript compiled."""
+    stamp = EXTENSION / "node_modules" / ".lsp-agent-lock.sha256"
+    digest = _lock_digest()
+    if not stamp.exists() or stamp.read_text(encoding="utf-8").strip() != digest:
         _run([NPM, "ci", "--no-audit", "--no-fund"], timeout=900)
+        stamp.write_text(digest + "\n", encoding="utf-8")
     _run([NPM, "run", "build"], timeout=300)
     return EXTENSION / "out"
 
@@ -58,9 +79,13 @@ def test_node_unit_and_end_to_end_tests_pass(built: Path) -> None:
     assert counts.get("fail") == "0" and counts.get("cancelled") == "0", proc.stdout[-4000:]
     assert counts.get("skipped") == "0", "no Node test may skip"
     assert int(counts.get("pass", "0")) >= 30, proc.stdout[-4000:]
-    assert re.search(r"^ok \d+ - Apply Pending Edits sends the proposal", proc.stdout, re.M), proc.stdout[
-        -4000:
-    ]
+    for name in (
+        "Apply Pending Edits sends the proposal",
+        "Plan and Ask sends plan",
+        "Reindex Workspace rebuilds",
+    ):
+        assert re.search(rf"^ok \d+ - {name}", proc.stdout, re.M), proc.stdout[-4000:]
+    assert re.search(r"^ok \d+ - changed lspAgent settings reach the running server", proc.stdout, re.M)
 
 
 @pytest.mark.timeout(900)
@@ -86,17 +111,16 @@ def test_extension_packages_as_vsix(built: Path, tmp_path: Path) -> None:
     assert "extension/out/src/extension.js" in names
     assert "extension/node_modules/vscode-languageclient/package.json" in names
     assert not any(n.startswith("extension/out/test/") or n.startswith("extension/src/") for n in names)
-    commands = {c["title"] for c in manifest["contributes"]["commands"]}
-    assert {
-        "Ask",
-        "Ask About Selection",
-        "Plan and Ask",
-        "Cancel Run",
-        "Apply Pending Edits",
-        "Reject Pending Edits",
-        "Reindex Workspace",
-        "Show Transcript",
-    } <= commands
+    titles = {c["command"]: c["title"] for c in manifest["contributes"]["commands"]}
+    assert set(EIGHT) <= set(titles.values())
+    # All eight are in the editor's context menu (an "LSP Agent" submenu) and none is hidden from the palette.
+    menus = manifest["contributes"]["menus"]
+    submenus = [m["submenu"] for m in menus["editor/context"] if "submenu" in m]
+    in_context = {titles[m["command"]] for s in submenus for m in menus[s]}
+    in_context |= {titles[m["command"]] for m in menus["editor/context"] if "command" in m}
+    assert set(EIGHT) <= in_context
+    hidden = {titles[m["command"]] for m in menus.get("commandPalette", []) if m.get("when") == "false"}
+    assert not hidden & set(EIGHT)
     settings = set(manifest["contributes"]["configuration"]["properties"])
     for key in (
         "model",

@@ -7,7 +7,13 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { CodeAction, CodeActionRequest, Command, ExecuteCommandRequest } from "vscode-languageserver-protocol/node";
+import {
+  CodeAction,
+  CodeActionRequest,
+  Command,
+  DidChangeConfigurationNotification,
+  ExecuteCommandRequest,
+} from "vscode-languageserver-protocol/node";
 import { AgentController } from "../src/controller";
 import { AgentEvent, EVENT_NOTIFICATION } from "../src/protocol";
 import { serverSettings } from "../src/settings";
@@ -33,6 +39,11 @@ const SCRIPT = [
   { tool_calls: [{ name: "task_complete", arguments: { summary: "greeting uses an f-string" } }] },
   { tool_calls: [{ name: "task_complete", arguments: { summary: "farewell uses an f-string" } }] },
   { tool_calls: [{ name: "task_complete", arguments: { summary: "wrote notes" } }] },
+  { match: "PLAN-TASK", content: JSON.stringify({ subtasks: [{ id: 1, description: "SUBTASK: add a docstring to greet" }] }) },
+  {
+    tool_calls: [{ name: "edit_file", arguments: { path: "greet.py", old_text: "def greet(name):\n", new_text: 'def greet(name):\n    """Greet someone."""\n' } }],
+  },
+  { tool_calls: [{ name: "task_complete", arguments: { summary: "docstring added" } }] },
 ];
 
 /** The defaults of every `lspAgent.*` setting package.json contributes, nested like getConfiguration returns them. */
@@ -55,6 +66,7 @@ let model: ScriptedModel;
 let server: ServerSession;
 let controller: AgentController;
 let greetUri: string;
+let section: Record<string, unknown>;
 const events: AgentEvent[] = [];
 const transcript: string[] = [];
 
@@ -62,7 +74,7 @@ before(async () => {
   workspace = tempWorkspace({ "greet.py": GREET });
   model = await ScriptedModel.start(SCRIPT, workspace.root);
   // The lspAgent section as VS Code holds it: every contributed setting, client-only ones included.
-  const section = {
+  section = {
     ...contributedDefaults(),
     model: "openai/scripted",
     apiBase: model.baseUrl,
@@ -214,4 +226,51 @@ test("Cancel Run stops a run mid-request to the model within seconds", async () 
   assert.ok(Date.now() - started < 5000, `cancel took ${Date.now() - started} ms`);
   assert.equal(controller.tracker.get(runId)!.state, "cancelled");
   assert.equal(controller.tracker.get(runId)!.proposal, "none");
+});
+
+test("Plan and Ask sends plan: true; the run plans, works through its subtask and proposes the edit", async () => {
+  const before = model.requests.length;
+  const runId = await controller.ask({ task: "PLAN-TASK: document greet", uri: greetUri, plan: true });
+  await finished(runId);
+  const k = kinds(runId);
+  assert.ok(k.includes("plan") && k.includes("subtask"), k.join(", "));
+  assert.equal(model.requests[before].tools, undefined, "the planning request offers no tools");
+  assert.ok(transcript.some((l) => l.includes("plan (1 subtasks):")), transcript.join("\n"));
+  const run = controller.tracker.get(runId)!;
+  assert.equal(run.state, "succeeded");
+  assert.deepEqual(run.files, ["greet.py"]);
+  assert.equal(run.answer, "docstring added");
+  await controller.reject(runId);
+});
+
+function indexingBegins(): number {
+  return server.progress.filter((p) => p.value.kind === "begin" && p.value.title === "lsp-agent: indexing").length;
+}
+
+async function indexReady(): Promise<void> {
+  await waitFor("the index to be ready", async () => (await controller.status()).index.ready, 30_000);
+}
+
+test("Reindex Workspace rebuilds the index under an indexing $/progress", async () => {
+  await indexReady();
+  const begins = indexingBegins();
+  await controller.reindex();
+  await waitFor("an indexing progress to begin", () => indexingBegins() > begins, 10_000);
+  await indexReady();
+  assert.ok((await controller.status()).index.files >= 1);
+});
+
+test("changed lspAgent settings reach the running server (workspace/didChangeConfiguration)", async () => {
+  await indexReady();
+  const begins = indexingBegins();
+  // What vscode-languageclient sends for `synchronize.configurationSection: "lspAgent"` when a setting changes.
+  section.model = "openai/scripted-changed";
+  section.index = { ...(section.index as Record<string, unknown>), exclude: ["*.txt"] };
+  await server.connection.sendNotification(DidChangeConfigurationNotification.type, { settings: { lspAgent: section } });
+  const status = await waitFor("the new model in lspAgent.status", async () => {
+    const s = await controller.status();
+    return s.model === "openai/scripted-changed" ? s : undefined;
+  }, 10_000);
+  assert.equal(status.settingsErrors, undefined);
+  await waitFor("a changed index exclusion to trigger reindexing", () => indexingBegins() > begins, 10_000);
 });

@@ -57,7 +57,7 @@ with ScriptedModelServer(json.load(open(sys.argv[1]))) as server:
 
 /** The scripted OpenAI-compatible model server, with the chat requests it received so far. */
 export class ScriptedModel {
-  readonly requests: { messages: { role: string; content: unknown }[] }[] = [];
+  readonly requests: { messages: { role: string; content: unknown }[]; tools?: unknown[] }[] = [];
 
   private constructor(
     private readonly proc: ChildProcess,
@@ -261,10 +261,14 @@ export class ServerSession {
 }
 
 /** Poll `check` until it returns a truthy value or `ms` pass. */
-export async function waitFor<T>(what: string, check: () => T | undefined | false | null, ms = 30_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => T | undefined | false | null | Promise<T | undefined | false | null>,
+  ms = 30_000,
+): Promise<T> {
   const until = Date.now() + ms;
   for (;;) {
-    const value = check();
+    const value = await check();
     if (value) {
       return value;
     }
