@@ -26,17 +26,23 @@ def validate_arguments(
         return {}, [error]
     props: dict[str, Any] = schema.get("properties") or {}
     required: list[str] = list(schema.get("required") or [])
-    # A schema without "properties" is free-form (e.g. some MCP tools); otherwise unknown keys are mistakes.
-    allow_extra = bool(schema.get("additionalProperties", "properties" not in schema))
+    # As in JSON Schema, keys outside "properties" are allowed unless additionalProperties says otherwise
+    # (false, or a schema they must match). MCP servers rely on that; the built-in tools set it to false.
+    extra = schema.get("additionalProperties", True)
     clean: dict[str, Any] = {}
     errors: list[str] = []
     for key, value in parsed.items():
         if key not in props:
-            if allow_extra:
-                clean[key] = value
-            else:
+            if extra is False:
                 known = ", ".join(props) or "none"
                 errors.append(f"unknown parameter {key!r} (valid parameters: {known})")
+            elif isinstance(extra, dict) and extra:
+                try:
+                    clean[key] = _coerce(key, value, extra)
+                except _Invalid as exc:
+                    errors.append(str(exc))
+            else:
+                clean[key] = value
             continue
         if value is None and not _allows_null(props[key]):
             continue  # models often send null for "not given"; a required one is reported missing below

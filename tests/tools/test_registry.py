@@ -61,8 +61,15 @@ def test_validation_coerces_harmless_mismatches():
     assert validate_arguments(SCHEMA, {"path": 7, "count": 3.0})[0] == {"path": "7", "count": 3}
     assert validate_arguments(SCHEMA, '{"path": "x"}') == ({"path": "x"}, [])
     assert validate_arguments({"type": "object", "properties": {}}, "") == ({}, [])
-    # free-form schemas (no "properties", or additionalProperties allowed) keep unknown keys
+    # As in JSON Schema, unknown keys are kept unless additionalProperties forbids them (or has a schema)
     assert validate_arguments({"type": "object"}, {"q": 1}) == ({"q": 1}, [])
+    with_props = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    assert validate_arguments(with_props, {"a": 1, "b": "x"}) == ({"a": 1, "b": "x"}, [])
+    typed_extra = {**with_props, "additionalProperties": {"type": "integer"}}
+    assert validate_arguments(typed_extra, {"b": "3"}) == ({"b": 3}, [])
+    assert validate_arguments(typed_extra, {"b": "x"})[1] == ["'b' must be an integer, got string \"x\""]
+    closed = {**with_props, "additionalProperties": False}
+    assert validate_arguments(closed, {"b": 1})[1] == ["unknown parameter 'b' (valid parameters: a)"]
     open_schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": True}
     assert validate_arguments(open_schema, {"a": "2", "b": "x"}) == ({"a": 2, "b": "x"}, [])
 
@@ -104,6 +111,24 @@ def test_execute_reports_bad_arguments_with_the_parameter_list(tmp_path):
         "Parameters of read_file: path (string, required), start_line (integer), end_line (integer)"
         in res.output
     )
+
+
+def test_mcp_style_schemas_pass_extra_arguments_through(tmp_path):
+    """A remote tool's schema without additionalProperties (e.g. from an MCP server) accepts more keys."""
+    seen: list[dict] = []
+
+    def remote(ctx, **arguments) -> str:
+        seen.append(arguments)
+        return "ok"
+
+    registry = ToolRegistry()
+    registry.register(Tool("remote", "An MCP-like tool.", {"type": "object", "properties": {}}, remote))
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+    registry.register(Tool("remote_q", "Another.", schema, remote))
+    assert _run(registry, "remote", {"anything": [1]}, _ctx(tmp_path)).ok
+    assert _run(registry, "remote_q", {"q": "x", "limit": 3}, _ctx(tmp_path)).ok
+    assert seen == [{"anything": [1]}, {"q": "x", "limit": 3}]
+    assert "missing required parameter 'q'" in _run(registry, "remote_q", {}, _ctx(tmp_path)).output
 
 
 def test_unknown_tool_lists_available_tools_and_decorated_names_resolve(tmp_path):
