@@ -9,6 +9,7 @@ import site
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,15 +75,16 @@ def is_root() -> bool:
     return os.geteuid() == 0
 
 
-def bwrap_prefix(bind_dir: Path, cwd: Path) -> list[str]:
-    """bubblewrap: read-only root, home hidden, private /tmp, the sandbox dir writable, no network, own pid/ipc/uts."""
+def bwrap_prefix(bind_dir: Path, cwd: Path, *, expose: Sequence[Path] = ()) -> list[str]:
+    """bubblewrap: read-only root, home hidden (but `expose`), private /tmp, the sandbox dir writable, no network,
+    own pid/ipc/uts."""
     argv = [
         "bwrap",
         "--ro-bind", "/", "/",
         "--dev", "/dev",
         "--proc", "/proc",
     ]  # fmt: skip
-    home, exposed = home_exposures()
+    home, exposed = home_exposures(expose)
     if home is not None:
         argv += ["--tmpfs", str(home)]
         for path in exposed:
@@ -98,11 +100,12 @@ def bwrap_prefix(bind_dir: Path, cwd: Path) -> list[str]:
     return argv + ["--chdir", str(cwd), "--"]
 
 
-def home_exposures() -> tuple[Path | None, list[Path]]:
+def home_exposures(extra: Sequence[Path] = ()) -> tuple[Path | None, list[Path]]:
     """The user's home (hidden from the code: keys, tokens, shell history) and what in it Python needs to run.
 
-    Kept visible: this interpreter's prefixes, the user site-packages, and the parent of every PATH entry inside
-    home (so ~/.local/bin or ~/.pyenv/shims keep working). Returns (None, []) when home cannot be hidden.
+    Kept visible: this interpreter's prefixes, the user site-packages, the parent of every PATH entry inside
+    home (so ~/.local/bin or ~/.pyenv/shims keep working) and `extra` (the workspace's venv). Returns (None, [])
+    when home cannot be hidden.
     """
     try:
         home = Path(os.path.expanduser("~")).resolve()
@@ -115,6 +118,7 @@ def home_exposures() -> tuple[Path | None, list[Path]]:
         Path(sys.base_prefix),
         Path(sys.exec_prefix),
         Path(site.getusersitepackages()),
+        *extra,
     ]
     for entry in os.environ.get("PATH", "").split(os.pathsep):
         if entry:

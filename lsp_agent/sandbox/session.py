@@ -23,6 +23,7 @@ from lsp_agent.sandbox.isolation import (
     unshare_prefix,
 )
 from lsp_agent.sandbox.limits import ResourceLimits, limits_for
+from lsp_agent.sandbox.python_env import PythonChoice, choose_python
 from lsp_agent.sandbox.runner import ExecResult, run_process
 from lsp_agent.sandbox.scratch import ScratchWorkspace
 from lsp_agent.workspace.overlay import Overlay
@@ -45,8 +46,10 @@ class Sandbox:
         isolation: Isolation | None = None,
         memory_mib: int = 4096,
         scratch_parent: Path | None = None,
+        python: str | None = None,
     ) -> None:
         self.root = Path(root).resolve()
+        self.python_setting = python
         self.exclude = list(exclude)
         self.isolation = isolation or current_isolation()
         self.memory_mib = memory_mib
@@ -81,12 +84,19 @@ class Sandbox:
                 _LIVE.add(self)  # again after a close(): the sandbox may be reused
             return self._scratch
 
+    def python(self) -> PythonChoice:
+        """The interpreter for Python code and tests: the python setting, the workspace's venv, or the server's."""
+        if self.use_docker:
+            return PythonChoice("python", "container")
+        return choose_python(self.root, self.python_setting)
+
     def describe(self, limits: ResourceLimits) -> list[str]:
         """The isolation in force, one fact per line, for the tool's result."""
         scratch = self.scratch
         lines = [
             f"workspace: scratch copy ({scratch.copy_method}) with the proposed edits applied; "
             "your real files are untouched",
+            self.python().describe(),
         ]
         if self.use_docker:
             lines.append("container: Docker (network none, memory and process limits)")
@@ -121,13 +131,18 @@ class Sandbox:
                 prefix += unshare_prefix(mount=False, net=True)
             start_dir = str(cwd)
         if self.isolation.bwrap:
-            prefix += bwrap_prefix(scratch.base, cwd)
+            prefix += bwrap_prefix(scratch.base, cwd, expose=self.python().needed_paths())
         return prefix + list(argv), start_dir
 
     def environment(self) -> dict[str, str]:
         """The scrubbed environment of every child."""
         scratch = self.scratch
         env = scrubbed_environment(os.environ, home=str(scratch.home), tmpdir=str(scratch.tmp))
+        venv = self.python().venv
+        if venv is not None:  # as if activated: its bin/ first on PATH, so `python` and `pytest` are its own
+            env["VIRTUAL_ENV"] = str(venv)
+            env["PATH"] = os.pathsep.join(filter(None, [str(venv / "bin"), env.get("PATH", "")]))
+            env.pop("PYTHONHOME", None)
         path = self._python_path(env.get("PYTHONPATH", ""))
         if path:
             env["PYTHONPATH"] = path

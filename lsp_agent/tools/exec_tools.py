@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import sys
 import threading
 import weakref
 from typing import TYPE_CHECKING, Any
@@ -40,7 +39,7 @@ def sandbox_for(ctx: ToolContext) -> Sandbox:
     with _LOCK:
         sandbox = _SANDBOXES.get(ctx.overlay)
         if sandbox is None:
-            sandbox = Sandbox(ctx.root, exclude=ctx.exclude)
+            sandbox = Sandbox(ctx.root, exclude=ctx.exclude, python=getattr(ctx.settings, "python", None))
             _SANDBOXES[ctx.overlay] = sandbox
             weakref.finalize(ctx.overlay, sandbox.close)
         weakref.finalize(ctx, sandbox.close)  # a context dropped without close(): drop the scratch copy
@@ -100,7 +99,7 @@ def run_python(ctx: ToolContext, code: str, timeout: float | None = None) -> str
     """Run a Python snippet (fed on stdin to a fresh interpreter) in the sandbox."""
     if not code.strip():
         raise ToolError("code is empty: pass the Python source to run")
-    return _run(ctx, [sys.executable, "-"], timeout, stdin=code)
+    return _run(ctx, [sandbox_for(ctx).python().executable, "-"], timeout, stdin=code)
 
 
 def run_command(ctx: ToolContext, argv: list[str], timeout: float | None = None, cwd: str = ".") -> str:
@@ -115,9 +114,18 @@ def run_command(ctx: ToolContext, argv: list[str], timeout: float | None = None,
 def run_tests(ctx: ToolContext, args: list[str] | None = None, timeout: float | None = None) -> str:
     """Run pytest (quiet, no colour) in the sandbox with extra arguments."""
     extra = [str(a) for a in args or []]
-    return _run(
-        ctx, [sys.executable, "-m", "pytest", "-q", "--color=no", "-p", "no:cacheprovider", *extra], timeout
+    python = sandbox_for(ctx).python()
+    out = _run(
+        ctx,
+        [python.executable, "-m", "pytest", "-q", "--color=no", "-p", "no:cacheprovider", *extra],
+        timeout,
     )
+    if python.source != "server" and "No module named pytest" in out:
+        out += (
+            f"\nHint: {python.executable} has no pytest; install pytest into it, or run the tests another way "
+            "with run_command"
+        )
+    return out
 
 
 def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
