@@ -63,6 +63,16 @@ async def test_transient_errors_are_retried_then_succeed(workspace, stream):
     assert len(retries) == 3 and "retry 1" in retries[0]["message"]
 
 
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_timed_out_request_is_retried(workspace, stream):
+    script = [{"content": "too late", "delay": 1.5}, done("after a timeout")]
+    o = await run_script(workspace, script, stream=stream, request_timeout=0.3)
+    assert o.result.success and o.result.answer == "after a timeout"
+    assert len(o.requests) == 2 and o.result.iterations == 1
+    retry = [d for d in o.of("error") if d.get("retrying")]
+    assert len(retry) == 1 and "retry 1" in retry[0]["message"]
+
+
 async def test_dropped_stream_is_retried(workspace):
     script = [
         {"content": "a long reply that is cut off in the middle", "drop_stream": True},
