@@ -33,6 +33,10 @@ class AgentEvent:
     data: dict[str, Any] = field(default_factory=dict)
     time: float = field(default_factory=time.time)
 
+    def __post_init__(self) -> None:
+        if self.kind not in EVENT_KINDS:
+            raise ValueError(f"unknown event kind {self.kind!r}; expected one of {', '.join(EVENT_KINDS)}")
+
     def to_dict(self) -> dict[str, Any]:
         """A flat JSON-ready dict: {"runId", "kind", **data}."""
         return {"runId": self.run_id, "kind": self.kind, **self.data}

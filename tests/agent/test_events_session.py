@@ -42,6 +42,8 @@ def test_event_text_is_compact():
     assert "2. b after 1" in plan.to_text()
     for kind in EVENT_KINDS:
         assert AgentEvent(kind, "r", {}).to_text()
+    with pytest.raises(ValueError, match="unknown event kind 'tool_reslt'"):
+        AgentEvent("tool_reslt", "r", {})
 
 
 def test_printer_colours_only_when_asked():
