@@ -6,7 +6,6 @@ import json
 import os
 import selectors
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -89,7 +88,7 @@ class PersistentInterpreter:
             wall_seconds=timeout, cpu_seconds=int(max(timeout, 1) * 50), memory_mib=self.limits.memory_mib,
             file_size_mib=self.limits.file_size_mib, processes=self.limits.processes,
         )  # fmt: skip
-        argv, start_dir = sandbox.wrap([sys.executable, "-u", "-c", CHILD_SOURCE])
+        argv, start_dir = sandbox.wrap([sandbox.python().executable, "-u", "-c", CHILD_SOURCE])
         self._proc = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,

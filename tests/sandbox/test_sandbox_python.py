@@ -10,6 +10,7 @@ import pytest
 
 from lsp_agent.config import Settings
 from lsp_agent.sandbox.python_env import choose_python
+from lsp_agent.sandbox.session import Sandbox
 from lsp_agent.tools.exec_tools import run_command, run_python, run_tests
 from lsp_agent.tools.registry import ToolContext
 from lsp_agent.workspace.overlay import Overlay
@@ -71,3 +72,11 @@ def test_without_a_venv_the_servers_python_runs(project: Path) -> None:
     assert f"prefix {sys.prefix}" in out
     assert f"python: {sys.executable} (the language server's own; no .venv/ or venv/" in out
     assert choose_python(project, "python3").source == "setting"  # a command name is looked up on PATH
+
+
+def test_the_codeact_interpreter_is_the_workspace_python_too(project: Path) -> None:
+    venv = make_venv(project / ".venv", system_site_packages=False)
+    overlay = Overlay(project)
+    with Sandbox(project, memory_mib=512) as box:
+        step = box.interpreter(overlay, timeout=20).execute("import sys\nsys.prefix", overlay)
+        assert step.ok and step.value == repr(str(venv))
