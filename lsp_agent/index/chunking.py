@@ -164,14 +164,14 @@ def _skeleton(d: _Def, lines: list[str]) -> str:
 
 
 def _chunk_def(d: _Def, lines: list[str], out: list[Chunk]) -> None:
-    """Emit one definition: whole, as skeleton + members, or in windows when it is a very long function."""
+    """Emit one definition: whole, as skeleton + members, or in windows when long without members to split."""
     text = "\n".join(lines[d.start_row : d.end_row + 1])
     members = [c for c in d.children if c.kind in CHUNK_KINDS]
     if d.kind in CONTAINER_KINDS and len(text) > MAX_CHUNK_CHARS and members:
         out.append(Chunk(d.start_row + 1, d.end_row + 1, d.qualified, d.kind, _skeleton(d, lines)))
         for child in members:
             _chunk_def(child, lines, out)
-    elif d.kind not in CONTAINER_KINDS and d.end_row - d.start_row + 1 > MAX_DEF_LINES:
+    elif (d.kind not in CONTAINER_KINDS or not members) and d.end_row - d.start_row + 1 > MAX_DEF_LINES:
         out.extend(_windows(lines, d.start_row, d.end_row, d.qualified, d.kind))
     else:
         out.append(Chunk(d.start_row + 1, d.end_row + 1, d.qualified, d.kind, text))

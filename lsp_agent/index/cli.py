@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import TextIO
 
 from lsp_agent.index.embeddings import EmbeddingError
-from lsp_agent.index.models import DEFAULT_MAX_FILE_SIZE, IndexConfig, IndexStats, SearchHit
+from lsp_agent.index.models import IndexConfig, IndexStats, SearchHit
 from lsp_agent.index.workspace_index import WorkspaceIndex
 
 JSON_KEYS = ("path", "start", "end", "symbol", "kind", "score")
+INDEX_SETTINGS = ("embeddings", "max_file_size", "index_exclude", "api_base", "api_key")
 
 
 class CliError(Exception):
@@ -48,29 +49,23 @@ class ProgressBar:
 
 
 def _config(args: argparse.Namespace) -> IndexConfig:
-    """IndexConfig from flags, falling back to the project settings (env, .env) where available."""
-    embeddings = getattr(args, "embeddings", None)
-    max_size = getattr(args, "max_file_size", None)
-    exclude = list(getattr(args, "exclude", None) or [])
-    api_base = api_key = None
-    try:
-        from lsp_agent.config import load_settings
+    """IndexConfig from flags over the project settings (env, workspace .env); bad settings are warned about."""
+    from lsp_agent.config import load_settings
 
-        settings, _ = load_settings(_root(args))
-        embeddings = embeddings or settings.embeddings
-        max_size = max_size if max_size is not None else settings.max_file_size
-        exclude = list(settings.index_exclude) + exclude
-        api_base, api_key = settings.api_base, settings.api_key
-    except Exception:  # settings are optional here; flags and defaults suffice
-        pass
+    max_size = getattr(args, "max_file_size", None)
     if max_size is not None and max_size <= 0:
         raise CliError(f"--max-file-size must be a positive number of bytes, got {max_size}")
+    flags = {"embeddings": getattr(args, "embeddings", None), "max_file_size": max_size}
+    settings, errors = load_settings(_root(args), flags=flags)
+    for error in errors:
+        if any(f"'{name}'" in error for name in INDEX_SETTINGS):
+            print(f"lsp-agent: warning: {error}", file=sys.stderr)
     return IndexConfig(
-        max_file_size=max_size or DEFAULT_MAX_FILE_SIZE,
-        exclude=exclude,
-        embeddings=embeddings or "none",
-        api_base=api_base,
-        api_key=api_key,
+        max_file_size=settings.max_file_size,
+        exclude=list(settings.index_exclude) + list(getattr(args, "exclude", None) or []),
+        embeddings=settings.embeddings,
+        api_base=settings.api_base,
+        api_key=settings.api_key,
     )
 
 

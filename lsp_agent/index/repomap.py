@@ -54,7 +54,7 @@ def pagerank(n: int, edges: dict[tuple[int, int], float]) -> np.ndarray:
 
 def build_repo_map(conn: sqlite3.Connection, max_chars: int, line_of: Callable[[str, int], str]) -> str:
     """Render the most important files with their most referenced definitions, within max_chars."""
-    files = [r[0] for r in conn.execute("SELECT path FROM files ORDER BY path")]
+    files = [r[0] for r in conn.execute("SELECT path FROM files WHERE language != 'binary' ORDER BY path")]
     if not files:
         return ""
     index = {p: i for i, p in enumerate(files)}

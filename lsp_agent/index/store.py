@@ -15,7 +15,8 @@ import numpy as np
 
 from lsp_agent.index.models import Chunk, FileAnalysis
 
-SCHEMA_VERSION = "5"  # bump when chunking or tokenization changes: the index is rebuilt
+SCHEMA_VERSION = "6"  # bump when chunking or tokenization changes: the index is rebuilt
+BINARY_LANGUAGE = "binary"  # files kept only so that refreshes skip them; never counted or searched
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -341,7 +342,7 @@ class IndexStore:
         """(files, chunks, symbols)."""
         q = self.conn.execute
         return (
-            q("SELECT COUNT(*) FROM files").fetchone()[0],
+            q("SELECT COUNT(*) FROM files WHERE language != ?", (BINARY_LANGUAGE,)).fetchone()[0],
             q("SELECT COUNT(*) FROM chunks").fetchone()[0],
             q("SELECT COUNT(*) FROM symbols").fetchone()[0],
         )

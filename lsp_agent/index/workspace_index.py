@@ -20,7 +20,7 @@ from lsp_agent.index.lexical import LexicalIndex
 from lsp_agent.index.models import Chunk, FileAnalysis, IndexConfig, IndexStats, SearchHit, SymbolHit
 from lsp_agent.index.pipeline import FileJob, decode_source, run_jobs
 from lsp_agent.index.repomap import build_repo_map
-from lsp_agent.index.store import IndexStore, default_db_path, text_hash
+from lsp_agent.index.store import BINARY_LANGUAGE, IndexStore, default_db_path, text_hash
 from lsp_agent.index.tokens import tokenize
 from lsp_agent.workspace.walk import is_ignored, walk_workspace
 
@@ -32,6 +32,7 @@ EMBED_BATCH = 256
 SNIPPET_CHARS = 200
 MAX_KEPT_TREES = 16
 BULK_MIN_FILES = 500  # a first index this large loads without secondary indexes and builds them at the end
+BINARY = FileAnalysis(BINARY_LANGUAGE, [], [], [])
 
 
 class WorkspaceIndex:
@@ -134,7 +135,11 @@ class WorkspaceIndex:
                     if result.status == "same":
                         rec = known[job.path]
                         store.touch(rec.id, job.size, job.mtime_ns)
-                    elif result.status == "skipped":
+                    elif result.status == "skipped" and result.digest:
+                        # Binary: remembered without chunks, so the next refresh skips it by size and mtime.
+                        gone, _ = store.replace_file(job.path, job.size, job.mtime_ns, result.digest, BINARY)
+                        removed.extend(gone)
+                    elif result.status == "skipped":  # unreadable now: forget it, retry next time
                         if job.path in known:
                             removed.extend(store.delete_file(known[job.path].id))
                     else:

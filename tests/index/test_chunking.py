@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from lsp_agent.index import chunking
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lsp_agent.index import chunking, languages
 from lsp_agent.index.chunking import analyze, analyze_with_tree
 
 SOURCE = '''"""Module docstring."""
@@ -146,3 +151,40 @@ def test_line_numbers_follow_newlines_only() -> None:
     chunk = next(c for c in a.chunks if c.symbol == "after_form_feed")
     assert (chunk.start, chunk.end) == (3, 4)
     assert chunk.text.startswith("def after_form_feed")
+
+
+def test_long_class_without_methods_is_cut_into_windows() -> None:
+    body = "".join(f"    CODE_{i} = {i}\n" for i in range(chunking.MAX_DEF_LINES + 30))
+    a = analyze("codes.py", "class Codes(Enum):\n" + body)
+    pieces = [c for c in a.chunks if c.symbol == "Codes"]
+    assert len(pieces) >= 2 and all(c.kind == "class" for c in pieces)
+    assert pieces[0].start == 1 and pieces[-1].end == chunking.MAX_DEF_LINES + 31
+
+
+@pytest.fixture
+def query_dir(tmp_path: Path, monkeypatch) -> Iterator[Path]:
+    """A private queries/ folder; the language caches are cleared before and after."""
+    caches = (languages.language_specs, languages._extension_map, languages.load_language)
+    monkeypatch.setattr(languages, "QUERY_DIR", tmp_path)
+    for cache in caches:
+        cache.cache_clear()
+    yield tmp_path
+    monkeypatch.undo()
+    for cache in caches:
+        cache.cache_clear()
+
+
+def test_a_language_is_a_grammar_package_plus_a_query_file(query_dir: Path) -> None:
+    python_query = (Path(chunking.__file__).parent / "queries" / "python.scm").read_text()
+    header_end = python_query.index("; Tag query")
+    (query_dir / "snake.scm").write_text(
+        "; grammar: tree_sitter_python.language\n; extensions: .snk\n" + python_query[header_end:]
+    )
+    (query_dir / "ghost.scm").write_text(
+        "; grammar: tree_sitter_ghost_lang.language\n; extensions: .ghost\n(identifier) @name.reference.x\n"
+    )
+    a = analyze("pkg/tool.snk", "def run_tool(x):\n    return x\n")
+    assert a.language == "snake" and [(c.symbol, c.kind) for c in a.chunks] == [("run_tool", "function")]
+    assert analyze("tool.py", "def f():\n    pass\n").language == "text"  # python.scm is not in this folder
+    ghost = analyze("spooky.ghost", "boo\n")  # grammar not installed: line windows, no error
+    assert (ghost.language, [c.kind for c in ghost.chunks]) == ("text", ["lines"])

@@ -13,7 +13,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def _run(*args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "lsp_agent", *args],
         capture_output=True,
@@ -23,6 +23,7 @@ def _run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str
         env={
             **os.environ,
             "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+            **env,
         },
     )
 
@@ -77,6 +78,8 @@ def test_queries_file_runs_many_queries(shop_repo: Path, tmp_path: Path) -> None
         (("index", "{empty}"), "nothing to index"),
         (("search", "", "--repo", "{repo}"), "empty query"),
         (("search", "x", "--repo", "{missing}"), "no such folder"),
+        (("search", "x", "--repo", "{empty}", "--json"), "nothing to index"),
+        (("search", "x", "--repo", "{file}"), "not a folder"),
         (("search", "x", "--repo", "{repo}", "--top-k", "0"), "--top-k"),
         (("search", "--queries", "{missing}", "--repo", "{repo}"), "cannot read --queries"),
         (("search", "--queries", "{file}", "--repo", "{repo}"), "expected a JSON object"),
@@ -95,3 +98,27 @@ def test_errors_exit_non_zero_with_a_message(shop_repo: Path, tmp_path: Path, ar
     assert result.returncode != 0
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any folder, so it cannot be made unreadable")
+def test_unreadable_folder_is_a_clear_error(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "a.py").write_text("x = 1\n")
+    locked.chmod(0)
+    try:
+        result = _run("index", str(locked))
+    finally:
+        locked.chmod(0o755)
+    assert result.returncode != 0
+    assert "not readable" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_bad_index_settings_are_warned_about_and_flags_win(shop_repo: Path) -> None:
+    result = _run("index", str(shop_repo), LSP_AGENT_EMBEDDINGS=" ")
+    assert result.returncode == 0, result.stderr
+    assert "warning" in result.stderr and "embeddings" in result.stderr
+    # A flag overrides the environment: no embedding model is contacted with --embeddings none.
+    result = _run("index", str(shop_repo), "--embeddings", "none", LSP_AGENT_EMBEDDINGS="openai/unreachable")
+    assert result.returncode == 0, result.stderr
+    assert "indexed 7 files" in result.stdout

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import sqlite3
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -11,6 +14,8 @@ import pytest
 
 from lsp_agent.index import IndexConfig, WorkspaceIndex, pipeline
 from lsp_agent.index.store import default_db_path
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _table_counts(db: Path) -> tuple[int, ...]:
@@ -74,7 +79,9 @@ def test_gitignored_hidden_binary_and_oversize_files_are_skipped(shop_repo: Path
     (shop_repo / "big.py").write_text("def big_one():\n" + "    x = 1\n" * 500)
     with WorkspaceIndex(shop_repo, IndexConfig(max_file_size=3000, exclude=["README.md"])) as index:
         index.refresh()
-        paths = {r[0] for r in index._reader.conn.execute("SELECT path FROM files")}
+        paths = {
+            r[0] for r in index._reader.conn.execute("SELECT path FROM files WHERE language != 'binary'")
+        }
     assert paths == {
         ".gitignore",
         "shop/__init__.py",
@@ -225,3 +232,83 @@ def test_edit_rewrites_only_changed_chunks_and_keeps_rows_consistent(shop_index:
     # Only the module header (new comment) and total_price changed text; the other chunks kept their rows.
     assert {c[3] for c in changed} == {None, "ShoppingCart.total_price"}
     assert len(kept) == len(after) - len(changed) >= 4
+
+
+KILL_MID_REFRESH = """
+import os, signal, sys
+from lsp_agent.index import WorkspaceIndex
+
+def progress(done, total, rel):
+    if done == int(sys.argv[2]):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+WorkspaceIndex(sys.argv[1]).refresh(progress=progress)
+"""
+
+
+def test_killed_process_mid_refresh_leaves_a_sound_previous_index(tmp_path: Path) -> None:
+    repo = tmp_path / "many"
+    (repo / "pkg").mkdir(parents=True)
+    for i in range(120):
+        (repo / "pkg" / f"mod_{i}.py").write_text(f"def old_function_{i}(x):\n    return x + {i}\n" * 20)
+    with WorkspaceIndex(repo) as index:
+        before = index.refresh()
+        db = index.db_path
+    for i in range(120):
+        (repo / "pkg" / f"mod_{i}.py").write_text(f"def new_function_{i}(x):\n    return x - {i}\n" * 30)
+    (repo / "pkg" / "mod_0.py").unlink()
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", KILL_MID_REFRESH, str(repo), "80"], env=env, capture_output=True, timeout=120
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        conn.close()
+    assert _table_counts(db) == (before.files, before.chunks, before.symbols)
+    with WorkspaceIndex(repo) as index:
+        assert index.find_symbol("new_function_5") == []
+        assert index.find_symbol("old_function_0")  # the deletion never landed either
+        after = index.refresh()
+        assert (after.files, after.parsed) == (119, 119)
+        assert index.find_symbol("old_function_5") == []
+        assert index.search("new_function_5", top_k=1)[0].path == "pkg/mod_5.py"
+
+
+def test_binary_files_are_remembered_not_indexed(shop_repo: Path) -> None:
+    (shop_repo / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00" + bytes(range(256)) * 40)
+    with WorkspaceIndex(shop_repo) as index:
+        first: list[str] = []
+        stats = index.refresh(progress=lambda done, total, rel: first.append(rel))
+        assert "logo.png" in first and stats.files == 7  # not counted as an indexed file
+        again: list[str] = []
+        assert index.refresh(progress=lambda done, total, rel: again.append(rel)).parsed == 0
+        assert again == []  # unchanged size and mtime: not even read
+        assert "logo.png" not in index.repo_map()
+        (shop_repo / "logo.png").write_text("def no_longer_binary():\n    return 1\n")
+        assert index.refresh().files == 8
+        assert index.search("no_longer_binary", top_k=1)[0].path == "logo.png"
+
+
+def test_nested_gitignore_and_escaping_symlinks(shop_repo: Path, tmp_path: Path) -> None:
+    (shop_repo / "shop" / ".gitignore").write_text("generated_*.py\n!generated_keep.py\n")
+    (shop_repo / "shop" / "generated_models.py").write_text("def generated_model():\n    pass\n")
+    (shop_repo / "shop" / "generated_keep.py").write_text("def generated_keeper():\n    pass\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text("def outside_secret():\n    pass\n")
+    (shop_repo / "linked_dir").symlink_to(outside, target_is_directory=True)
+    (shop_repo / "linked_file.py").symlink_to(outside / "secret.py")
+    (shop_repo / "inside_link.py").symlink_to(shop_repo / "shop" / "emails.py")
+    with WorkspaceIndex(shop_repo) as index:
+        index.refresh()
+        paths = {r[0] for r in index._reader.conn.execute("SELECT path FROM files")}
+        assert "shop/generated_keep.py" in paths and "shop/generated_models.py" not in paths
+        assert not any("linked" in p for p in paths)
+        assert index.find_symbol("outside_secret") == []
+        assert "inside_link.py" in paths  # a link that stays inside the root is a file like any other
