@@ -192,3 +192,44 @@ def test_lua_unit_tests_pass() -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "12 passed, 0 failed", proc.stdout
+
+
+@pytest.mark.timeout(170)
+def test_commands_prompt_stream_the_transcript_plan_reject_and_reindex(tmp_path: Path) -> None:
+    plan = {"subtasks": [{"id": 1, "description": "SUBTASK: add a docstring to greet"}]}
+    script = [
+        {"match": "ASK-TASK", "content": "greet returns a greeting for a name."},
+        {"match": "PLAN-TASK", "content": json.dumps(plan)},
+        _edit("def greet(name):\n", 'def greet(name):\n    """Greet someone."""\n'),
+        _complete("docstring added"),
+    ]
+    r = run_scenario("commands", script, tmp_path)
+    assert r["prompts"] == ["Ask agent: ", "Plan and ask agent: ", "Reason (optional): "]
+    window = r["transcript_window"]
+    assert window["split"] and window["name"] == "lsp-agent://transcript" and window["buftype"] == "nofile"
+    assert window["modifiable"] is False
+    assert window["lines_after"] > window["lines"], "the open transcript streams the run's events"
+    assert window["cursor"] == window["lines_after"], "and stays scrolled to the newest line"
+    assert r["ask"]["state"] == "succeeded" and r["ask"]["proposal"] == "none"
+    assert r["ask"]["answer"] == "greet returns a greeting for a name."
+    assert "ASK-TASK" in [m["content"] for m in r["requests"][0]["messages"] if m["role"] == "user"][-1]
+    assert "plan" in r["plan"]["kinds"] and "subtask" in r["plan"]["kinds"]
+    assert "tools" not in r["requests"][1], "the :AgentPlan run first asks the model for a plan"
+    assert r["plan"]["files"] == ["greet.py"] and r["plan"]["proposal"] == "rejected"
+    assert r["buffer"] == GREET
+    assert r["reindexed"] is True
+    transcript = "\n".join(r["transcript"])
+    assert "plan (1 subtasks):" in transcript and "edits rejected" in transcript
+
+
+@pytest.mark.timeout(170)
+def test_without_vim_lsp_enable_the_plugin_starts_the_client_with_vim_lsp_start(tmp_path: Path) -> None:
+    script = [
+        {"match": "LEGACY-TASK", **_edit('return "Hello " + name', 'return f"Hello, {name}!"')},
+        _complete("greeting uses an f-string"),
+    ]
+    r = run_scenario("legacy", script, tmp_path)
+    assert r["enabled_by_config"] is False, "the Neovim 0.10 path ran"
+    assert r["root_dir"] == r["root"]
+    assert r["after_ask"]["proposal"] == "pending" and r["after_ask"]["files"] == ["greet.py"]
+    assert r["buffer"] == GREET.replace('return "Hello " + name', 'return f"Hello, {name}!"')

@@ -60,6 +60,63 @@ vim.lsp.handlers["workspace/applyEdit"] = function(err, params, ctx)
   return default_apply(err, params, ctx)
 end
 
+--- How many "lsp-agent: indexing" progress reports of `kind` (begin/report/end) arrived so far.
+local function indexing_progress(kind)
+  local tokens, n = {}, 0
+  for _, p in ipairs(agent.progress_seen) do
+    if p.kind == "begin" and p.title == "lsp-agent: indexing" then
+      tokens[p.token] = true
+    end
+    if p.kind == kind and tokens[p.token] then
+      n = n + 1
+    end
+  end
+  return n
+end
+
+-- The commands a user types: prompts for the task and the reason, the streaming transcript window, reindex.
+local function commands_scenario(buf)
+  local answers = {
+    ["Ask agent: "] = "ASK-TASK: what does greet do?",
+    ["Plan and ask agent: "] = "PLAN-TASK: document greet",
+    ["Reason (optional): "] = "",
+  }
+  results.prompts = {}
+  vim.ui.input = function(opts, on_confirm)
+    results.prompts[#results.prompts + 1] = opts.prompt
+    on_confirm(answers[opts.prompt])
+  end
+  local source_win = vim.api.nvim_get_current_win()
+  vim.cmd("AgentTranscript")
+  local twin = vim.api.nvim_get_current_win()
+  local tbuf = vim.api.nvim_win_get_buf(twin)
+  results.transcript_window = { split = twin ~= source_win, name = vim.api.nvim_buf_get_name(tbuf),
+    buftype = vim.bo[tbuf].buftype, modifiable = vim.bo[tbuf].modifiable, lines = vim.api.nvim_buf_line_count(tbuf) }
+  vim.api.nvim_set_current_win(source_win)
+
+  vim.cmd("AgentAsk")
+  local asked = finished_run(nil)
+  results.ask = snapshot(asked)
+  results.ask.answer = asked.answer
+  results.transcript_window.lines_after = vim.api.nvim_buf_line_count(tbuf)
+  results.transcript_window.cursor = vim.api.nvim_win_get_cursor(twin)[1]
+
+  vim.cmd("AgentPlan")
+  local planned = finished_run(asked.id)
+  vim.cmd("AgentReject")
+  wait("the rejection", 10000, function() return planned.proposal == "rejected" end)
+  results.plan = snapshot(planned)
+  results.buffer = lines(buf)
+
+  wait("the first index build to end", 30000, function() return indexing_progress("end") > 0 end)
+  local begins, ends = indexing_progress("begin"), indexing_progress("end")
+  vim.cmd("AgentReindex")
+  wait("a reindex progress to begin and end", 30000, function()
+    return indexing_progress("begin") > begins and indexing_progress("end") > ends
+  end)
+  results.reindexed = true
+end
+
 local function scenario()
   if cfg.mode == "health" then
     -- No buffer opened: the health check must start the server itself to tell whether it works.
@@ -74,6 +131,10 @@ local function scenario()
     vim.cmd("checkhealth lsp_agent")
     results.health_broken = vim.api.nvim_buf_get_lines(0, 0, -1, false)
     return
+  end
+  if cfg.mode == "legacy" then
+    -- Without vim.lsp.enable (as on Neovim 0.10) the plugin starts the client with vim.lsp.start on FileType.
+    vim.lsp.enable = nil
   end
   agent.setup({
     cmd = { cfg.python, "-m", "lsp_agent", "serve" },
@@ -155,6 +216,16 @@ local function scenario()
     mark("cancelled")
     results.after_cancel = snapshot(run)
     results.buffer = lines(buf)
+  elseif cfg.mode == "legacy" then
+    results.enabled_by_config = vim.lsp.config ~= nil and vim.lsp.enable ~= nil
+    vim.cmd("AgentAsk LEGACY-TASK: make greet use an f-string")
+    local run = finished_run(nil)
+    results.after_ask = snapshot(run)
+    vim.cmd("AgentApply")
+    wait(":AgentApply to apply the edits", 10000, function() return run.proposal == "applied" end)
+    results.buffer = lines(buf)
+  elseif cfg.mode == "commands" then
+    commands_scenario(buf)
   end
   results.transcript = vim.api.nvim_buf_get_lines(runs.transcript_buffer(), 0, -1, false)
   results.progress = agent.progress_seen

@@ -248,7 +248,8 @@ local function on_progress(args)
     return
   end
   local value = (data.params or {}).value or {}
-  M.progress_seen[#M.progress_seen + 1] = { kind = value.kind, title = value.title, message = value.message }
+  M.progress_seen[#M.progress_seen + 1] =
+    { token = (data.params or {}).token, kind = value.kind, title = value.title, message = value.message }
   local mode = M.config.progress
   if not mode then
     return
@@ -375,10 +376,10 @@ function M.setup(opts)
   end
   local group = vim.api.nvim_create_augroup("lsp_agent", { clear = true })
   vim.api.nvim_create_autocmd("LspProgress", { group = group, callback = on_progress })
-  if has_011 then
+  if vim.lsp.config ~= nil and vim.lsp.enable ~= nil then -- Neovim 0.11+
     vim.lsp.config(NAME, lsp_config())
     vim.lsp.enable(NAME)
-  else
+  else -- Neovim 0.10: start (or reuse) a client from FileType
     vim.api.nvim_create_autocmd("FileType", { group = group, callback = function(a) start_010(a.buf) end })
     for _, buf in ipairs(vim.api.nvim_list_bufs()) do
       if vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].filetype ~= "" then
