@@ -66,6 +66,7 @@ class ModelReply:
     seconds: float = 0.0
     attempts: int = 1
     finish_reason: str | None = None
+    usage_estimated: bool = False  # the provider sent no usage: tokens counted locally
 
 
 def model_cost_entry(model: str) -> dict[str, Any] | None:
@@ -233,7 +234,30 @@ class ModelClient:
             response = litellm.stream_chunk_builder(chunks, messages=params["messages"])
         else:
             response = await litellm.acompletion(**params)
-        return self._reply(litellm, response)
+        reply = self._reply(litellm, response)
+        if not reply.prompt_tokens and not reply.completion_tokens:
+            self._estimate_usage(litellm, reply, params["messages"])
+        return reply
+
+    def _estimate_usage(self, litellm: Any, reply: ModelReply, messages: list[dict[str, Any]]) -> None:
+        """Count tokens (and price them) locally for a provider that reports no usage."""
+        try:
+            reply.prompt_tokens = int(litellm.token_counter(model=self.model, messages=messages))
+            text = reply.content + json.dumps(reply.message.get("tool_calls") or "")
+            reply.completion_tokens = int(litellm.token_counter(model=self.model, text=text))
+        except Exception as exc:  # noqa: BLE001 - counting is best effort
+            log.info("no usage from %s and no local count: %s", self.model, exc)
+            return
+        reply.usage_estimated = True
+        try:
+            prompt_cost, completion_cost = litellm.cost_per_token(
+                model=self.model,
+                prompt_tokens=reply.prompt_tokens,
+                completion_tokens=reply.completion_tokens,
+            )
+            reply.cost = float(prompt_cost + completion_cost)
+        except Exception:  # noqa: BLE001 - unknown models have no price
+            reply.cost = 0.0
 
     def _reply(self, litellm: Any, response: Any) -> ModelReply:
         """A ModelReply from a litellm ModelResponse."""

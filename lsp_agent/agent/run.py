@@ -456,6 +456,7 @@ class AgentRun:
             cost=reply.cost,
             seconds=round(reply.seconds, 4),
             attempts=reply.attempts,
+            usage_estimated=reply.usage_estimated,
         )
         return reply
 
@@ -490,6 +491,7 @@ class AgentRun:
             completionTokens=self.completion_tokens,
             totalTokens=self.prompt_tokens + self.completion_tokens,
             cost=self.cost,
+            estimated=reply.usage_estimated,
         )
 
     async def _guard(self, awaitable: Any) -> Any:

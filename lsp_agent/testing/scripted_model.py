@@ -6,7 +6,7 @@ Script steps are consumed in order, one per POST /v1/chat/completions request:
      "delay": 0.5, "status": 429, "error": "message", "usage": {"prompt_tokens": 10, "completion_tokens": 5},
      "match": "substring", "drop_stream": true, "finish_reason": "stop"}
 
-A step with "match" is only used when that substring appears in the request's last user/tool message; such
+"usage": false leaves usage out of the reply (as some providers do). A step with "match" is only used when that substring appears in the request's last user/tool message; such
 steps take priority over plain steps. Replies stream as server-sent events when the request asks for it.
 
 POST /v1/embeddings answers every input with a deterministic vector (by default a hashed bag of words, see
@@ -350,7 +350,7 @@ def _completion(body: dict, step: dict, index: int) -> dict:
     calls = _tool_calls(step, index)
     if calls:
         message["tool_calls"] = calls
-    return {
+    reply = {
         "id": f"chatcmpl-scripted-{index}",
         "object": "chat.completion",
         "created": int(time.time()),
@@ -358,6 +358,9 @@ def _completion(body: dict, step: dict, index: int) -> dict:
         "choices": [{"index": 0, "message": message, "finish_reason": _finish_reason(step)}],
         "usage": _usage(body, step),
     }
+    if step.get("usage") is False:
+        del reply["usage"]
+    return reply
 
 
 def _stream_chunks(body: dict, step: dict, index: int) -> Iterable[dict]:
@@ -392,7 +395,7 @@ def _stream_chunks(body: dict, step: dict, index: int) -> Iterable[dict]:
         for start in range(0, len(args), 32):
             yield chunk({"tool_calls": [{"index": i, "function": {"arguments": args[start : start + 32]}}]})
     yield chunk({}, _finish_reason(step))
-    if (body.get("stream_options") or {}).get("include_usage"):
+    if (body.get("stream_options") or {}).get("include_usage") and step.get("usage") is not False:
         yield {**base, "choices": [], "usage": _usage(body, step)}
 
 
