@@ -25,6 +25,12 @@ log = logging.getLogger(__name__)
 NO_NATIVE_TOOLS = ("gemma", "deepseek-r1", "deepseek-reasoner", "phi-2", "tinyllama")
 NO_SYSTEM_ROLE = ("gemma",)
 DEFAULT_CONTEXT_WINDOW = 32_768
+# Provider errors that mean "no system role for this model".
+SYSTEM_REJECTED = re.compile(
+    r"developer instruction|system (role|message|prompt|instruction)s? (is |are )?not (supported|enabled|allowed)"
+    r"|(does not|doesn't) support (the )?system|role\W+system\W+(is )?not (supported|allowed)",
+    re.I,
+)
 
 _litellm: Any = None
 
@@ -160,6 +166,16 @@ class ModelClient:
             except Exception as exc:  # noqa: BLE001 - classified below
                 error = classify_error(exc, self.model)
                 retry_after = _retry_after(exc)
+            if self._system_rejected(error, params):
+                # e.g. Gemma on Google AI Studio: "Developer instruction is not enabled"; fold it into the task
+                log.warning(
+                    "%s refused the system role (%s); merging it into the first user message",
+                    self.model,
+                    error,
+                )
+                self.merge_system = True
+                params = self._params(messages, tools)
+                continue
             if self._tools_rejected(error, params):
                 self.tool_mode = "prompt"
                 raise ModelError(
@@ -182,6 +198,16 @@ class ModelClient:
             if self.on_retry is not None:
                 self.on_retry(attempt, delay, str(error))
             await asyncio.sleep(delay)
+
+    def _system_rejected(self, error: ModelError, params: dict[str, Any]) -> bool:
+        """True when the provider refused the system role and the setting lets us merge it (auto)."""
+        return (
+            self.settings.merge_system_prompt == "auto"
+            and not self.merge_system
+            and error.kind == "bad_request"
+            and any(m.get("role") == "system" for m in params["messages"])
+            and SYSTEM_REJECTED.search(str(error)) is not None
+        )
 
     def _tools_rejected(self, error: ModelError, params: dict[str, Any]) -> bool:
         """True when auto mode sent native tools and the provider refused them."""

@@ -188,6 +188,26 @@ async def test_auto_mode_falls_back_to_prompt_tools_when_native_tools_are_refuse
     assert o.of("error")[0]["kind"] == "tools_unsupported"
 
 
+@pytest.mark.parametrize(
+    "message",
+    ["Developer instruction is not enabled for models/gemma-3-12b-it", "System role not supported"],
+)
+async def test_a_refused_system_role_is_merged_into_the_first_user_message(workspace, message):
+    o = await run_script(workspace, [{"status": 400, "error": message}, done("merged")])
+    assert o.result.success and o.result.answer == "merged" and len(o.requests) == 2
+    assert o.requests[0]["messages"][0]["role"] == "system"
+    first = o.requests[1]["messages"][0]
+    assert [m["role"] for m in o.requests[1]["messages"]] == ["user"]
+    assert first["content"].startswith("You are lsp-agent") and "Task: fix the add function" in first["content"]
+
+
+async def test_a_system_role_refusal_is_permanent_when_merging_is_off(workspace):
+    script = [{"status": 400, "error": "System role not supported"}, done()]
+    o = await run_script(workspace, script, merge_system_prompt="never")
+    assert o.result.stop_reason == "error" and "System role not supported" in o.result.error
+    assert len(o.requests) == 1
+
+
 async def test_forced_native_mode_does_not_fall_back(workspace):
     o = await run_script(
         workspace, [{"status": 400, "error": "this model does not support tools"}], tool_calling="native"
