@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from lsp_agent.mcp.expand import ExpansionError, expand
+
 DEFAULT_STARTUP_TIMEOUT = 10.0
 DEFAULT_CALL_TIMEOUT = 60.0
 WORKSPACE_CONFIG = Path(".lsp-agent") / "mcp.json"
@@ -33,9 +35,12 @@ class McpServerConfig:
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
     call_timeout: float = DEFAULT_CALL_TIMEOUT
     source: str = field(default="settings", compare=False)
+    shown: str = field(default="", compare=False)  # command line or URL as written (before ${VAR} expansion)
 
     def describe(self) -> str:
-        """What the server runs or where it is, for messages."""
+        """What the server runs or where it is, for messages (as configured: expanded secrets stay out)."""
+        if self.shown:
+            return self.shown
         if self.transport == "stdio":
             return shlex.join([self.command or "", *self.args])
         return self.url or ""
@@ -47,8 +52,22 @@ def safe_name(name: str) -> str:
     return cleaned or "mcp"
 
 
-def parse_server(name: str, spec: Any, source: str = "settings") -> McpServerConfig:
-    """One {command, args, env, cwd} or {url, headers, type} entry; ValueError says what is wrong."""
+def parse_server(
+    name: str, spec: Any, source: str = "settings", *, root: Path | None = None
+) -> McpServerConfig:
+    """One {command, args, env, cwd} or {url, headers, type} entry; ValueError says what is wrong.
+
+    `${VAR}`, `${env:VAR}`, `${VAR:-default}`, `${workspaceFolder}` (`root`) and `${userHome}` are filled in
+    in command, args, env, cwd, url and headers; an unset variable is an error naming it.
+    """
+    try:
+        return _parse_server(name, spec, source, root)
+    except ExpansionError as exc:
+        raise ValueError(f"MCP server {name!r} ({source}): {exc}") from None
+
+
+def _parse_server(name: str, spec: Any, source: str, root: Path | None) -> McpServerConfig:
+    """parse_server() without the error prefix for expansion errors."""
     if not isinstance(spec, Mapping):
         raise ValueError(f"MCP server {name!r} ({source}): expected an object with 'command' or 'url'")
     kind = str(spec.get("type") or spec.get("transport") or "").lower()
@@ -61,7 +80,8 @@ def parse_server(name: str, spec: Any, source: str = "settings") -> McpServerCon
     call = _positive(spec.get("toolTimeout", spec.get("callTimeout")), DEFAULT_CALL_TIMEOUT, name, source)
     url, command = spec.get("url"), spec.get("command")
     if isinstance(url, str) and url.strip() and kind != "stdio":
-        url = url.strip()
+        shown = url.strip()
+        url = expand(shown, "url", root=root)
         if urlsplit(url).scheme not in ("http", "https"):
             raise ValueError(f"MCP server {name!r} ({source}): 'url' must start with http:// or https://")
         headers = _string_map(spec.get("headers"), "headers", name, source)
@@ -69,10 +89,11 @@ def parse_server(name: str, spec: Any, source: str = "settings") -> McpServerCon
             name=name,
             transport=kind or "http",
             url=url,
-            headers=headers,
+            headers=tuple((k, expand(v, f"headers.{k}", root=root)) for k, v in headers),
             startup_timeout=startup,
             call_timeout=call,
             source=source,
+            shown=shown,
         )
     if isinstance(command, str) and command.strip():
         args = spec.get("args") or []
@@ -81,23 +102,27 @@ def parse_server(name: str, spec: Any, source: str = "settings") -> McpServerCon
         cwd = spec.get("cwd")
         if cwd is not None and not isinstance(cwd, str):
             raise ValueError(f"MCP server {name!r} ({source}): 'cwd' must be a string")
+        env = _string_map(spec.get("env"), "env", name, source)
         return McpServerConfig(
             name=name,
             transport="stdio",
-            command=command.strip(),
-            args=tuple(args),
-            env=_string_map(spec.get("env"), "env", name, source),
-            cwd=cwd,
+            command=expand(command.strip(), "command", root=root),
+            args=tuple(expand(a, f"args[{i}]", root=root) for i, a in enumerate(args)),
+            env=tuple((k, expand(v, f"env.{k}", root=root)) for k, v in env),
+            cwd=None if cwd is None else expand(cwd, "cwd", root=root),
             startup_timeout=startup,
             call_timeout=call,
             source=source,
+            shown=shlex.join([command.strip(), *args]),
         )
     raise ValueError(
         f"MCP server {name!r} ({source}): needs a 'command' (stdio server) or a 'url' (streamable HTTP server)"
     )
 
 
-def parse_servers(value: Any, source: str = "settings") -> tuple[list[McpServerConfig], list[str]]:
+def parse_servers(
+    value: Any, source: str = "settings", *, root: Path | None = None
+) -> tuple[list[McpServerConfig], list[str]]:
     """All entries of an `mcpServers` object; bad entries are reported and skipped."""
     if value is None:
         return [], []
@@ -109,7 +134,7 @@ def parse_servers(value: Any, source: str = "settings") -> tuple[list[McpServerC
         if isinstance(spec, Mapping) and spec.get("disabled") is True:
             continue
         try:
-            servers.append(parse_server(str(name), spec, source))
+            servers.append(parse_server(str(name), spec, source, root=root))
         except ValueError as exc:
             errors.append(str(exc))
     return servers, errors
@@ -155,7 +180,7 @@ def config_file_paths(root: Path | None) -> list[Path]:
     return paths
 
 
-def read_config_file(path: Path) -> tuple[list[McpServerConfig], list[str]]:
+def read_config_file(path: Path, root: Path | None = None) -> tuple[list[McpServerConfig], list[str]]:
     """Servers under the top-level "mcpServers" (or VS Code's "servers") key of one JSON file."""
     if not path.is_file():
         return [], []
@@ -170,7 +195,7 @@ def read_config_file(path: Path) -> tuple[list[McpServerConfig], list[str]]:
     servers = data.get("mcpServers", data.get("servers"))
     if servers is None:
         return [], [f'{path}: no "mcpServers" key; expected {{"mcpServers": {{"name": {{"command": ...}}}}}}']
-    return parse_servers(servers, source=str(path))
+    return parse_servers(servers, source=str(path), root=root)
 
 
 def collect_servers(
@@ -185,8 +210,8 @@ def collect_servers(
     errors: list[str] = []
     sources: list[tuple[list[McpServerConfig], list[str]]] = []
     if read_files:
-        sources.extend(read_config_file(p) for p in config_file_paths(root))
-    sources.append(parse_servers(settings_servers or {}, source="settings"))
+        sources.extend(read_config_file(p, root) for p in config_file_paths(root))
+    sources.append(parse_servers(settings_servers or {}, source="settings", root=root))
     for servers, errs in sources:
         errors.extend(errs)
         by_name.update((s.name, s) for s in servers)

@@ -154,3 +154,62 @@ def test_sse_type_and_describe():
     assert server.transport == "sse"
     assert server.describe() == "http://127.0.0.1:3/sse"
     assert parse_server("s", {"command": "a b", "args": ["c d"]}).describe() == "'a b' 'c d'"
+
+
+def test_variables_are_expanded_in_env_args_url_and_headers(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("MCP_TOKEN", "s3cret")
+    monkeypatch.setenv("MCP_PORT", "8123")
+    monkeypatch.delenv("MCP_UNSET", raising=False)
+    monkeypatch.setenv("MCP_EMPTY", "")
+    servers, errors = parse_servers(
+        {
+            "local": {
+                "command": "${userHome}/bin/srv",
+                "args": [
+                    "--root",
+                    "${workspaceFolder}",
+                    "--token=${env:MCP_TOKEN}",
+                    "${MCP_UNSET:-fallback}",
+                ],
+                "env": {"TOKEN": "${MCP_TOKEN}", "LEVEL": "${MCP_EMPTY:-info}", "PLAIN": "$HOME stays"},
+            },
+            "remote": {
+                "url": "http://127.0.0.1:${MCP_PORT}/mcp",
+                "headers": {"Authorization": "Bearer ${env:MCP_TOKEN}"},
+            },
+        },
+        root=tmp_path,
+    )
+    assert errors == []
+    local, remote = servers
+    assert local.command == f"{Path.home()}/bin/srv"
+    assert local.args == ("--root", str(tmp_path), "--token=s3cret", "fallback")
+    assert dict(local.env) == {"TOKEN": "s3cret", "LEVEL": "info", "PLAIN": "$HOME stays"}
+    assert remote.url == "http://127.0.0.1:8123/mcp"
+    assert dict(remote.headers) == {"Authorization": "Bearer s3cret"}
+    # messages and status show the configuration as written, never the expanded secret
+    assert "s3cret" not in local.describe() and "${env:MCP_TOKEN}" in local.describe()
+    assert remote.describe() == "http://127.0.0.1:${MCP_PORT}/mcp"
+
+
+def test_an_unset_variable_is_a_clear_error_and_only_that_server_is_left_out(monkeypatch):
+    monkeypatch.delenv("MCP_UNSET", raising=False)
+    servers, errors = parse_servers(
+        {
+            "gh": {"command": "srv", "env": {"GITHUB_TOKEN": "${env:MCP_UNSET}"}},
+            "web": {"url": "http://h/mcp", "headers": {"X-Key": "${MCP_UNSET}"}},
+            "vscode": {"command": "srv", "args": ["${input:token}"]},
+            "ok": {"command": "srv", "args": ["${MCP_UNSET:-}"]},
+        }
+    )
+    assert [(s.name, s.args) for s in servers] == [("ok", ("",))]
+    gh, web, vscode = errors
+    assert gh == (
+        "MCP server 'gh' (settings): env.GITHUB_TOKEN uses ${env:MCP_UNSET}, but the environment variable "
+        "MCP_UNSET is not set; set it in the environment the language server (or lsp-agent) starts with, or "
+        "give a default: ${MCP_UNSET:-value}"
+    )
+    assert web.startswith("MCP server 'web' (settings): headers.X-Key uses ${MCP_UNSET}, but")
+    assert "args[0] uses ${input:token}, which lsp-agent cannot fill in" in vscode
+    with pytest.raises(ValueError, match=r"\$\{workspaceFolder\}, but there is no workspace folder"):
+        parse_server("w", {"command": "srv", "cwd": "${workspaceFolder}"})

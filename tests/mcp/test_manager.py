@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from mcp_helpers import BROKEN, NOTES, free_port, start_http_notes, stdio_config, stop
 
+from lsp_agent.config import Settings
 from lsp_agent.mcp import McpManager, McpUnavailable, register_mcp_tools
 from lsp_agent.mcp.config import parse_server
 from lsp_agent.mcp.results import render_result
@@ -220,3 +221,41 @@ def test_servers_stop_when_the_process_exits_without_close(tmp_path: Path):
     )
     assert proc.returncode == 0 and proc.stdout == "started\n", proc.stderr
     assert _wait_gone(int(pids.read_text()))
+
+
+async def test_servers_configured_with_variables_get_the_values(http_notes_url: str, monkeypatch):
+    from urllib.parse import urlsplit
+
+    monkeypatch.setenv("MCP_TEST_SECRET", "tok-123")
+    monkeypatch.setenv("MCP_TEST_SERVERS", str(NOTES.parent))
+    monkeypatch.setenv("MCP_TEST_PORT", str(urlsplit(http_notes_url).port))
+    monkeypatch.delenv("MCP_TEST_UNSET", raising=False)
+    manager = McpManager.from_settings(
+        Settings(
+            mcp_servers={
+                "notes": {
+                    "command": sys.executable,
+                    "args": ["${env:MCP_TEST_SERVERS}/notes_server.py"],
+                    "env": {"TEAM_TOKEN": "${MCP_TEST_SECRET}"},
+                },
+                "web": {
+                    "url": "http://127.0.0.1:${MCP_TEST_PORT}/mcp",
+                    "headers": {"X-Team-Token": "Bearer ${env:MCP_TEST_SECRET}"},
+                },
+                "gh": {"command": sys.executable, "env": {"GITHUB_TOKEN": "${MCP_TEST_UNSET}"}},
+            }
+        ),
+        None,
+        read_files=False,
+    )
+    try:
+        assert await manager.ensure_started() == []
+        assert render_result(await manager.call_tool("notes", "env_var", {"name": "TEAM_TOKEN"})) == "tok-123"
+        web = render_result(await manager.call_tool("web", "header", {"name": "x-team-token"}))
+        assert web == "Bearer tok-123"
+        (problem,) = manager.errors()
+        assert problem.startswith("MCP server 'gh' (settings): env.GITHUB_TOKEN uses ${MCP_TEST_UNSET}")
+        assert [row["name"] for row in manager.status()] == ["notes", "web"]
+        assert all("tok-123" not in str(row) for row in manager.status())
+    finally:
+        await manager.aclose()

@@ -1,4 +1,4 @@
-"""A small real MCP server for the tests: notes lookup, arithmetic, errors, images, long output, a crash.
+"""A small real MCP server for the tests: notes lookup, arithmetic, errors, images, long output, env, headers, a crash.
 
 Run `python notes_server.py` for stdio or `python notes_server.py --http PORT` for streamable HTTP on 127.0.0.1.
 """
@@ -10,7 +10,7 @@ import os
 import sys
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ImageContent, TextContent
 
@@ -66,6 +66,18 @@ def shout(kilobytes: int) -> str:
         sys.stderr.write(f"log line {i:>6} of a chatty server {'.' * 26}\n")  # 64 bytes
     sys.stderr.flush()
     return "shouted"
+
+
+@server.tool()
+def env_var(name: str) -> str:
+    """The value of one of the server's environment variables ('' when unset)."""
+    return os.environ.get(name, "")
+
+
+@server.tool()
+def header(name: str, ctx: Context) -> str:
+    """The value of one HTTP header of this request ('' when absent or over stdio)."""
+    return (ctx.headers or {}).get(name, "")
 
 
 @server.tool()
