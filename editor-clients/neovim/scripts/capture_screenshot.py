@@ -119,6 +119,9 @@ def main() -> int:
                 "After choosing 1 (the edit is in the buffer, not yet saved)",
                 tmux("capture-pane", "-p", "-t", "demo"),
             ]
+            tmux("send-keys", "-t", "demo", ":checkhealth lsp_agent", "Enter")
+            time.sleep(3)
+            frames += [":checkhealth lsp_agent", tmux("capture-pane", "-p", "-t", "demo")]
             screen = "\n".join(
                 f"==== {title} ====\n{frame.rstrip()}\n"
                 for title, frame in zip(frames[::2], frames[1::2], strict=True)
