@@ -61,6 +61,7 @@ def built() -> Path:
     if not stamp.exists() or stamp.read_text(encoding="utf-8").strip() != digest:
         _run([NPM, "ci", "--no-audit", "--no-fund"], timeout=900)
         stamp.write_text(digest + "\n", encoding="utf-8")
+    shutil.rmtree(EXTENSION / "out", ignore_errors=True)  # no stale compiled tests from deleted sources
     _run([NPM, "run", "build"], timeout=300)
     return EXTENSION / "out"
 
