@@ -28,7 +28,7 @@ EIGHT = (
     "Show Transcript",
 )
 
-pytestmark = pytest.mark.skipif(
+needs_node = pytest.mark.skipif(
     NODE is None or NPM is None, reason="node and npm are needed to build and test the VS Code extension"
 )
 
@@ -66,11 +66,13 @@ def built() -> Path:
     return EXTENSION / "out"
 
 
+@needs_node
 @pytest.mark.timeout(900)
 def test_typescript_lints_clean(built: Path) -> None:
     _run([NPM, "run", "lint"], timeout=300)
 
 
+@needs_node
 @pytest.mark.timeout(900)
 def test_node_unit_and_end_to_end_tests_pass(built: Path) -> None:
     env = os.environ.copy()
@@ -89,6 +91,7 @@ def test_node_unit_and_end_to_end_tests_pass(built: Path) -> None:
     assert re.search(r"^ok \d+ - changed lspAgent settings reach the running server", proc.stdout, re.M)
 
 
+@needs_node
 @pytest.mark.timeout(900)
 def test_extension_packages_as_vsix(built: Path, tmp_path: Path) -> None:
     vsix = tmp_path / "lsp-agent.vsix"
