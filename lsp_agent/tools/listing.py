@@ -22,7 +22,7 @@ def visible_entries(ctx: ToolContext, base: str = ".", *, include_dirs: bool = T
     cut = len(str(root).rstrip(os.sep)) + 1
     prefix = "" if base == "." else base + "/"
     entries: dict[str, bool] = {}
-    for path in walk_workspace(root, exclude=ctx.exclude, include_dirs=include_dirs):
+    for path in walk_workspace(root, exclude=ctx.exclude, include_dirs=include_dirs, under=prefix):
         if ctx.cancel is not None and ctx.cancel.is_set():
             raise ToolError("cancelled")
         rel = str(path)[cut:]

@@ -92,8 +92,13 @@ def walk_workspace(
     include_dirs: bool = False,
     max_file_size: int | None = None,
     skip_binary: bool = False,
+    under: str = "",
 ) -> Iterator[Path]:
-    """Yield the workspace's files (and directories if asked) as absolute paths, sorted and deterministic."""
+    """Yield the workspace's files (and directories if asked) as absolute paths, sorted and deterministic.
+
+    `under` (a POSIX path relative to the root) walks only that directory's subtree, with the same ignore rules
+    as a walk from the root: nothing when the directory itself is ignored, hidden, a symlink or missing.
+    """
     root = Path(root).absolute()
     root_real = os.path.realpath(root)
     extra = _exclude_layer(exclude)
@@ -135,7 +140,28 @@ def walk_workspace(
                     continue
                 yield path
 
-    yield from walk(root, "", ())
+    start = _subtree_start(root, under, extra)
+    if start is not None:
+        yield from walk(*start)
+
+
+def _subtree_start(
+    root: Path, under: str, extra: _IgnoreLayer | None
+) -> tuple[Path, str, tuple[_IgnoreLayer, ...]] | None:
+    """(directory, rel path, ignore layers above it) to start a walk at `under`, or None when it is not walked."""
+    parts = [p for p in under.strip("/").split("/") if p not in ("", ".")]
+    directory, layers = root, ()
+    for i, part in enumerate(parts):
+        own = _load_gitignore(directory, "/".join(parts[:i]))
+        if own is not None:
+            layers = layers + (own,)
+        check = layers + ((extra,) if extra else ())
+        if part == ".." or _skip_dir_name(part) or _ignored(check, "/".join(parts[: i + 1]), True):
+            return None
+        directory = directory / part
+        if directory.is_symlink() or not directory.is_dir():
+            return None
+    return directory, "/".join(parts), layers
 
 
 def is_ignored(root: Path, path: Path, exclude: Sequence[str] = ()) -> bool:

@@ -45,6 +45,23 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
+def test_walking_a_subtree_keeps_the_rules_of_a_whole_walk(repo: Path) -> None:
+    _write(repo, "pkg/sub/.gitignore", "gen_*.py\n")
+    _write(repo, "pkg/sub/deep/gen_a.py")
+    _write(repo, "pkg/sub/deep/real.py")
+    _write(repo, "pkg/sub/deep/x.tmp")  # ignored by pkg/.gitignore, an ancestor of the start
+    ln = repo / "pkg" / "linked"
+    ln.symlink_to(repo / "pkg" / "sub", target_is_directory=True)
+    whole = _rels(repo, walk_workspace(repo, include_dirs=True, exclude=["*.bak"]))
+    for under in ("pkg", "pkg/sub", "pkg/sub/deep", "other"):
+        part = _rels(repo, walk_workspace(repo, include_dirs=True, exclude=["*.bak"], under=under + "/"))
+        assert part == [r for r in whole if r.startswith(under + "/")], under
+    assert _rels(repo, walk_workspace(repo, under="pkg/sub/deep")) == ["pkg/sub/deep/real.py"]
+    for not_walked in ("build", "pkg/build", ".venv", ".git", "pkg/linked", "missing", "main.py", "../repo"):
+        assert list(walk_workspace(repo, under=not_walked)) == [], not_walked
+    assert list(walk_workspace(repo, under="other", exclude=["other/"])) == []
+
+
 def test_gitignore_root_and_nested(repo: Path) -> None:
     assert _rels(repo, walk_workspace(repo)) == [
         ".env",
