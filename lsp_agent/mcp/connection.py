@@ -22,6 +22,7 @@ STATES = ("idle", "starting", "ready", "failed", "stopped")
 STOP_TIMEOUT = 6.0
 _STDERR_TAIL = 1500
 STDERR_KEEP_BYTES = 1_000_000
+CONNECT_MODE = "auto"  # the SDK's handshake: 2026-07-28 discovery, else the legacy initialize
 
 
 class McpUnavailable(Exception):
@@ -64,6 +65,8 @@ class McpConnection:
         self._queue: asyncio.Queue[_Call | None] = asyncio.Queue()
         self._pending: set[asyncio.Future[Any]] = set()
         self._stderr: Any = None
+        self._refreshes: set[asyncio.Task[bool]] = set()
+        self.tools_changed = 0  # tools/list_changed notices received (each re-lists the tools)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -160,6 +163,8 @@ class McpConnection:
                     transport,
                     client_info=Implementation(name="lsp-agent", version=__version__),
                     read_timeout_seconds=self.config.startup_timeout,
+                    message_handler=self._on_message,
+                    mode=CONNECT_MODE,
                 )
                 await stack.enter_async_context(client)
                 self.tools = await _list_tools(client)
@@ -169,6 +174,7 @@ class McpConnection:
                 _resolve(ready)
                 log.info("MCP server %s ready with %d tools", self.config.name, len(self.tools))
                 async with anyio.create_task_group() as group:
+                    group.start_soon(self._listen_for_tool_changes, client)
                     while True:
                         call = await self._queue.get()
                         if call is None:
@@ -187,6 +193,40 @@ class McpConnection:
         finally:
             _resolve(ready)
             self._fail_pending(self.error or "it was stopped")
+
+    async def _on_message(self, message: Any) -> None:
+        """Server notifications (and listen events, teed here by the SDK): tools/list_changed re-lists the tools."""
+        from mcp_types import ToolListChangedNotification
+
+        if isinstance(message, ToolListChangedNotification):
+            self._tools_changed()
+
+    async def _listen_for_tool_changes(self, client: Any) -> None:
+        """On a 2026-07-28 connection, keep a tools/list_changed subscription open (if the server offers one)."""
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        tools = getattr(client.server_capabilities, "tools", None)
+        if client.session.protocol_version not in MODERN_PROTOCOL_VERSIONS or not getattr(
+            tools, "list_changed", False
+        ):
+            return
+        try:
+            async with client.listen(tools_list_changed=True) as events:
+                if not events.honored.tools_list_changed:
+                    return
+                async for _event in events:
+                    pass  # the SDK also hands each event to message_handler (_on_message), which re-lists
+        except Exception as exc:  # noqa: BLE001 - without the stream, tools are still re-listed at each run
+            log.info("MCP server %s: no tools/list_changed events: %s", self.config.name, exc)
+
+    def _tools_changed(self) -> None:
+        """Re-list the tools in the background, so the next run (and lspAgent.status) sees the new list."""
+        self.tools_changed += 1
+        if self.state != "ready":
+            return
+        task = asyncio.get_running_loop().create_task(self.refresh_tools())
+        self._refreshes.add(task)
+        task.add_done_callback(self._refreshes.discard)
 
     async def _serve(self, client: Any, call: _Call) -> None:
         """One tools/call; its outcome (or exception) goes to the caller's future."""

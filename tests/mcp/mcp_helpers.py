@@ -15,6 +15,7 @@ from lsp_agent.mcp.config import parse_server
 SERVERS = Path(__file__).parent / "servers"
 NOTES = SERVERS / "notes_server.py"
 BROKEN = SERVERS / "broken_server.py"
+DYNAMIC = SERVERS / "dynamic_server.py"
 
 
 def stdio_config(name: str = "notes", script: Path = NOTES, **extra: Any) -> McpServerConfig:

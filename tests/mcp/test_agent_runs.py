@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_helpers import BROKEN, stdio_config
+from mcp_helpers import BROKEN, DYNAMIC, stdio_config
 
 from lsp_agent.agent.events import AgentEvent
 from lsp_agent.agent.run import AgentRun, RunResult
@@ -202,3 +202,33 @@ async def test_the_user_is_asked_and_settings_patterns_decide(root, shared_manag
     assert not web["ok"] and "the user declined" in web["output"]
     assert notes["ok"] and "Monday at 09:00 UTC" in notes["output"]
     assert not add["ok"] and "the permissions setting denies it" in add["output"]
+
+
+@pytest.mark.parametrize("handshake", ["auto", "legacy"])
+async def test_a_tool_list_change_reaches_the_next_run(root, monkeypatch, handshake):
+    """tools/list_changed (a listen event on 2026-07-28, a notification before) re-lists the tools at once."""
+    import asyncio
+
+    import lsp_agent.mcp.connection as connection
+
+    monkeypatch.setattr(connection, "CONNECT_MODE", handshake)
+    manager = McpManager([stdio_config("dyn", DYNAMIC)])
+    allow = {"dyn__*": "allow"}
+    try:
+        script = [native("dyn__unlock"), finish("unlocked")]
+        result, events, requests, errors = await run_with_mcp(root, manager, script, permissions=allow)
+        assert errors == [] and result.success
+        assert "dyn__secret" not in request_text(requests[0])
+        assert tool_results(events)[0]["output"] == "unlocked: a new tool is available"
+        for _ in range(100):  # no run in between: only the server's notice can refresh the list
+            if "secret" in manager.status()[0]["tools"]:
+                break
+            await asyncio.sleep(0.05)
+        assert manager.status()[0]["tools"] == ["unlock", "secret"]
+        assert manager._connections["dyn"].tools_changed == 1
+        script = [native("dyn__secret"), finish("open")]
+        result, events, requests, errors = await run_with_mcp(root, manager, script, permissions=allow)
+        assert "dyn__secret" in request_text(requests[0])
+        assert tool_results(events)[0]["output"] == "the vault is open"
+    finally:
+        await manager.aclose()
