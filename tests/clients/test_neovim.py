@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -42,6 +43,14 @@ def _complete(summary: str) -> dict:
     return {"tool_calls": [{"name": "task_complete", "arguments": {"summary": summary}}]}
 
 
+def _kill_group(pgid: int) -> None:
+    """Kill what Neovim left running in its process group (the server, still exiting after its shutdown)."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 def run_scenario(mode: str, script: list[dict], tmp_path: Path) -> dict:
     """Run scenario.lua in headless Neovim against a fixture workspace; return what it recorded."""
     root = tmp_path / "workspace"
@@ -49,7 +58,7 @@ def run_scenario(mode: str, script: list[dict], tmp_path: Path) -> dict:
     (root / ".git").mkdir()
     (root / "greet.py").write_text(GREET, encoding="utf-8")
     out = tmp_path / "result.json"
-    signal = tmp_path / "model-received-a-request"
+    busy_flag = tmp_path / "model-received-a-request"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LSP_AGENT_", "NVIM"))}
     env.update(
         {
@@ -67,7 +76,7 @@ def run_scenario(mode: str, script: list[dict], tmp_path: Path) -> dict:
             "base_url": model.base_url,
             "mode": mode,
             "out": str(out),
-            "signal": str(signal),
+            "signal": str(busy_flag),
         }
         (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
         proc = subprocess.Popen(
@@ -77,19 +86,21 @@ def run_scenario(mode: str, script: list[dict], tmp_path: Path) -> dict:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            start_new_session=True,
         )
         try:
             # Tell the scenario (through a file) once the model has received a request, so a cancel is mid-request.
             deadline = time.monotonic() + 150
             while proc.poll() is None and time.monotonic() < deadline:
-                if model.requests and not signal.exists():
-                    signal.write_text("busy", encoding="utf-8")
+                if model.requests and not busy_flag.exists():
+                    busy_flag.write_text("busy", encoding="utf-8")
                 time.sleep(0.05)
             stdout, stderr = proc.communicate(timeout=5)
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.communicate()
+            _kill_group(proc.pid)
         requests = list(model.requests)
     assert out.exists(), f"nvim exited {proc.returncode} without a result\n{stdout}\n{stderr}"
     result = json.loads(out.read_text(encoding="utf-8"))
