@@ -49,6 +49,24 @@ def test_rebase_refuses_an_append_when_the_user_appended_too():
     assert rebased == [] and len(refused) == 1
 
 
+def test_rebase_on_a_large_file_with_edits_at_both_ends():
+    """5,000 lines full of repeated blank lines: every untouched line still maps, so the hunks move cleanly."""
+    base = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(1250))
+    new = base.replace("return x + 7\n", "return x - 7\n").replace("return x + 1200\n", "return x - 1200\n")
+    hunks = compute_hunks(base, new)
+    assert [(h.start, h.end) for h in hunks] == [(29, 30), (4801, 4802)]
+    current = "import os\n" + base.replace("def f600(x)", "def f600(x, y)") + "# end\n"
+    rebased, refused = rebase_hunks("big.py", base, current, hunks)
+    assert refused == [] and [h.start for h in rebased] == [30, 4802]
+    assert (
+        apply_hunks(current, rebased)
+        == "import os\n" + new.replace("def f600(x)", "def f600(x, y)") + "# end\n"
+    )
+    conflict = base.replace("return x + 1200\n", "return x * 1200\n")
+    kept, refused = rebase_hunks("big.py", base, conflict, hunks)
+    assert [h.start for h in kept] == [29] and [r.hunk.start for r in refused] == [4801]
+
+
 def test_workspace_edit_uses_versions_annotations_and_end_of_file_positions(tmp_path: Path):
     base = "a = 1\nb = 2"  # no trailing newline
     proposal = Proposal([FileChange("m.py", "modify", base, "a = 1\nb = 3")], "set b")
