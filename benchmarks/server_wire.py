@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,9 @@ class WireClient:
     def __init__(self, command: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
         full_env = dict(os.environ)
         full_env["PYTHONPATH"] = str(REPO) + os.pathsep + full_env.get("PYTHONPATH", "")
+        # a private home: the user's ~/.config/lsp-agent (MCP servers, ...) must not change what is measured
+        self._home = tempfile.TemporaryDirectory(prefix="lsp-agent-bench-home-")
+        full_env["HOME"] = full_env["XDG_CONFIG_HOME"] = self._home.name
         full_env.update(env or {})
         self.spawned = time.perf_counter()
         self.proc = subprocess.Popen(
@@ -142,6 +146,7 @@ class WireClient:
         except Exception:
             self.proc.kill()
             self.proc.wait()
+        self._home.cleanup()
 
 
 def percentile(values: list[float], pct: float) -> float:
