@@ -31,15 +31,38 @@ def describe_call(tool: str, arguments: dict, limit: int = 300) -> str:
 
 
 class EditorPermissionAsker:
-    """A PermissionAsker for AgentRun: Allow once / Allow for this session / Deny; no answer means deny."""
+    """A PermissionAsker for AgentRun: Allow once / Allow for this session / Deny; no answer means deny.
 
-    def __init__(self, server: AgentServer, run_id: str, timeout: float = ASK_TIMEOUT) -> None:
+    "Allow for this session" covers the agent session (the editor's sessionId), so its later asks run the tool
+    without asking again; the grants live in `grants` (session id -> tool names), owned by the server.
+    """
+
+    def __init__(
+        self,
+        server: AgentServer,
+        run_id: str,
+        session_id: str | None = None,
+        grants: dict[str, set[str]] | None = None,
+        timeout: float = ASK_TIMEOUT,
+    ) -> None:
         self.server = server
         self.run_id = run_id
+        self.session_id = session_id
+        self.grants = grants if grants is not None else {}
         self.timeout = timeout
 
     async def __call__(self, tool: str, arguments: dict, reason: str) -> str:
-        """Ask the user; "once" | "session" | "deny"."""
+        """Ask the user (unless the session already allowed the tool); "once" | "session" | "deny"."""
+        granted = self.grants.get(self.session_id or "", set())
+        if tool in granted:
+            return "session"
+        answer = await self._ask(tool, arguments, reason)
+        if answer == "session" and self.session_id:
+            self.grants.setdefault(self.session_id, set()).add(tool)
+        return answer
+
+    async def _ask(self, tool: str, arguments: dict, reason: str) -> str:
+        """The window/showMessageRequest round trip."""
         message = f"lsp-agent (run {self.run_id}) wants to run {describe_call(tool, arguments)}: it {reason}."
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Warning,

@@ -233,7 +233,9 @@ class RunManager:
             index=self.server.indexes.index_for(record.root),
             overlay=overlay,
             session=record.session,
-            permission=EditorPermissionAsker(self.server, record.run_id),
+            permission=EditorPermissionAsker(
+                self.server, record.run_id, record.session.id, self.server.permission_grants
+            ),
             run_id=record.run_id,
             context=self.server.selection_context(request.uri, request.range, record.root),
         )

@@ -42,6 +42,7 @@ class AgentServer(LanguageServer):
         self.runs = RunManager(self)
         self.proposals = ProposalStore()
         self.sessions: dict[str, Any] = {}
+        self.permission_grants: dict[str, set[str]] = {}  # session id -> tools allowed for the session
         self.progress_cancel_handlers: dict[str | int, Callable[[], None]] = {}
         # name -> callable returning JSON-ready data merged into lspAgent.status (e.g. "mcp": server states)
         self.status_providers: dict[str, Callable[[], Any]] = {}
