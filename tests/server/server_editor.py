@@ -66,10 +66,16 @@ def plain(value: Any) -> Any:
 
 
 def server_env(cache: Path) -> dict[str, str]:
-    """The server's environment: this checkout importable, a private cache, no real model settings."""
+    """The server's environment: this checkout importable, a private cache and home, no real model settings.
+
+    The private HOME and XDG_CONFIG_HOME keep the user's ~/.config/lsp-agent (mcp.json, ...) out of the tests.
+    """
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LSP_AGENT_", "OPENAI_", "ANTHROPIC_"))}
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     env["XDG_CACHE_HOME"] = str(cache)
+    home = cache / "home"
+    (home / ".config").mkdir(parents=True, exist_ok=True)
+    env["HOME"], env["XDG_CONFIG_HOME"] = str(home), str(home / ".config")
     env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
     return env
 
@@ -229,6 +235,7 @@ async def start_editor(
     init_options: dict | None = None,
     capabilities: types.ClientCapabilities | None = None,
     command: list[str] | None = None,
+    env: dict[str, str] | None = None,
 ) -> Editor:
     """Spawn the server, initialize it with `root` as the workspace folder; the editor measures initialize."""
     client = make_test_lsp_client()
@@ -266,7 +273,7 @@ async def start_editor(
     command = list(command or SERVER_CMD)
     if os.environ.get("LSP_AGENT_TEST_SERVER_LOG"):  # debugging aid: the server's DEBUG log in a file
         command += ["--log-level", "DEBUG", "--log-file", os.environ["LSP_AGENT_TEST_SERVER_LOG"]]
-    await client.start_io(*command, env=server_env(cache), cwd=str(root))
+    await client.start_io(*command, env={**server_env(cache), **(env or {})}, cwd=str(root))
     spawned = time.perf_counter()
     await wait_until_idle(client._server.pid)
     editor.startup_seconds = time.perf_counter() - spawned

@@ -53,6 +53,7 @@ async def test_initialize_answers_fast_and_advertises_the_commands(editor):
     status = await editor.command("lspAgent.status")
     assert set(status) >= {"index", "runs"}
     assert caps is None or caps.execute_command_provider is not None
+    assert status["mcp"] == []  # the server runs with a private HOME: no user-level mcp.json leaks in
 
 
 async def test_bad_settings_are_reported_by_name_and_defaults_kept(editor):
@@ -102,6 +103,31 @@ async def test_unsaved_buffer_text_reaches_the_index(editor):
         await asyncio.sleep(0.1)
     else:
         raise AssertionError(f"unsaved text never indexed: {hits}")
+    editor.close(uri)  # the unsaved text is discarded: the index goes back to the disk text
+    for _ in range(50):
+        hits = await editor.command("lspAgent.search", {"query": "apply_voucher_discount", "topK": 1})
+        if not any("apply_voucher_discount" in h["text"] for h in hits):
+            break
+        await asyncio.sleep(0.1)
+    else:
+        raise AssertionError(f"closing without saving left the unsaved text in the index: {hits}")
+
+
+async def test_saving_indexes_the_saved_text(editor):
+    await wait_index_ready(editor)
+    uri = editor.open("shop/payment.py")
+    saved = FILES["shop/payment.py"] + "\n\ndef refund_gift_voucher(card):\n    return card\n"
+    (editor.root / "shop/payment.py").write_text(saved)
+    editor.client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri), text=saved)
+    )
+    for _ in range(50):
+        hits = await editor.command("lspAgent.search", {"query": "refund_gift_voucher", "topK": 1})
+        if hits and "refund_gift_voucher" in hits[0]["text"]:
+            break
+        await asyncio.sleep(0.1)
+    else:
+        raise AssertionError(f"saved text never indexed: {hits}")
     editor.close(uri)
 
 
@@ -273,3 +299,14 @@ async def test_cancelling_the_index_progress_stops_indexing(editor, tmp_path_fac
     assert "cancelled" in reports[-1].message
     status = await editor.command("lspAgent.status")
     assert status["index"]["ready"] is False and status["index"]["files"] < 300 + 4
+    editor.client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[], removed=[types.WorkspaceFolder(uri=big.as_uri(), name="big")]
+            )
+        )
+    )
+    status = await wait_index_ready(editor)  # a removed folder leaves the index; the others are complete
+    assert status["index"]["files"] == 4
+    hits = await editor.command("lspAgent.search", {"query": "generated_7", "topK": 3})
+    assert not any(h["uri"].startswith(big.as_uri()) for h in hits)

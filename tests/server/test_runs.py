@@ -103,7 +103,10 @@ async def test_ask_events_pending_proposal_code_action_and_apply(editor, model):
         ]
     )
     selection = {"start": {"line": 1, "character": 0}, "end": {"line": 3, "character": 0}}
-    run_id = await editor.ask("fix the add function", uri=uri, range=selection)
+    asked = await editor.command(
+        "lspAgent.ask", {"task": "fix the add function", "uri": uri, "range": selection}
+    )
+    run_id = asked["runId"]
     done = await editor.wait_event(run_id, "done")
     kinds = [e["kind"] for e in editor.run_events(run_id)]
     assert (
@@ -148,6 +151,10 @@ async def test_ask_events_pending_proposal_code_action_and_apply(editor, model):
     assert status["pending"] == []
     await asyncio.sleep(0.1)
     assert list(editor.client.diagnostics[uri]) == []
+    model.add_steps([finish("Nothing more to do")])
+    follow_up = await editor.ask("anything else?", sessionId=asked["sessionId"])
+    await editor.wait_event(follow_up, "done")
+    assert f"user applied the proposal of run {run_id}" in str(model.requests[-1]["messages"])
     editor.close(uri)
 
 
