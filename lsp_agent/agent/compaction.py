@@ -95,30 +95,31 @@ class Compactor:
         self.threshold = threshold
         self.target = min(target, threshold * 0.75)
         self.summarizer = summarizer
+        self.reserved = 0  # tokens every request carries besides the messages (native tool schemas)
         self.removed_total = 0
         self.summaries: list[str] = []
 
     @property
     def limit(self) -> int:
-        """The token count past which the conversation is compacted."""
-        return int(self.window * self.threshold)
+        """The message token count past which the conversation is compacted."""
+        return int(self.window * self.threshold) - self.reserved
 
     def needs(self, messages: list[dict[str, Any]]) -> bool:
-        """True when the conversation is over the threshold."""
+        """True when the conversation (plus the reserved tokens) is over the threshold."""
         return self.counter.count(messages) > self.limit
 
     async def compact(
         self, messages: list[dict[str, Any]], head: int = 2, *, force: bool = False
     ) -> tuple[list[dict[str, Any]], CompactionReport]:
         """A compacted copy of messages; messages[:head] (system prompt, task) always stay."""
-        before = self.counter.count(messages)
+        before = self.counter.count(messages) + self.reserved
         out, truncated = self._cut_outputs(messages, head)
         removed = 0
         summarized = False
         current = self.counter.count(out)
         if force or current > self.limit:
             # Forced (the provider said the conversation is too long): keep at most half of it.
-            budget = int(self.window * self.target)
+            budget = int(self.window * self.target) - self.reserved
             cut = self._tail_start(out, head, min(budget, current // 2) if force else budget)
             middle = out[head:cut]
             if middle:
@@ -129,7 +130,7 @@ class Compactor:
                 if summary:
                     self.summaries.append(summary)
                 out = [*out[: head - 1], self._with_marker(out[head - 1]), *out[cut:]]
-        after = self.counter.count(out)
+        after = self.counter.count(out) + self.reserved
         return out, CompactionReport(before, after, removed, truncated, summarized)
 
     def _cut_outputs(self, messages: list[dict[str, Any]], head: int) -> tuple[list[dict[str, Any]], int]:

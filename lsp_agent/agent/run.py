@@ -260,6 +260,8 @@ class AgentRun:
             self.settings.compaction_threshold,
             summarizer=summarizer,
         )
+        if client.tool_mode == "native":
+            self.compactor.reserved = counter.text_tokens(json.dumps(self.registry.schemas()))
         self._repo_map_text = await self._repo_map()
         self.system = prompts.system_prompt(
             mode=client.tool_mode,
@@ -466,6 +468,7 @@ class AgentRun:
         """The provider refused native tools: describe them in the system prompt instead and ask again."""
         assert self._client is not None
         self._emit("error", message=why, kind="tools_unsupported")
+        self.compactor.reserved = 0  # the tools now travel in the system prompt, which is counted
         self.system = prompts.system_prompt(
             mode="prompt",
             schemas=self.registry.schemas(),

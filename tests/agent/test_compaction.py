@@ -76,6 +76,29 @@ async def test_below_threshold_nothing_happens():
     assert not compactor.needs(_turns(3, "short"))
 
 
+async def test_reserved_tokens_count_against_the_window():
+    messages = _turns(3, "word " * 100)
+    compactor = Compactor(TokenCounter("openai/scripted"), window=2000, threshold=0.8)
+    size = compactor.counter.count(messages)
+    assert size < compactor.limit and not compactor.needs(messages)
+    compactor.reserved = 1600 - size + 1  # e.g. native tool schemas sent with every request
+    assert compactor.needs(messages)
+    out, report = await compactor.compact(messages)
+    assert report.removed > 0 and report.before == size + compactor.reserved
+    _assert_tool_turns_intact(out)
+
+
+async def test_native_tool_schemas_are_counted_in_a_run(workspace):
+    (workspace / "small.py").write_text("".join(f"def f{i}(x):\n    return x * {i}\n" for i in range(15)))
+    reads = [{"content": f"read {i}", "tool_calls": [call("read_file", path="small.py")]} for i in range(3)]
+    o = await run_script(workspace, [*reads, done("ok")], context_window=3000)
+    reserved = o.run.compactor.reserved
+    assert reserved > 1000  # the built-in tools' JSON schemas
+    first = o.of("compaction")[0]
+    # the messages alone were under the 80% threshold: only counting the tools made the run compact
+    assert first["before"] - reserved < 0.8 * 3000 < first["before"]
+
+
 def _big_file(workspace) -> None:
     lines = [
         f"def function_{i}(value):\n    return value * {i} + len('padding text for tokens')\n"
@@ -104,7 +127,11 @@ async def test_run_with_model_written_summary(workspace):
     reads = [{"content": f"read {i}", "tool_calls": [call("read_file", path="big.py")]} for i in range(8)]
     summary = {"match": "Summarize this part", "content": "SUMMARY: big.py holds function_0..function_19."}
     o = await run_script(
-        workspace, [*reads, summary, done("ok")], context_window=4000, compaction_summary=True
+        # 5000 tokens: one compaction (the native tool schemas count against the window too)
+        workspace,
+        [*reads, summary, done("ok")],
+        context_window=5000,
+        compaction_summary=True,
     )
     assert o.result.success and o.of("compaction")[0]["summarized"]
     later = [

@@ -198,7 +198,9 @@ async def test_a_refused_system_role_is_merged_into_the_first_user_message(works
     assert o.requests[0]["messages"][0]["role"] == "system"
     first = o.requests[1]["messages"][0]
     assert [m["role"] for m in o.requests[1]["messages"]] == ["user"]
-    assert first["content"].startswith("You are lsp-agent") and "Task: fix the add function" in first["content"]
+    assert (
+        first["content"].startswith("You are lsp-agent") and "Task: fix the add function" in first["content"]
+    )
 
 
 async def test_a_system_role_refusal_is_permanent_when_merging_is_off(workspace):
