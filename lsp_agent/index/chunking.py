@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import partial
+from operator import itemgetter
 
 import tree_sitter as ts
 
@@ -73,6 +75,10 @@ def _capture_roles(query: ts.Query) -> dict[str, tuple[str, str, bool]]:
     return out
 
 
+_symbol = partial(tuple.__new__, Symbol)  # Symbol(*fields) without the Python-level __new__ (many refs)
+_LINE_NAME_KIND = itemgetter(4, 0, 3)
+
+
 def _collect(root: ts.Node, lang: str) -> tuple[list[_Def], list[Symbol], list[_Def]]:
     """Run the tag query: (nested chunkable definitions, symbols, all definitions)."""
     loaded = load_language(lang)
@@ -95,7 +101,9 @@ def _collect(root: ts.Node, lang: str) -> tuple[list[_Def], list[Symbol], list[_
         if role == "reference":
             for node in nodes:
                 line = node.start_point[0] + 1
-                refs.append(Symbol(node.text.decode("utf-8", "replace"), None, "reference", kind, line, line))
+                refs.append(
+                    _symbol((node.text.decode("utf-8", "replace"), None, "reference", kind, line, line))
+                )
             continue
         for node in nodes:
             span = node.parent
@@ -105,7 +113,7 @@ def _collect(root: ts.Node, lang: str) -> tuple[list[_Def], list[Symbol], list[_
             outer = _widen(span, wrappers)
             start = _leading_comment_row(outer) if kind in CHUNK_KINDS else outer.start_point[0]
             defs.append(_Def(node.text.decode("utf-8", "replace"), kind, span, start, _end_row(span)))
-    refs.sort(key=lambda r: (r.line, r.name, r.kind))
+    refs.sort(key=_LINE_NAME_KIND)  # the same order however the tree was parsed (fresh or incremental)
     defs.sort(key=lambda d: (d.node.start_byte, -d.node.end_byte))
     roots: list[_Def] = []
     stack: list[_Def] = []

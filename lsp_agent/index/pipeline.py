@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsp_agent.index.chunking import analyze
-from lsp_agent.index.models import FileAnalysis
-from lsp_agent.index.store import text_hash
+from lsp_agent.index.store import FileRows, file_rows, text_hash
 from lsp_agent.workspace.walk import BINARY_SNIFF_BYTES
 
 PARALLEL_MIN_FILES = 300  # below this, starting worker processes costs more than it saves
@@ -36,7 +35,7 @@ class FileResult:
     job: FileJob
     status: str
     digest: str = ""
-    analysis: FileAnalysis | None = None
+    rows: FileRows | None = None
 
 
 def decode_source(data: bytes) -> str | None:
@@ -67,7 +66,7 @@ def run_job(job: FileJob) -> FileResult:
     text = decode_source(data)
     if text is None:
         return FileResult(job, "skipped", digest)
-    return FileResult(job, "parsed", digest, analyze(job.path, text))
+    return FileResult(job, "parsed", digest, file_rows(job.path, analyze(job.path, text)))
 
 
 def _run_batch(jobs: Sequence[FileJob]) -> list[FileResult]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
-from array import array
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -14,8 +13,9 @@ from pathlib import Path
 import numpy as np
 
 from lsp_agent.index.models import Chunk, FileAnalysis
+from lsp_agent.index.tokens import pack_terms
 
-SCHEMA_VERSION = "6"  # bump when chunking or tokenization changes: the index is rebuilt
+SCHEMA_VERSION = "7"  # bump when chunking or tokenization changes: the index is rebuilt
 BINARY_LANGUAGE = "binary"  # files kept only so that refreshes skip them; never counted or searched
 
 SCHEMA = """
@@ -27,7 +27,6 @@ CREATE TABLE IF NOT EXISTS chunks(
     id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, start INTEGER NOT NULL, end_line INTEGER NOT NULL,
     symbol TEXT, kind TEXT NOT NULL, text TEXT NOT NULL, length INTEGER NOT NULL, terms BLOB NOT NULL,
     hash TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS terms(id INTEGER PRIMARY KEY, term TEXT UNIQUE NOT NULL);
 CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id);
 CREATE TABLE IF NOT EXISTS symbols(
     file_id INTEGER NOT NULL, name TEXT NOT NULL, qualified_name TEXT, role TEXT NOT NULL, kind TEXT NOT NULL,
@@ -71,6 +70,34 @@ class FileRecord:
     hash: str
 
 
+@dataclass
+class FileRows:
+    """A file's analysis as database rows: what index workers send back (plain tuples pickle fast)."""
+
+    language: str
+    chunks: list[tuple[int, int, str | None, str, str, int, bytes, str]]  # start, end, symbol, kind, text,
+    # token count, packed terms, hash
+    symbols: list[tuple[str, str | None, str, str, int, int]]  # name, qualified, role, kind, line, end_line
+
+
+def file_rows(path: str, analysis: FileAnalysis) -> FileRows:
+    """The rows of one analysed file; a chunk's hash covers its path, symbol and text (what gets embedded)."""
+    chunks = [
+        (
+            c.start,
+            c.end,
+            c.symbol,
+            c.kind,
+            c.text,
+            sum(counts.values()),
+            pack_terms(counts),
+            text_hash(f"{path}\0{c.symbol}\0{c.text}"),
+        )
+        for c, counts in zip(analysis.chunks, analysis.tokens, strict=True)
+    ]
+    return FileRows(analysis.language, chunks, [tuple(s) for s in analysis.symbols])
+
+
 @dataclass(frozen=True)
 class ChunkRow:
     """A stored chunk with its file path."""
@@ -90,7 +117,6 @@ class IndexStore:
         self.conn = sqlite3.connect(str(db_path), isolation_level=None, check_same_thread=False, timeout=120)
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
-        self._vocab: dict[str, int] | None = None
         self._next_chunk_id: int | None = None
         row = self.conn.execute(
             "SELECT value FROM meta WHERE key='schema'"
@@ -104,8 +130,9 @@ class IndexStore:
             with self.transaction():
                 row = self.conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
                 if row is None or row[0] != SCHEMA_VERSION:
-                    for table in ("files", "chunks", "symbols", "vectors", "terms"):
+                    for table in ("files", "chunks", "symbols", "vectors"):
                         self.conn.execute(f"DELETE FROM {table}")
+                    self.conn.execute("DROP TABLE IF EXISTS terms")  # schema 5-6 kept a vocabulary
                     self.conn.execute(
                         "INSERT OR REPLACE INTO meta(key, value) VALUES('schema', ?)", (SCHEMA_VERSION,)
                     )
@@ -120,15 +147,10 @@ class IndexStore:
         self.conn.execute("BEGIN IMMEDIATE")
         # Another process may have written since our last transaction: re-check the cached counters.
         self._next_chunk_id = None
-        if self._vocab is not None:
-            max_id = self.conn.execute("SELECT MAX(id) FROM terms").fetchone()[0]
-            if (max_id if max_id is not None else -1) != len(self._vocab) - 1:
-                self._vocab = None
         try:
             yield
         except BaseException:
             self.conn.execute("ROLLBACK")
-            self._vocab = None  # it may hold ids of terms the rollback removed
             self._next_chunk_id = None
             raise
         if self._next_chunk_id is not None:
@@ -178,9 +200,9 @@ class IndexStore:
         return ids
 
     def replace_file(
-        self, path: str, size: int, mtime_ns: int, digest: str, analysis: FileAnalysis
-    ) -> tuple[list[int], list[tuple[int, str, dict[str, int]]]]:
-        """Store a file's new analysis; returns (removed chunk ids, [(new id, chunk hash, term counts)]).
+        self, path: str, size: int, mtime_ns: int, digest: str, rows: FileRows
+    ) -> tuple[list[int], list[tuple[int, str, bytes]]]:
+        """Store a file's new analysis; returns (removed chunk ids, [(new id, chunk hash, packed terms)]).
 
         Chunks whose text did not change keep their rows (only their line numbers are updated) and symbols are
         diffed, so an edit rewrites what it touched, not the whole file.
@@ -189,7 +211,7 @@ class IndexStore:
         if old is not None:
             self.conn.execute(
                 "UPDATE files SET size=?, mtime_ns=?, hash=?, language=? WHERE id=?",
-                (size, mtime_ns, digest, analysis.language, old.id),
+                (size, mtime_ns, digest, rows.language, old.id),
             )
             file_id = old.id
             existing: dict[str, list[tuple[int, int, int]]] = {}
@@ -200,39 +222,23 @@ class IndexStore:
         else:
             cur = self.conn.execute(
                 "INSERT INTO files(path, size, mtime_ns, hash, language) VALUES(?,?,?,?,?)",
-                (path, size, mtime_ns, digest, analysis.language),
+                (path, size, mtime_ns, digest, rows.language),
             )
             file_id = int(cur.lastrowid)
             existing = {}
-        added: list[tuple[int, str, dict[str, int]]] = []
-        rows = []
+        added: list[tuple[int, str, bytes]] = []
+        inserts = []
         moved = []
-        for chunk, counts in zip(analysis.chunks, analysis.tokens, strict=True):
-            h = text_hash(f"{path}\0{chunk.symbol}\0{chunk.text}")
+        for start, end, symbol, kind, text, length, blob, h in rows.chunks:
             same = existing.get(h)
             if same:
-                chunk_id, start, end = same.pop()
-                if (start, end) != (chunk.start, chunk.end):
-                    moved.append((chunk.start, chunk.end, chunk_id))
+                chunk_id, old_start, old_end = same.pop()
+                if (old_start, old_end) != (start, end):
+                    moved.append((start, end, chunk_id))
                 continue
             chunk_id = self._new_chunk_id()
-            blob = self._term_blob(counts)
-            length = sum(counts.values())
-            rows.append(
-                (
-                    chunk_id,
-                    file_id,
-                    chunk.start,
-                    chunk.end,
-                    chunk.symbol,
-                    chunk.kind,
-                    chunk.text,
-                    length,
-                    blob,
-                    h,
-                )
-            )
-            added.append((chunk_id, h, counts))
+            inserts.append((chunk_id, file_id, start, end, symbol, kind, text, length, blob, h))
+            added.append((chunk_id, h, blob))
         removed = [chunk_id for left in existing.values() for chunk_id, _, _ in left]
         if removed:
             self.conn.executemany("DELETE FROM chunks WHERE id=?", [(i,) for i in removed])
@@ -241,14 +247,13 @@ class IndexStore:
         self.conn.executemany(
             "INSERT INTO chunks(id, file_id, start, end_line, symbol, kind, text, length, terms, hash) "
             "VALUES(?,?,?,?,?,?,?,?,?,?)",
-            rows,
+            inserts,
         )
-        self._replace_symbols(file_id, analysis, diff=old is not None)
+        self._replace_symbols(file_id, rows.symbols, diff=old is not None)
         return removed, added
 
-    def _replace_symbols(self, file_id: int, analysis: FileAnalysis, diff: bool) -> None:
+    def _replace_symbols(self, file_id: int, new: list[tuple], diff: bool) -> None:
         """Write a file's symbols, deleting and inserting only the rows that differ from the stored ones."""
-        new = [(s.name, s.qualified_name, s.role, s.kind, s.line, s.end_line) for s in analysis.symbols]
         if diff:
             stored: dict[tuple, list[int]] = {}
             for rowid, *values in self.conn.execute(
@@ -272,12 +277,6 @@ class IndexStore:
             [(file_id, *row) for row in new],
         )
 
-    def vocabulary(self) -> dict[str, int]:
-        """Term -> id of every term any chunk has used."""
-        if self._vocab is None:
-            self._vocab = dict(self.conn.execute("SELECT term, id FROM terms"))
-        return self._vocab
-
     def _new_chunk_id(self) -> int:
         """Chunk ids are assigned here (never reused) so a file's chunks go in with one executemany."""
         if self._next_chunk_id is None:
@@ -288,32 +287,12 @@ class IndexStore:
         self._next_chunk_id += 1
         return chunk_id
 
-    def _term_blob(self, counts: dict[str, int]) -> bytes:
-        """A chunk's (term id, count) pairs as int32 bytes, adding unseen terms to the vocabulary."""
-        vocab = self.vocabulary()
-        fresh = [t for t in counts if t not in vocab]
-        if fresh:
-            start = len(vocab)
-            for i, term in enumerate(fresh):
-                vocab[term] = start + i
-            self.conn.executemany("INSERT INTO terms(id, term) VALUES(?,?)", [(vocab[t], t) for t in fresh])
-        pairs = array("i", [0]) * (2 * len(counts))
-        pairs[0::2] = array("i", [vocab[t] for t in counts])
-        pairs[1::2] = array("i", counts.values())
-        return pairs.tobytes()  # native int32, as LexicalIndex reads it (the cache never leaves the machine)
-
-    def lexical_snapshot(self) -> tuple[dict[str, int], np.ndarray, np.ndarray, list[bytes]]:
-        """(vocabulary, chunk ids, token counts, term blobs) read in one snapshot, for building BM25."""
-        self.conn.execute("BEGIN")
-        try:
-            self._vocab = None
-            vocab = self.vocabulary()
-            rows = self.conn.execute("SELECT id, length, terms FROM chunks ORDER BY id").fetchall()
-        finally:
-            self.conn.execute("COMMIT")
+    def lexical_snapshot(self) -> tuple[np.ndarray, np.ndarray, list[bytes]]:
+        """(chunk ids, token counts, packed terms) read in one snapshot, for building BM25."""
+        rows = self.conn.execute("SELECT id, length, terms FROM chunks ORDER BY id").fetchall()
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         lengths = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
-        return vocab, ids, lengths, [r[2] for r in rows]
+        return ids, lengths, [r[2] for r in rows]
 
     def chunks_by_id(self, ids: Iterable[int]) -> dict[int, ChunkRow]:
         """Stored chunks with their paths."""

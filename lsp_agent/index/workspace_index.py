@@ -20,8 +20,8 @@ from lsp_agent.index.lexical import LexicalIndex
 from lsp_agent.index.models import Chunk, FileAnalysis, IndexConfig, IndexStats, SearchHit, SymbolHit
 from lsp_agent.index.pipeline import FileJob, decode_source, run_jobs
 from lsp_agent.index.repomap import build_repo_map
-from lsp_agent.index.store import BINARY_LANGUAGE, IndexStore, default_db_path, text_hash
-from lsp_agent.index.tokens import tokenize
+from lsp_agent.index.store import BINARY_LANGUAGE, FileRows, IndexStore, default_db_path, file_rows, text_hash
+from lsp_agent.index.tokens import term_hash, tokenize, unpack_terms
 from lsp_agent.workspace.walk import is_ignored, walk_workspace
 
 log = logging.getLogger(__name__)
@@ -32,7 +32,7 @@ EMBED_BATCH = 256
 SNIPPET_CHARS = 200
 MAX_KEPT_TREES = 16
 BULK_MIN_FILES = 500  # a first index this large loads without secondary indexes and builds them at the end
-BINARY = FileAnalysis(BINARY_LANGUAGE, [], [], [])
+BINARY = FileRows(BINARY_LANGUAGE, [], [])
 
 
 class WorkspaceIndex:
@@ -123,7 +123,7 @@ class WorkspaceIndex:
                 jobs.append(FileJob(rel, str(path), st.st_size, st.st_mtime_ns, rec.hash if rec else None))
             deleted = [rec for rel, rec in known.items() if rel not in seen]
             removed: list[int] = []
-            added: list[tuple[int, str, dict[str, int]]] = []
+            added: list[tuple[int, str, bytes]] = []
             parsed = 0
             bulk = store.bulk_load() if not known and len(jobs) >= BULK_MIN_FILES else nullcontext()
             with store.transaction(), bulk:
@@ -143,9 +143,9 @@ class WorkspaceIndex:
                         if job.path in known:
                             removed.extend(store.delete_file(known[job.path].id))
                     else:
-                        assert result.analysis is not None
+                        assert result.rows is not None
                         gone, new = store.replace_file(
-                            job.path, job.size, job.mtime_ns, result.digest, result.analysis
+                            job.path, job.size, job.mtime_ns, result.digest, result.rows
                         )
                         removed.extend(gone)
                         added.extend(new)
@@ -178,7 +178,7 @@ class WorkspaceIndex:
             if progress:
                 progress(min(i + EMBED_BATCH, len(missing)), len(missing), "embeddings")
 
-    def _apply_changes(self, removed: list[int], added: list[tuple[int, str, dict[str, int]]]) -> None:
+    def _apply_changes(self, removed: list[int], added: list[tuple[int, str, bytes]]) -> None:
         """Mirror committed changes into the in-memory rankers (or drop them for a rebuild when large)."""
         if not removed and not added:
             return
@@ -187,8 +187,8 @@ class WorkspaceIndex:
             lexical = self._lexical
             if lexical is not None:
                 lexical.remove(removed)
-                for chunk_id, _, tokens in added:
-                    lexical.add(chunk_id, tokens)
+                for chunk_id, _, packed in added:
+                    lexical.add(chunk_id, unpack_terms(packed))
                 if lexical.needs_rebuild():
                     self._lexical = None
             if self._vectors is not None and self._embedder is not None:
@@ -232,7 +232,7 @@ class WorkspaceIndex:
                 return
             store = self._writer
             removed: list[int] = []
-            added: list[tuple[int, str, dict[str, int]]] = []
+            added: list[tuple[int, str, bytes]] = []
             with store.transaction():
                 for rel, text in pending.items():
                     rec = store.file(rel)
@@ -250,7 +250,7 @@ class WorkspaceIndex:
                         self._trees[rel] = parsed
                         while len(self._trees) > MAX_KEPT_TREES:
                             self._trees.popitem(last=False)
-                    gone, new = store.replace_file(rel, -1, -1, digest, analysis)
+                    gone, new = store.replace_file(rel, -1, -1, digest, file_rows(rel, analysis))
                     removed.extend(gone)
                     added.extend(new)
                 if added:
@@ -305,7 +305,7 @@ class WorkspaceIndex:
                 effective[self._rel(path)] = text
             exclude: set[int] = set()
             extra_chunks: dict[Hashable, tuple[str, Chunk]] = {}
-            extra_tokens: list[tuple[Hashable, dict[str, int]]] = []
+            extra_tokens: list[tuple[Hashable, dict[int, int]]] = []
             for rel, text in effective.items():
                 exclude.update(self._reader.chunk_ids_for_path(rel))
                 if text is None or not self._indexable(rel):
@@ -314,7 +314,7 @@ class WorkspaceIndex:
                 for i, (chunk, tokens) in enumerate(zip(analysis.chunks, analysis.tokens, strict=True)):
                     key = ("override", rel, i)
                     extra_chunks[key] = (rel, chunk)
-                    extra_tokens.append((key, tokens))
+                    extra_tokens.append((key, {term_hash(t): n for t, n in tokens.items()}))
             ranked = self._lexical.search(terms, CANDIDATES, exclude, extra_tokens)
             if self._embedder is not None and self._vectors is not None:
                 dense = self._dense_search(query, exclude, extra_chunks)
