@@ -84,6 +84,7 @@ def test_node_unit_and_end_to_end_tests_pass(built: Path) -> None:
     assert int(counts.get("pass", "0")) >= 30, proc.stdout[-4000:]
     for name in (
         "Apply Pending Edits sends the proposal",
+        "Cancel on a run's progress notification cancels the run",
         "Plan and Ask sends plan",
         "Reindex Workspace rebuilds",
     ):

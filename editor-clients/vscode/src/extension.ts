@@ -14,6 +14,7 @@ import {
 import { InputError } from "./commandArgs";
 import { AgentController } from "./controller";
 import { EVENT_NOTIFICATION, Range, SETTINGS_SECTION } from "./protocol";
+import { NotificationProgressFeature } from "./progressFeature";
 import { RunInfo, soleCandidate } from "./runState";
 import { serverCommandLine, serverEnvironment, serverSettings } from "./settings";
 import { statusView } from "./statusText";
@@ -112,6 +113,7 @@ async function start(ui: Ui, sessionId: string): Promise<void> {
     },
   };
   const c = new LanguageClient("lspAgent", "LSP Agent", serverOptions, clientOptions);
+  c.registerFeature(new NotificationProgressFeature(c));
   const ctl = new AgentController(
     { executeCommand: (command, args) => c.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }) },
     (text) => ui.events.appendLine(text),

@@ -13,8 +13,10 @@ import {
   Command,
   DidChangeConfigurationNotification,
   ExecuteCommandRequest,
+  WorkDoneProgressCancelNotification,
 } from "vscode-languageserver-protocol/node";
 import { AgentController } from "../src/controller";
+import { ProgressTokenView, ProgressValue } from "../src/progressView";
 import { AgentEvent, EVENT_NOTIFICATION } from "../src/protocol";
 import { serverSettings } from "../src/settings";
 import { ScriptedModel, ServerSession, tempWorkspace, waitFor } from "./support/lspHarness";
@@ -36,6 +38,7 @@ const SCRIPT = [
     tool_calls: [{ name: "write_file", arguments: { path: "notes.txt", content: "not wanted\n" } }],
   },
   { match: "CANCEL-TASK", delay: 30, content: "too late" },
+  { match: "PROGRESS-CANCEL", delay: 30, content: "too late" },
   { tool_calls: [{ name: "task_complete", arguments: { summary: "greeting uses an f-string" } }] },
   { tool_calls: [{ name: "task_complete", arguments: { summary: "farewell uses an f-string" } }] },
   { tool_calls: [{ name: "task_complete", arguments: { summary: "wrote notes" } }] },
@@ -226,6 +229,40 @@ test("Cancel Run stops a run mid-request to the model within seconds", async () 
   assert.ok(Date.now() - started < 5000, `cancel took ${Date.now() - started} ms`);
   assert.equal(controller.tracker.get(runId)!.state, "cancelled");
   assert.equal(controller.tracker.get(runId)!.proposal, "none");
+});
+
+test("Cancel on a run's progress notification cancels the run on the server", async () => {
+  // The extension's progress view, fed the server's real $/progress; the editor side only records what opened.
+  const opened: { title: string; cancellable: boolean; cancel: () => void; updates: string[] }[] = [];
+  const views = new Map<string | number, ProgressTokenView>();
+  server.onNotification((method, params) => {
+    if (method !== "$/progress") {
+      return;
+    }
+    const { token, value } = params as { token: string | number; value: ProgressValue };
+    let view = views.get(token);
+    if (!view) {
+      view = new ProgressTokenView(
+        (title, cancellable, cancel) => {
+          const shown = { title, cancellable, cancel, updates: [] as string[] };
+          opened.push(shown);
+          return { report: (u) => shown.updates.push(u.message ?? ""), done: () => shown.updates.push("(done)") };
+        },
+        () => void server.connection.sendNotification(WorkDoneProgressCancelNotification.type, { token }),
+      );
+      views.set(token, view);
+    }
+    view.handle(value);
+  });
+  const before = model.requests.length;
+  const runId = await controller.ask({ task: "PROGRESS-CANCEL: wait for the model", uri: greetUri });
+  await waitFor("the model to receive the request", () => model.requests.length > before, 30_000);
+  const shown = await waitFor("the run's progress", () => opened.find((o) => o.title.includes("PROGRESS-CANCEL")), 10_000);
+  assert.equal(shown.cancellable, true);
+  shown.cancel();
+  await finished(runId);
+  assert.equal(controller.tracker.get(runId)!.state, "cancelled");
+  await waitFor("the progress to close", () => shown.updates.includes("(done)"), 5_000);
 });
 
 test("Plan and Ask sends plan: true; the run plans, works through its subtask and proposes the edit", async () => {

@@ -152,9 +152,11 @@ export class ServerSession {
     connection.onRequest(ShowMessageRequest.type, () => null);
     connection.onNotification(LogMessageNotification.type, (p) => session.logs.push(p.message));
     connection.onNotification(ShowMessageNotification.type, (p) => session.shown.push(p));
-    connection.onNotification("$/progress", (p: unknown) => session.progress.push(p as never));
-    for (const method of ["lspAgent/event", "textDocument/publishDiagnostics"]) {
+    for (const method of ["lspAgent/event", "textDocument/publishDiagnostics", "$/progress"]) {
       connection.onNotification(method, (params: unknown) => {
+        if (method === "$/progress") {
+          session.progress.push(params as never);
+        }
         for (const h of session.notificationHandlers) {
           h(method, params);
         }
@@ -200,7 +202,7 @@ export class ServerSession {
     return session;
   }
 
-  /** lspAgent/event and textDocument/publishDiagnostics notifications. */
+  /** lspAgent/event, textDocument/publishDiagnostics and $/progress notifications. */
   onNotification(handler: (method: string, params: unknown) => void): void {
     this.notificationHandlers.push(handler);
   }
