@@ -1,5 +1,7 @@
 """Scratch-copy cost for a 5,000-file workspace: the sandbox's copy vs a plain shutil.copytree baseline.
 
+Also the cost of showing the agent's view (files it read, unsaved editor buffers) in an existing copy.
+
 Run: python benchmarks/sandbox_copy.py [--files 5000] [--repeat 3]
 Prints the median seconds of each way to get a runnable scratch copy, and the ratio to the baseline.
 """
@@ -59,6 +61,17 @@ def main() -> int:
         overlay = Overlay(root)
         for i in range(3):  # a few proposed edits, as in a real run
             overlay.write_text(f"pkg000/module_{i:05d}.py", f"EDITED = {i}\n")
+        # The agent's view in an editor: 200 files read through the buffer hook, 5 of them unsaved buffers.
+        buffers = {root / f"pkg001/module_{100 + i:05d}.py": f"UNSAVED = {i}\n" for i in range(5)}
+        in_editor = Overlay(
+            root, read_disk=lambda path: buffers.get(path) or path.read_text(encoding="utf-8")
+        )
+        for n in range(100, 300):
+            in_editor.read_text(f"pkg{n // PER_DIR:03d}/module_{n:05d}.py")
+        kept = ScratchWorkspace(root, mode="overlay" if isolation.overlay else "copy", parent=Path(tmp))
+        assert len(kept._agent_view(in_editor)) == len(
+            buffers
+        )  # the buffers, and only they, differ from disk
         subprocess.run(["sync"], check=False)
         targets = iter(range(10_000))
 
@@ -77,6 +90,9 @@ def main() -> int:
                 result = box.run(["true"], overlay, timeout=30)
                 assert result.exit_code == 0, result.format(30)
 
+        def resync() -> None:
+            kept.sync_in(in_editor)
+
         def bare_true() -> None:
             subprocess.run(["true"], check=True)
 
@@ -87,9 +103,11 @@ def main() -> int:
         if isolation.overlay:
             cases.append(("scratch copy, overlayfs mode (+ sync_in, close)", lambda: scratch("overlay")))
         cases.append(("sandbox: scratch + first isolated run of `true` + close", first_run))
+        cases.append(("sync_in: 200 files read, 5 unsaved buffers", resync))
         cases.append(("bare subprocess `true` (no sandbox)", bare_true))
         rows = interleaved(cases, args.repeat)
         base = rows[0][1]
+        kept.close()
     print(
         f"workspace: {args.files} files; isolation here: overlay={isolation.overlay} bwrap={isolation.bwrap} "
         f"unshare_net={isolation.unshare_net}; median of {args.repeat}"
