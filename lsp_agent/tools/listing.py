@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import re
 from functools import lru_cache
-from pathlib import Path
 
 from lsp_agent.tools.registry import ToolContext, ToolError
-from lsp_agent.workspace.walk import walk_workspace
+from lsp_agent.workspace.walk import walk_entries
 
 
 def sort_key(rel: str) -> tuple[str, ...]:
@@ -18,18 +16,13 @@ def sort_key(rel: str) -> tuple[str, ...]:
 
 def visible_entries(ctx: ToolContext, base: str = ".", *, include_dirs: bool = True) -> dict[str, bool]:
     """rel path -> is_dir for everything under `base` in this run's view, sorted like the walk."""
-    root = Path(ctx.root).absolute()
-    cut = len(str(root).rstrip(os.sep)) + 1
     prefix = "" if base == "." else base + "/"
     entries: dict[str, bool] = {}
-    for path in walk_workspace(root, exclude=ctx.exclude, include_dirs=include_dirs, under=prefix):
-        if ctx.cancel is not None and ctx.cancel.is_set():
+    cancel = ctx.cancel
+    for rel, is_dir in walk_entries(ctx.root, exclude=ctx.exclude, include_dirs=include_dirs, under=prefix):
+        if cancel is not None and cancel.is_set():
             raise ToolError("cancelled")
-        rel = str(path)[cut:]
-        if os.sep != "/":
-            rel = rel.replace(os.sep, "/")
-        if rel.startswith(prefix):
-            entries[rel] = include_dirs and path.is_dir()
+        entries[rel] = is_dir
     overlay = ctx.overlay
     for rel in overlay.deleted_paths():
         entries.pop(rel, None)

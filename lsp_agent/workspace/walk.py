@@ -99,12 +99,36 @@ def walk_workspace(
     `under` (a POSIX path relative to the root) walks only that directory's subtree, with the same ignore rules
     as a walk from the root: nothing when the directory itself is ignored, hidden, a symlink or missing.
     """
-    root = Path(root).absolute()
+    for path, _rel, _is_dir in _walk(
+        Path(root).absolute(), exclude, include_dirs, max_file_size, skip_binary, under
+    ):
+        yield Path(path)
+
+
+def walk_entries(
+    root: Path, *, exclude: Sequence[str] = (), include_dirs: bool = False, under: str = ""
+) -> Iterator[tuple[str, bool]]:
+    """Like walk_workspace, but (POSIX path relative to the root, is_dir) pairs: no Path objects, no extra stat."""
+    for _path, rel, is_dir in _walk(Path(root).absolute(), exclude, include_dirs, None, False, under):
+        yield rel, is_dir
+
+
+def _walk(
+    root: Path,
+    exclude: Sequence[str],
+    include_dirs: bool,
+    max_file_size: int | None,
+    skip_binary: bool,
+    under: str,
+) -> Iterator[tuple[str, str, bool]]:
+    """(absolute path, POSIX rel path, is_dir) of every walked entry."""
     root_real = os.path.realpath(root)
     extra = _exclude_layer(exclude)
 
-    def walk(directory: Path, rel_dir: str, layers: tuple[_IgnoreLayer, ...]) -> Iterator[Path]:
-        own = _load_gitignore(directory, rel_dir)
+    def walk(
+        directory: str, rel_dir: str, layers: tuple[_IgnoreLayer, ...]
+    ) -> Iterator[tuple[str, str, bool]]:
+        own = _load_gitignore(Path(directory), rel_dir)
         if own is not None:
             layers = layers + (own,)
         check = layers + ((extra,) if extra else ())
@@ -120,29 +144,27 @@ def walk_workspace(
             except OSError:
                 continue  # dangling symlink or vanished file
             is_link = entry.is_symlink()
-            real = os.path.realpath(entry.path) if is_link else None
-            if is_link and not _inside(real, root_real):
+            if is_link and not _inside(os.path.realpath(entry.path), root_real):
                 continue
             if stat.S_ISDIR(st.st_mode):
                 if is_link or _skip_dir_name(entry.name) or _ignored(check, rel, True):
                     continue  # a directory link inside the root only repeats files walked at their real path
-                path = Path(entry.path)
                 if include_dirs:
-                    yield path
-                yield from walk(path, rel, layers)
+                    yield entry.path, rel, True
+                yield from walk(entry.path, rel, layers)
             elif stat.S_ISREG(st.st_mode):
                 if _ignored(check, rel, False):
                     continue
                 if max_file_size is not None and st.st_size > max_file_size:
                     continue
-                path = Path(entry.path)
-                if skip_binary and is_binary_file(path):
+                if skip_binary and is_binary_file(Path(entry.path)):
                     continue
-                yield path
+                yield entry.path, rel, False
 
     start = _subtree_start(root, under, extra)
     if start is not None:
-        yield from walk(*start)
+        directory, rel_dir, layers = start
+        yield from walk(str(directory), rel_dir, layers)
 
 
 def _subtree_start(

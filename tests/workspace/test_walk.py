@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.workspace.walk import is_binary_file, is_ignored, walk_workspace
+from lsp_agent.workspace.walk import is_binary_file, is_ignored, walk_entries, walk_workspace
 
 
 def _write(root: Path, rel: str, data: str | bytes = "x = 1\n") -> Path:
@@ -60,6 +60,14 @@ def test_walking_a_subtree_keeps_the_rules_of_a_whole_walk(repo: Path) -> None:
     for not_walked in ("build", "pkg/build", ".venv", ".git", "pkg/linked", "missing", "main.py", "../repo"):
         assert list(walk_workspace(repo, under=not_walked)) == [], not_walked
     assert list(walk_workspace(repo, under="other", exclude=["other/"])) == []
+
+
+def test_walk_entries_match_the_path_walk(repo: Path) -> None:
+    for under in ("", "pkg"):
+        paths = list(walk_workspace(repo, include_dirs=True, under=under))
+        assert list(walk_entries(repo, include_dirs=True, under=under)) == [
+            (p.relative_to(repo).as_posix(), p.is_dir()) for p in paths
+        ]
 
 
 def test_gitignore_root_and_nested(repo: Path) -> None:
