@@ -1,6 +1,7 @@
 """MCP call overhead: the manager (own loop thread) and the registry path vs the bare SDK client in one task.
 
-Baseline, measured in the same run: `mcp.Client` on the stdio test server, awaited directly by the caller.
+Baseline, measured in the same run: `mcp.Client` on the stdio test server, awaited directly by the caller; the
+three paths take turns (10 calls each) so changing machine load hits them alike.
 Prints startup and per-call latencies and their ratios to the baseline.
 
     python benchmarks/mcp_overhead.py [--calls 200]
@@ -27,50 +28,44 @@ from lsp_agent.workspace.overlay import Overlay  # noqa: E402
 NOTES = ROOT / "tests" / "mcp" / "servers" / "notes_server.py"
 
 
-async def baseline(calls: int) -> tuple[float, list[float]]:
-    """Startup seconds and per-call seconds of the bare SDK client."""
+async def measure(calls: int, chunk: int = 10) -> dict[str, list[float]]:
+    """Startup and per-call seconds of the three paths, the calls taking turns in chunks (fair under load)."""
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
+    times: dict[str, list[float]] = {"base_start": [], "start": [], "base": [], "direct": [], "registry": []}
     started = time.perf_counter()
     params = StdioServerParameters(command=sys.executable, args=[str(NOTES)])
     async with Client(params) as client:
         await client.list_tools()
-        startup = time.perf_counter() - started
-        times = []
-        for i in range(calls):
-            t = time.perf_counter()
-            await client.call_tool("add", {"a": i, "b": 1})
-            times.append(time.perf_counter() - t)
-    return startup, times
-
-
-async def managed(calls: int) -> tuple[float, list[float], list[float]]:
-    """Startup seconds, per-call seconds through the manager, and through registry.execute."""
-    manager = McpManager([parse_server("notes", {"command": sys.executable, "args": [str(NOTES)]})])
-    try:
-        started = time.perf_counter()
-        errors = await manager.ensure_started()
-        startup = time.perf_counter() - started
-        assert not errors, errors
-        direct = []
-        for i in range(calls):
-            t = time.perf_counter()
-            await manager.call_tool("notes", "add", {"a": i, "b": 1})
-            direct.append(time.perf_counter() - t)
-        registry = ToolRegistry()
-        register_mcp_tools(registry, manager)
-        with tempfile.TemporaryDirectory() as tmp:
-            ctx = ToolContext(root=Path(tmp), overlay=Overlay(Path(tmp)))
-            via_registry = []
-            for i in range(calls):
-                t = time.perf_counter()
-                result = await registry.execute("notes__add", {"a": i, "b": 1}, ctx)
-                via_registry.append(time.perf_counter() - t)
-                assert result.ok and result.output == str(i + 1)
-    finally:
-        await manager.aclose()
-    return startup, direct, via_registry
+        times["base_start"].append(time.perf_counter() - started)
+        manager = McpManager([parse_server("notes", {"command": sys.executable, "args": [str(NOTES)]})])
+        try:
+            started = time.perf_counter()
+            errors = await manager.ensure_started()
+            times["start"].append(time.perf_counter() - started)
+            assert not errors, errors
+            registry = ToolRegistry()
+            register_mcp_tools(registry, manager)
+            with tempfile.TemporaryDirectory() as tmp:
+                ctx = ToolContext(root=Path(tmp), overlay=Overlay(Path(tmp)))
+                for first in range(0, calls, chunk):
+                    for i in range(first, min(first + chunk, calls)):
+                        t = time.perf_counter()
+                        await client.call_tool("add", {"a": i, "b": 1})
+                        times["base"].append(time.perf_counter() - t)
+                    for i in range(first, min(first + chunk, calls)):
+                        t = time.perf_counter()
+                        await manager.call_tool("notes", "add", {"a": i, "b": 1})
+                        times["direct"].append(time.perf_counter() - t)
+                    for i in range(first, min(first + chunk, calls)):
+                        t = time.perf_counter()
+                        result = await registry.execute("notes__add", {"a": i, "b": 1}, ctx)
+                        times["registry"].append(time.perf_counter() - t)
+                        assert result.ok and result.output == str(i + 1)
+        finally:
+            await manager.aclose()
+    return times
 
 
 def describe(label: str, times: list[float], base: list[float]) -> str:
@@ -84,15 +79,15 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=200)
     args = parser.parse_args()
-    base_start, base = await baseline(args.calls)
-    start, direct, via_registry = await managed(args.calls)
-    print(f"calls per path: {args.calls}")
+    times = await measure(args.calls)
+    base_start, start, base = times["base_start"][0], times["start"][0], times["base"]
+    print(f"calls per path: {args.calls} (the paths take turns, 10 calls at a time)")
     print(
         f"{'startup (connect + list)':<28} baseline {base_start:.2f} s  manager {start:.2f} s  x{start / base_start:.2f}"
     )
     print(describe("SDK client (baseline)", base, base))
-    print(describe("McpManager.call_tool", direct, base))
-    print(describe("registry.execute (bridge)", via_registry, base))
+    print(describe("McpManager.call_tool", times["direct"], base))
+    print(describe("registry.execute (bridge)", times["registry"], base))
 
 
 if __name__ == "__main__":
