@@ -82,6 +82,14 @@ def _decode_text(data: bytes) -> str | None:
         return None
 
 
+def _top_level_venvs(root: Path) -> set[str]:
+    """Names of the workspace's top-level directories that are virtual environments (hold a pyvenv.cfg)."""
+    try:
+        return {e.name for e in os.scandir(root) if e.is_dir() and os.path.isfile(Path(e.path, "pyvenv.cfg"))}
+    except OSError:
+        return set()
+
+
 def clone_or_copy(src: Path, dst: Path, *, try_clone: bool) -> bool:
     """Copy one file, sharing extents (reflink) when try_clone and the filesystem allows; True when cloned."""
     if try_clone:
@@ -143,8 +151,11 @@ class ScratchWorkspace:
         try_clone = True
         cloned = copied = 0
         made: set[Path] = set()
+        venvs = _top_level_venvs(self.root)
         for path in walk_workspace(self.root, exclude=self.exclude):
             rel = path.relative_to(self.root)
+            if rel.parts[0] in venvs:
+                continue  # a virtual environment runs from where it is; copying it would only cost time
             dst = self.workspace / rel
             if dst.parent not in made:
                 dst.parent.mkdir(parents=True, exist_ok=True)

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from sandbox_helpers import copy_mode_isolation
 
 from lsp_agent.config import Settings
 from lsp_agent.sandbox.python_env import choose_python
@@ -80,3 +81,13 @@ def test_the_codeact_interpreter_is_the_workspace_python_too(project: Path) -> N
     with Sandbox(project, memory_mib=512) as box:
         step = box.interpreter(overlay, timeout=20).execute("import sys\nsys.prefix", overlay)
         assert step.ok and step.value == repr(str(venv))
+
+
+def test_a_copied_scratch_workspace_leaves_the_venv_out(project: Path) -> None:
+    venv = make_venv(project / "venv", system_site_packages=False)
+    overlay = Overlay(project)
+    with Sandbox(project, isolation=copy_mode_isolation(), memory_mib=512) as box:
+        code = "import os, sys; print(os.path.isdir('venv'), os.path.isfile('pkg/calc.py'), sys.prefix)"
+        result = box.run([box.python().executable, "-c", code], overlay, timeout=20)
+        assert result.stdout.split() == ["False", "True", str(venv)], result.format(20)
+        assert result.changes.is_empty()
