@@ -282,6 +282,12 @@ def _report(
         print("", file=out)
         print(printer.paint(f"Proposed changes ({len(proposal.changes)} file(s)):", "bold"), file=out)
         print(_colored_diff(proposal.unified_diff(), printer), file=out)
+        from lsp_agent.workspace.proposal import check_syntax
+
+        for problem in check_syntax(proposal):
+            print(
+                printer.paint(f"warning: Python syntax error in the proposal: {problem}", "error"), file=out
+            )
         if apply and not result.success:
             print(f"not applied: the run did not complete ({result.stop_reason})", file=out)
             if session is not None:

@@ -711,7 +711,7 @@ class AgentRun:
             candidate = self.overlay.to_proposal(summary=outcome.answer)
             if not candidate.is_empty():
                 proposal = candidate
-                self._emit("proposal", **candidate.to_dict())
+                self._emit("proposal", **candidate.to_dict(), syntaxErrors=check_syntax(candidate))
         except Exception as exc:  # noqa: BLE001 - a broken overlay must still end the run
             log.exception("building the proposal failed")
             outcome = _Outcome("error", outcome.answer, False, f"could not build the proposal: {exc}")

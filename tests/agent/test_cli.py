@@ -188,3 +188,19 @@ def test_apply_refuses_a_file_changed_on_disk_during_the_run(workspace, capsys):
     out = capsys.readouterr().out
     assert status == 1 and "not applied: pkg/calc.py" in out
     assert target.read_text() == ORIGINAL + "# the user's own edit\n"
+
+
+def test_ask_warns_about_python_syntax_errors_left_in_the_proposal(workspace, capsys):
+    from lsp_agent.cli import main
+
+    broken = {"content": "", "tool_calls": [call("write_file", path="pkg/new.py", content="def f(:\n")]}
+    with ScriptedModelServer([broken, done("first try"), done("finished anyway")]) as server:
+        status = main(
+            ["ask", "add f", "--repo", str(workspace), "--model", "openai/scripted"]
+            + ["--api-base", server.base_url, "--api-key", "test"]
+        )
+        requests = server.requests
+    out = capsys.readouterr().out
+    assert status == 0 and "Answer:\nfinished anyway" in out
+    assert "syntax errors" in requests[2]["messages"][-1]["content"]  # told once before it could finish
+    assert "warning: Python syntax error in the proposal: pkg/new.py:1:" in out

@@ -228,6 +228,7 @@ async def test_syntax_errors_are_reported_once_before_finishing(workspace):
     )
     assert o.result.answer == "fixed" and o.result.iterations == 4
     assert o.result.proposal.changes[0].new_text == "def fixed():\n    pass\n"
+    assert o.of("proposal")[0]["syntaxErrors"] == []
 
 
 async def test_syntax_errors_reported_only_once(workspace):
@@ -238,6 +239,7 @@ async def test_syntax_errors_reported_only_once(workspace):
     ]
     o = await run_script(workspace, script)
     assert o.result.answer == "as is" and o.result.stop_reason == "complete"
+    assert o.of("proposal")[0]["syntaxErrors"][0].startswith("bad.py:1:")
 
 
 def _exec_registry(calls: list[str]):
