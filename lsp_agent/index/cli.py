@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -113,6 +114,13 @@ def _run(func, args: argparse.Namespace) -> int:
     except CliError as exc:
         print(f"lsp-agent: {exc}", file=sys.stderr)
         return 2
+    except sqlite3.Error as exc:  # disk full, read-only cache folder, a lock held past the timeout
+        print(
+            f"lsp-agent: the index database failed: {exc} (the cache lives under $XDG_CACHE_HOME or "
+            "~/.cache/lsp-agent; check that it is writable and has free space)",
+            file=sys.stderr,
+        )
+        return 1
 
 
 def run_index(args: argparse.Namespace) -> int:

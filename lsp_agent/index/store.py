@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator
@@ -14,6 +15,8 @@ import numpy as np
 
 from lsp_agent.index.models import Chunk, FileAnalysis
 from lsp_agent.index.tokens import pack_terms
+
+log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "7"  # bump when chunking or tokenization changes: the index is rebuilt
 BINARY_LANGUAGE = "binary"  # files kept only so that refreshes skip them; never counted or searched
@@ -113,8 +116,28 @@ class IndexStore:
     def __init__(self, db_path: Path) -> None:
         db_path.parent.mkdir(parents=True, exist_ok=True)
         self.path = db_path
+        try:
+            self._open()
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError):  # locked, read-only, disk full: not ours to fix
+                raise
+            # Not a database or malformed (a disk fault, a foreign file): it is only a cache, so start afresh.
+            log.warning("index database %s is unreadable (%s); rebuilding it", db_path, exc)
+            self.conn.close()
+            for path in (
+                db_path,
+                db_path.with_name(db_path.name + "-wal"),
+                db_path.with_name(db_path.name + "-shm"),
+            ):
+                path.unlink(missing_ok=True)
+            self._open()
+
+    def _open(self) -> None:
+        """Connect and bring the schema up to date (wiping an index of another schema version)."""
         # Another process (the CLI next to the server) may hold the write lock for a while: wait, don't fail.
-        self.conn = sqlite3.connect(str(db_path), isolation_level=None, check_same_thread=False, timeout=120)
+        self.conn = sqlite3.connect(
+            str(self.path), isolation_level=None, check_same_thread=False, timeout=120
+        )
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self._next_chunk_id: int | None = None

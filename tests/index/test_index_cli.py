@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import select
 import subprocess
 import sys
 from pathlib import Path
@@ -122,3 +124,37 @@ def test_bad_index_settings_are_warned_about_and_flags_win(shop_repo: Path) -> N
     result = _run("index", str(shop_repo), "--embeddings", "none", LSP_AGENT_EMBEDDINGS="openai/unreachable")
     assert result.returncode == 0, result.stderr
     assert "indexed 7 files" in result.stdout
+
+
+def test_progress_bar_on_a_terminal(shop_repo: Path) -> None:
+    leader, follower = pty.openpty()
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "lsp_agent", "index", str(shop_repo)],
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            text=True,
+            timeout=60,
+            env=env,
+        )
+        os.close(follower)
+        follower = -1
+        seen = b""
+        while select.select([leader], [], [], 0.5)[0]:
+            try:
+                data = os.read(leader, 4096)
+            except OSError:  # EIO once the terminal's other end is closed
+                break
+            if not data:
+                break
+            seen += data
+    finally:
+        if follower >= 0:
+            os.close(follower)
+        os.close(leader)
+    assert proc.returncode == 0 and "indexed 7 files" in proc.stdout
+    assert b"indexing [" in seen and b"7/7" in seen

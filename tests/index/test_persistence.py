@@ -312,3 +312,12 @@ def test_nested_gitignore_and_escaping_symlinks(shop_repo: Path, tmp_path: Path)
         assert not any("linked" in p for p in paths)
         assert index.find_symbol("outside_secret") == []
         assert "inside_link.py" in paths  # a link that stays inside the root is a file like any other
+
+
+def test_a_corrupt_cache_database_is_rebuilt(shop_repo: Path) -> None:
+    db = default_db_path(shop_repo)
+    db.parent.mkdir(parents=True, exist_ok=True)
+    db.write_bytes(b"this is not an SQLite database, it is a damaged cache file" * 100)
+    with WorkspaceIndex(shop_repo) as index:
+        assert index.refresh().parsed == 7
+        assert index.search("Luhn checksum")[0].symbol == "validate_card_number"
