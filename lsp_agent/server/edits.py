@@ -10,7 +10,8 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
-from lsp_agent.server.hunks import Hunk, Refusal, compute_hunks, rebase_hunks, split_lines
+from lsp_agent.server.hunks import Hunk, Refusal, compute_hunks, split_lines
+from lsp_agent.server.rebase import Rebaser
 from lsp_agent.workspace.proposal import FileChange, Proposal
 
 
@@ -52,17 +53,14 @@ class FileProposal:
     uri: str
     abspath: Path
     hunks: list[Hunk]
-    _rebased: tuple[str, list[Hunk], list[Refusal]] | None = field(default=None, repr=False)
+    _rebaser: Rebaser | None = field(default=None, repr=False)
 
     def rebased(self, current: str) -> tuple[list[Hunk], list[Refusal]]:
-        """The hunks moved onto `current` (cached for the last text seen: code actions must stay fast)."""
+        """The hunks moved onto `current` (incremental from the last text seen: code actions must stay fast)."""
         assert self.change.base_text is not None
-        cached = self._rebased
-        if cached is not None and (cached[0] is current or cached[0] == current):
-            return cached[1], cached[2]
-        hunks, refused = rebase_hunks(self.change.path, self.change.base_text, current, self.hunks)
-        self._rebased = (current, hunks, refused)
-        return hunks, refused
+        if self._rebaser is None:
+            self._rebaser = Rebaser(self.change.path, self.change.base_text, self.hunks)
+        return self._rebaser.rebase(current)
 
 
 def file_proposals(root: Path, proposal: Proposal) -> list[FileProposal]:
@@ -214,7 +212,7 @@ def build_edit(
 def _pair(
     original: list[Hunk], rebased: list[Hunk], refusals: list[Refusal]
 ) -> list[tuple[Hunk, Hunk | None]]:
-    """Pair each original hunk with its rebased form (None when refused); order is preserved by rebase_hunks."""
+    """Pair each original hunk with its rebased form (None when refused); order is preserved by the rebase."""
     refused = {id(r.hunk) for r in refusals}
     moved = iter(rebased)
     return [(h, None if id(h) in refused else next(moved)) for h in original]

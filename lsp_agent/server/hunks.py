@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import bisect
 import difflib
 import functools
 import re
@@ -98,55 +97,6 @@ def compute_hunks(base_text: str, new_text: str) -> list[Hunk]:
             hunks.append(Hunk(i, a, tuple(new[j:b])))
         i, j = a + size, b + size
     return hunks
-
-
-class _LineMap:
-    """base line index -> current line index, for lines the user left untouched (None for the others)."""
-
-    def __init__(self, base: tuple[str, ...], current: tuple[str, ...]) -> None:
-        self.blocks = matching_blocks(base, current)
-        self.starts = [a for a, _, _ in self.blocks]
-
-    def offset(self, line: int) -> int | None:
-        """How far an untouched base line moved (None when the user changed or removed it)."""
-        k = bisect.bisect_right(self.starts, line) - 1
-        if k < 0:
-            return None
-        a, b, size = self.blocks[k]
-        return b - a if line < a + size else None
-
-
-def rebase_hunks(
-    path: str, base_text: str, current_text: str, hunks: list[Hunk]
-) -> tuple[list[Hunk], list[Refusal]]:
-    """Move hunks made against base_text onto current_text.
-
-    A hunk applies cleanly when the lines it replaces and one line of context on each side are untouched in
-    current_text (and stayed contiguous); it is then shifted to their new place. Other hunks are refused.
-    """
-    if base_text == current_text:
-        return list(hunks), []
-    base, current = split_lines(base_text), split_lines(current_text)
-    moved = _LineMap(base, current)
-    rebased: list[Hunk] = []
-    refused: list[Refusal] = []
-    for hunk in hunks:
-        lo, hi = max(0, hunk.start - 1), min(len(base), hunk.end + 1)
-        deltas = {moved.offset(i) for i in range(lo, hi)}
-        if lo == hi:  # empty base: only a still-empty document can take the hunk
-            deltas = {None if current else 0}
-        if None in deltas or len(deltas) != 1:
-            refused.append(Refusal(path, hunk))
-            continue
-        delta = deltas.pop()
-        if hunk.end == len(base) and hunk.end + delta != len(current):
-            refused.append(Refusal(path, hunk))  # the user appended after the hunk's end-of-file anchor
-            continue
-        if hunk.start == 0 and delta != 0:
-            refused.append(Refusal(path, hunk))  # the user inserted above a top-of-file hunk
-            continue
-        rebased.append(hunk.shifted(delta))
-    return rebased, refused
 
 
 def apply_hunks(text: str, hunks: list[Hunk]) -> str:

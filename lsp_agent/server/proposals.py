@@ -64,7 +64,7 @@ class PendingProposal:
             base = apply_hunks(fp.change.base_text or "", [fp.hunks[index]])
             fp.change = dataclasses.replace(fp.change, base_text=base)
             fp.hunks = compute_hunks(base, fp.change.new_text or "")
-            fp._rebased = None
+            fp._rebaser = None
         if not fp.hunks:
             self.drop([fp])
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
 from lsp_agent.server.edits import DocumentState, EditSupport, build_edit, file_proposals
-from lsp_agent.server.hunks import apply_hunks, compute_hunks, rebase_hunks, split_lines
+from lsp_agent.server.hunks import apply_hunks, compute_hunks, split_lines
+from lsp_agent.server.rebase import Rebaser, rebase_hunks
 from lsp_agent.workspace.proposal import FileChange, Proposal
 
 BASE = "".join(f"line {i}\n" for i in range(20))
@@ -120,3 +122,33 @@ def test_applying_one_hunk_keeps_its_neighbour_applicable(tmp_path: Path):
     pending.drop_hunk(fp, 0)
     rebased, refused = fp.rebased(user_text)
     assert refused == [] and apply_hunks(user_text, rebased) == new
+
+
+def test_rebaser_follows_keystrokes_like_a_fresh_rebase():
+    """Incremental rebasing (text after text) decides like a full diff, also when an edit is undone."""
+    base = "".join(f"def g{i}(x):\n    return x * {i}\n\n" for i in range(150))
+    new = base.replace("x * 17\n", "x * -17\n").replace("x * 70\n", "x * -70\n").replace("x * 140\n", "")
+    hunks = compute_hunks(base, new)
+    rebaser = Rebaser("g.py", base, hunks)
+    lines = list(split_lines(base))
+    rng = random.Random(7)
+    outcomes = set()
+    for _ in range(120):
+        i = rng.randrange(len(lines))
+        op = rng.random()
+        if op < 0.5:
+            lines[i] = "#" + lines[i]  # typing on a line
+        elif op < 0.8:
+            lines.insert(i, "\n")  # a new line
+        elif len(lines) > 1:
+            del lines[i]
+        current = "".join(lines)
+        got = rebaser.rebase(current)
+        assert got == rebase_hunks("g.py", base, current, hunks)
+        outcomes.add(len(got[1]))
+    assert len(outcomes) > 1  # some steps refused hunks, others did not
+
+    edited = base.replace("def g70(x):\n", "def g70(x, y):\n")  # the context line above the second hunk
+    assert [r.hunk for r in rebaser.rebase(edited)[1]] == [hunks[1]]
+    rebased, refused = rebaser.rebase(base.replace("x * 3\n", "x * 3  # typed\n"))  # the edit is undone
+    assert refused == [] and len(rebased) == len(hunks)
