@@ -204,3 +204,40 @@ def test_ask_warns_about_python_syntax_errors_left_in_the_proposal(workspace, ca
     assert status == 0 and "Answer:\nfinished anyway" in out
     assert "syntax errors" in requests[2]["messages"][-1]["content"]  # told once before it could finish
     assert "warning: Python syntax error in the proposal: pkg/new.py:1:" in out
+
+
+def test_ask_on_a_terminal_prints_in_colour(workspace, monkeypatch):
+    import pty
+
+    from lsp_agent.cli import main
+
+    master, slave = pty.openpty()
+    terminal = os.fdopen(slave, "w", encoding="utf-8")  # a real terminal as stdout
+    chunks: list[bytes] = []
+
+    def read_terminal() -> None:
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO once the terminal is closed
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=read_terminal)
+    reader.start()
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setattr(sys, "stdout", terminal)
+    with ScriptedModelServer(FIX) as server:
+        status = main(
+            ["ask", "fix add", "--repo", str(workspace), "--model", "openai/scripted"]
+            + ["--api-base", server.base_url, "--api-key", "test"]
+        )
+    terminal.close()
+    reader.join(10)
+    os.close(master)
+    out = b"".join(chunks).decode().replace("\r\n", "\n")
+    assert status == 0
+    assert "\033[36mthought: Read the module.\033[0m" in out  # thoughts in cyan
+    assert "\033[32m+    return a + b\033[0m" in out and "\033[31m-    return a - b\033[0m" in out
