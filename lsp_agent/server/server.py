@@ -19,6 +19,7 @@ from lsp_agent.server.indexing import IndexManager
 from lsp_agent.server.progress import ProgressReporter
 from lsp_agent.server.proposals import PendingProposal, ProposalStore
 from lsp_agent.server.runs import RunManager, RunRecord
+from lsp_agent.server.setting_names import editor_wording
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +113,7 @@ class AgentServer(LanguageServer):
         _merge_into(client, _section(self.init_options))
         _merge_into(client, _section(self.client_config))
         self.settings, errors = load_settings(self.primary_root, client=client)
+        errors = [editor_wording(e) for e in errors]
         if not show:
             return errors
         if errors and errors != self.settings_errors:

@@ -60,10 +60,10 @@ async def test_bad_settings_are_reported_by_name_and_defaults_kept(editor):
     await wait_index_ready(editor)
     errors = [m.message for m in editor.client.messages if m.type == types.MessageType.Error]
     joined = " ".join(errors)
-    assert "max_iterations" in joined or "maxIterations" in joined
-    assert "tool_calling" in joined or "toolCalling" in joined
+    assert "setting lspAgent.maxIterations has a bad value 'lots'" in joined
+    assert "setting lspAgent.toolCalling has a bad value 'psychic'" in joined
     status = await editor.command("lspAgent.status")
-    assert any("max_iterations" in e for e in status["settingsErrors"])
+    assert any("lspAgent.maxIterations" in e for e in status["settingsErrors"])
 
 
 async def test_indexing_runs_in_the_background_under_a_progress_token(editor):
