@@ -17,9 +17,10 @@ from lsp_agent.agent import prompts
 from lsp_agent.agent.compaction import Compactor, TokenCounter, render_for_summary
 from lsp_agent.agent.events import AgentEvent, EventSink
 from lsp_agent.agent.model import ModelClient, ModelError, ModelReply, context_window, get_litellm
+from lsp_agent.agent.outcome import _Outcome, _Stop
 from lsp_agent.agent.parsing import ToolCall, parse_reply
 from lsp_agent.agent.permissions import PermissionAsker, PermissionGate, denial_message
-from lsp_agent.agent.planner import Plan, SubTask, parse_plan
+from lsp_agent.agent.planned import run_planned
 from lsp_agent.agent.session import Session
 from lsp_agent.agent.transcript import Transcript
 from lsp_agent.workspace.proposal import check_syntax
@@ -74,24 +75,6 @@ class RunResult:
     def total_tokens(self) -> int:
         """Prompt plus completion tokens."""
         return self.prompt_tokens + self.completion_tokens
-
-
-@dataclass
-class _Outcome:
-    """How one ReAct loop (the task or one subtask) ended."""
-
-    stop_reason: str
-    answer: str
-    success: bool
-    error: str | None = None
-
-
-class _Stop(Exception):
-    """Ends the whole run (cancellation, permanent model error, token budget)."""
-
-    def __init__(self, stop_reason: str, message: str) -> None:
-        super().__init__(message)
-        self.stop_reason = stop_reason
 
 
 class AgentRun:
@@ -275,7 +258,7 @@ class AgentRun:
         if self.style_loop is not None:
             return await self.style_loop(self, task_text)
         if self.settings.plan:
-            return await self._run_planned(task_text)
+            return await run_planned(self, task_text)
         return await self._react(task_text, self.settings.max_iterations)
 
     async def _repo_map(self) -> str:
@@ -620,87 +603,6 @@ class AgentRun:
             result.seconds,
         )
         log.debug("tool output: %s", output)
-
-    # --- planning -------------------------------------------------------------------------------------------
-
-    async def _run_planned(self, task_text: str) -> _Outcome:
-        """Plan subtasks, run them in dependency order (each sees earlier results), then summarize."""
-        plan = await self._make_plan(task_text)
-        self._emit("plan", subtasks=[t.to_dict() for t in plan.subtasks], fallback=plan.fallback)
-        if plan.fallback:
-            return await self._react(task_text, self.settings.max_iterations)
-        done: list[tuple[str, str]] = []
-        by_id = {t.id: t for t in plan.subtasks}
-        total = len(plan.subtasks)
-        for n, sub in enumerate(plan.subtasks, 1):
-            blocked = [d for d in sub.dependencies if by_id[d].status != "completed"]
-            if blocked:
-                self._set_status(sub, "skipped", f"skipped: depends on unfinished subtask(s) {blocked}")
-                continue
-            self._set_status(sub, "running")
-            try:
-                outcome = await self._react(
-                    prompts.subtask_message(task_text, n, total, sub.description, done),
-                    self.settings.max_iterations,
-                )
-            except _Stop as stop:
-                self._set_status(sub, "failed", str(stop))
-                for rest in plan.subtasks[n:]:
-                    self._set_status(rest, "skipped", f"skipped: {stop}")
-                raise
-            self._set_status(sub, "completed" if outcome.success else "failed", outcome.answer)
-            if outcome.success:
-                done.append((sub.description, outcome.answer))
-        if total == 1:
-            only = plan.subtasks[0]
-            return _Outcome(
-                "complete" if only.status == "completed" else "max_iterations",
-                only.result,
-                only.status == "completed",
-            )
-        return await self._final_summary(task_text, plan)
-
-    async def _make_plan(self, task_text: str) -> Plan:
-        """Ask the model for a JSON plan."""
-        request = [
-            {
-                "role": "system",
-                "content": "You are lsp-agent, a coding agent planning a task in a code workspace.",
-            },
-            {"role": "user", "content": prompts.plan_request(task_text, self.registry.names())},
-        ]
-        reply = await self._complete(request, None)
-        self.message_count += 2
-        return parse_plan(reply.content, self.task)
-
-    def _set_status(self, sub: SubTask, status: str, result: str = "") -> None:
-        """Update a subtask and report it."""
-        sub.status = status
-        if result:
-            sub.result = result
-        self._emit("subtask", id=sub.id, description=sub.description, status=status, result=sub.result)
-
-    async def _final_summary(self, task_text: str, plan: Plan) -> _Outcome:
-        """The final answer of a planned run."""
-        results = [(t.description, t.status, t.result) for t in plan.subtasks]
-        success = all(t.status == "completed" for t in plan.subtasks)
-        try:
-            reply = await self._complete(
-                [{"role": "user", "content": prompts.final_summary_request(task_text, results)}], None
-            )
-            answer = reply.content.strip()
-        except _Stop as stop:
-            if stop.stop_reason != "error":
-                raise
-            answer = ""
-        if not answer:
-            answer = "\n".join(f"[{status}] {desc}: {result}" for desc, status, result in results)
-        failed = [t for t in plan.subtasks if t.status != "completed"]
-        if success:
-            return _Outcome("complete", answer, True)
-        return _Outcome(
-            "complete", answer, False, f"{len(failed)} of {len(plan.subtasks)} subtasks did not complete"
-        )
 
     # --- results --------------------------------------------------------------------------------------------
 
