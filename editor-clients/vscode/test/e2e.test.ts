@@ -142,7 +142,10 @@ test("ask streams events, the proposal becomes a code action, and applying it ch
   assert.deepEqual(run.files, ["greet.py"]);
   assert.ok(transcript.some((l) => l.includes('-> edit_file(path="greet.py"')), transcript.join("\n"));
   assert.ok(server.logs.some((l) => l.includes(runId)), "the server also logs the run as window/logMessage lines");
-  assert.ok(server.progress.some((p) => p.value.kind === "begin") && server.progress.some((p) => p.value.kind === "end"));
+  // The run's own progress token begins and ends (its `end` may arrive just after the `done` event).
+  const runProgress = (kind: string) => server.progress.some((p) => p.token === `lsp-agent/run/${runId}` && p.value.kind === kind);
+  assert.ok(runProgress("begin"));
+  await waitFor("the run's progress to end", () => runProgress("end"), 5_000);
   assert.equal(readFileSync(join(workspace.root, "greet.py"), "utf8"), GREET, "the server never writes a proposal to disk");
 
   const list = await codeActions(greetUri, 1);
