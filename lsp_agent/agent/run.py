@@ -255,6 +255,17 @@ class AgentRun:
         )
         session_text = self.session.context_text() if self.session else ""
         task_text = prompts.task_message(self.task, context=self.context, session_text=session_text)
+        log.info(
+            "run %s: model %s, %s tool calling, %d tools, context window %d, iteration limit %d",
+            self.run_id,
+            client.model,
+            client.tool_mode,
+            len(self.registry.names()),
+            self.compactor.window,
+            self.settings.max_iterations,
+        )
+        log.debug("system prompt:\n%s", self.system)
+        log.debug("task message:\n%s", task_text)
         if self.style_loop is not None:
             return await self.style_loop(self, task_text)
         if self.settings.plan:

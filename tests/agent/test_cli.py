@@ -153,6 +153,7 @@ def test_apply_is_refused_when_the_run_did_not_complete(workspace, capsys, tmp_p
     assert (workspace / "pkg" / "calc.py").read_text() == ORIGINAL
     log = (tmp_path / "agent.log").read_text()
     assert "iteration 1 of 1" in log and "reached the iteration limit of 1" in log and "tool edit_file" in log
+    assert "openai/scripted, native tool calling" in log and "iteration limit 1" in log
 
 
 def test_apply_refuses_a_file_changed_on_disk_during_the_run(workspace, capsys):
