@@ -166,6 +166,8 @@ def edits_applied(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
         paths = [f.change.path for f in pending.files]
     refused = [r for r in arg.get("refused") or [] if isinstance(r, str)]
     record_applied(server, pending, [p for p in paths if isinstance(p, str)], refused)
+    if refused:
+        server.show_error("lsp-agent: some edits were refused: " + "; ".join(refused))
     return {"runId": pending.run_id, "remaining": len(pending.files)}
 
 

@@ -285,6 +285,50 @@ async def test_stale_document_rebases_clean_hunks_and_refuses_conflicts(editor, 
     editor.close(uri)
 
 
+async def test_code_actions_and_hints_follow_the_users_typing(editor, model):
+    uri = editor.open("long.py")
+    model.add_steps(
+        [
+            edit("long.py", "return x + 2\n", "return x + 2  # two\n"),
+            edit("long.py", "return x + 9\n", "return x + 9  # nine\n"),
+            finish("Annotate f2 and f9 again"),
+        ]
+    )
+    run_id = await editor.ask("annotate f2 and f9 again")
+    await editor.wait_event(run_id, "done")
+
+    def apply_actions(actions: list[types.CodeAction]) -> list[types.CodeAction]:
+        return [a for a in actions if a.title.startswith("Apply agent edit") and a.edit is not None]
+
+    editor.change(uri, "import os\n" + LONG)  # f2's body moves to line 8, f9's to line 29
+    editor.change(uri, "import os\n" + LONG.replace("return x + 9\n", "return x + 99\n"))  # f9 edited
+    (f2,) = apply_actions(await code_actions(editor, uri, 8))
+    (doc_edit,) = f2.edit.document_changes
+    assert doc_edit.text_document.version == editor.docs[uri][1]
+    assert [(e.range.start.line, e.new_text) for e in doc_edit.edits] == [(8, "    return x + 2  # two\n")]
+    assert apply_actions(await code_actions(editor, uri, 29)) == []  # f9's hunk is refused: nothing to apply
+    await asyncio.sleep(0.5)  # hints are republished after a short quiet period
+    assert [d.range.start.line for d in editor.client.diagnostics[uri]] == [8]
+
+    editor.change(uri, "import os\n" + LONG)  # the user undoes the f9 edit: its hunk applies again
+    (f9,) = apply_actions(await code_actions(editor, uri, 29))
+    assert [e.range.start.line for e in f9.edit.document_changes[0].edits] == [29]
+
+    editor.change(uri, "import os\n" + LONG.replace("return x + 9\n", "return x + 99\n"))
+    editor.client.messages.clear()
+    actions = await code_actions(editor, uri, 8)
+    apply_all = next(a for a in actions if a.title.startswith("Apply all agent edits"))
+    assert editor.apply(apply_all.edit).applied
+    await editor.command(apply_all.command.command, *apply_all.command.arguments)
+    assert editor.text(uri) == "import os\n" + LONG.replace("return x + 9\n", "return x + 99\n").replace(
+        "return x + 2\n", "return x + 2  # two\n"
+    )
+    shown = [m.message for m in editor.client.messages if m.type == types.MessageType.Error]
+    assert any("refused" in m and "line 29" in m for m in shown)
+    assert run_id not in [p["runId"] for p in (await editor.command("lspAgent.status"))["pending"]]
+    editor.close(uri)
+
+
 async def test_created_and_deleted_files_become_file_operations(editor, model):
     (editor.root / "obsolete.py").write_text("OLD = True\n")
     model.add_steps(
