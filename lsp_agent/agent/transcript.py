@@ -18,7 +18,7 @@ class Transcript:
     def __init__(self, path: str | Path | None) -> None:
         self.path = Path(path) if path else None
         self._file: TextIO | None = None
-        self._sent = 0
+        self._sent: dict[int, int] = {}  # conversation (id of its first message) -> messages already logged
         self._lock = threading.Lock()
         if self.path is not None:
             try:
@@ -44,10 +44,15 @@ class Transcript:
             self._file.flush()
 
     def request(self, model: str, messages: list[dict], tools: list[str], **params: Any) -> None:
-        """A model request: the new messages since the last request (all of them after a compaction)."""
+        """A model request: the messages added since this conversation's previous request (all, the first time).
+
+        Conversations (the task, each subtask, plan and summary requests) are told apart by their first message.
+        """
         if self._file is None:
             return
-        start = self._sent if self._sent <= len(messages) else 0
+        key = id(messages[0]) if messages else 0
+        start = self._sent.get(key, 0)
+        start = start if start <= len(messages) else 0
         self.write(
             "request",
             model=model,
@@ -57,11 +62,11 @@ class Transcript:
             tools=tools,
             **params,
         )
-        self._sent = len(messages)
+        self._sent[key] = len(messages)
 
     def reset(self) -> None:
-        """The next request logs the whole conversation again (after compaction)."""
-        self._sent = 0
+        """The next request of every conversation logs it whole again (after compaction)."""
+        self._sent.clear()
 
     def close(self) -> None:
         """Close the file."""

@@ -63,13 +63,19 @@ async def test_planned_run_executes_subtasks_in_order_with_earlier_results(works
         done("add fixed"),
         {"content": "Read calc.py and fixed add to return a + b."},
     ]
-    o = await run_script(workspace, script, plan=True)
+    transcript = workspace.parent / "planned.jsonl"
+    o = await run_script(workspace, script, plan=True, transcript=str(transcript))
     r = o.result
     assert (
         r.success
         and r.stop_reason == "complete"
         and r.answer == "Read calc.py and fixed add to return a + b."
     )
+    # the transcript holds every conversation whole: each one's first request logs it from message 0
+    logged = [json.loads(line) for line in transcript.read_text().splitlines()]
+    requests = [rec for rec in logged if rec["type"] == "request"]
+    assert [rec["first_index"] for rec in requests] == [0, 0, 2, 0, 2, 0]
+    assert "Your current subtask (1/2): read calc" in requests[1]["messages"][1]["content"]
     assert "return a + b" in r.proposal.unified_diff()
     assert "JSON" in o.requests[0]["messages"][-1]["content"] and "tools" not in o.requests[0]
     plan_event = o.of("plan")[0]
