@@ -18,7 +18,8 @@ class Transcript:
     def __init__(self, path: str | Path | None) -> None:
         self.path = Path(path) if path else None
         self._file: TextIO | None = None
-        self._sent: dict[int, int] = {}  # conversation (id of its first message) -> messages already logged
+        # conversation (id of its first message) -> (that message, kept so the id is not reused; messages logged)
+        self._sent: dict[int, tuple[dict, int]] = {}
         self._lock = threading.Lock()
         if self.path is not None:
             try:
@@ -50,9 +51,9 @@ class Transcript:
         """
         if self._file is None:
             return
-        key = id(messages[0]) if messages else 0
-        start = self._sent.get(key, 0)
-        start = start if start <= len(messages) else 0
+        first = messages[0] if messages else {}
+        known = self._sent.get(id(first))
+        start = known[1] if known is not None and known[0] is first and known[1] <= len(messages) else 0
         self.write(
             "request",
             model=model,
@@ -62,7 +63,7 @@ class Transcript:
             tools=tools,
             **params,
         )
-        self._sent[key] = len(messages)
+        self._sent[id(first)] = (first, len(messages))
 
     def reset(self) -> None:
         """The next request of every conversation logs it whole again (after compaction)."""
