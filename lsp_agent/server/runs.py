@@ -208,7 +208,9 @@ class RunManager:
         """Build the AgentRun (importing the agent core lazily) and run it."""
         # litellm takes seconds to import (never on the event loop); MCP servers start meanwhile (lazily)
         await self.server.attach_plugins()
-        await asyncio.gather(asyncio.to_thread(load_agent_core), self.server.mcp.start(settings, record.root))
+        mcp = self.server.mcp  # None when the plugins failed to load: the run goes on with the built-in tools
+        starting = [mcp.start(settings, record.root)] if mcp is not None else []
+        await asyncio.gather(asyncio.to_thread(load_agent_core), *starting)
         from lsp_agent.agent.run import AgentRun
         from lsp_agent.workspace.overlay import Overlay
 

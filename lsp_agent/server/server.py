@@ -52,15 +52,23 @@ class AgentServer(LanguageServer):
         # MCP servers (EditorMcp): started by the first run that needs them, stopped at shutdown; attached with
         # the exec tools by attach_plugins() after the initialize reply, so their imports never delay it
         self.mcp: Any = None
+        self.plugins_error: str | None = None  # why MCP and the exec tools could not be loaded
         self._plugins_lock = asyncio.Lock()
         self.diagnosed_uris: set[str] = set()
 
     async def attach_plugins(self) -> None:
         """Wire in MCP (status rows, tools) and the sandboxed exec tools; their modules load in a worker thread."""
         async with self._plugins_lock:
-            if self.mcp is not None:
+            if self.mcp is not None or self.plugins_error is not None:
                 return
-            editor_mcp, sandbox_status, add_exec_tools = await asyncio.to_thread(_load_plugins)
+            try:
+                editor_mcp, sandbox_status, add_exec_tools = await asyncio.to_thread(_load_plugins)
+            except Exception as exc:  # the server works without them: indexing, runs with the built-in tools
+                log.exception("loading the MCP and sandbox plugins failed")
+                self.plugins_error = error = f"{type(exc).__name__}: {exc}"
+                self.status_providers["mcp"] = self.status_providers["sandbox"] = lambda: {"error": error}
+                self.show_error(f"lsp-agent: MCP servers and code execution are unavailable ({error})")
+                return
             self.mcp = editor_mcp(
                 self.show_error, settings=lambda: self.settings, root=lambda: self.primary_root
             )

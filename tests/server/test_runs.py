@@ -115,6 +115,9 @@ async def test_ask_events_pending_proposal_code_action_and_apply(editor, model):
     assert done["pending"] is True and done["stopReason"] == "complete"
     first_request = model.requests[-2]
     assert "return a - b" in str(first_request["messages"]) and "calc.py" in str(first_request["messages"])
+    assert {"read_file", "run_python"} <= {
+        t["function"]["name"] for t in first_request["tools"]
+    }  # plugins loaded
     assert any(
         f"[run {run_id}]" in m.message and "edit_file" in m.message for m in editor.client.log_messages
     )
