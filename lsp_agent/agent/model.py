@@ -101,9 +101,12 @@ def resolve_tool_calling(model: str, override: str = "auto") -> str:
 
 
 def resolve_merge_system(model: str, setting: str = "auto") -> bool:
-    """Whether to fold the system prompt into the first user message."""
+    """Whether to fold the system prompt into the first user message: the setting, else litellm's data, else the name."""
     if setting in ("always", "never"):
         return setting == "always"
+    entry = model_cost_entry(model)
+    if entry is not None and entry.get("supports_system_messages") is not None:
+        return not entry["supports_system_messages"]
     return any(fragment in model.lower() for fragment in NO_SYSTEM_ROLE)
 
 

@@ -34,6 +34,9 @@ def test_resolve_tool_calling(model, override, expected):
 
 def test_system_role_merging_rules():
     assert resolve_merge_system("openrouter/google/gemma-3-12b-it", "auto")
+    assert resolve_merge_system("gemini/gemma-3-27b-it", "auto")  # litellm: supports_system_messages false
+    assert resolve_merge_system("gpt-5.3-codex", "auto")
+    assert not resolve_merge_system("gpt-5.3-codex", "never")
     assert not resolve_merge_system("openai/gpt-4o-mini", "auto")
     assert resolve_merge_system("openai/gpt-4o-mini", "always")
     assert not resolve_merge_system("ollama/gemma3", "never")
