@@ -9,6 +9,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from lsp_agent.index.store import BINARY_LANGUAGE
+
 DAMPING = 0.85
 ITERATIONS = 50
 MAP_KINDS = ("class", "function", "method", "interface", "struct", "enum", "constant")
@@ -54,7 +56,10 @@ def pagerank(n: int, edges: dict[tuple[int, int], float]) -> np.ndarray:
 
 def build_repo_map(conn: sqlite3.Connection, max_chars: int, line_of: Callable[[str, int], str]) -> str:
     """Render the most important files with their most referenced definitions, within max_chars."""
-    files = [r[0] for r in conn.execute("SELECT path FROM files WHERE language != 'binary' ORDER BY path")]
+    files = [
+        r[0]
+        for r in conn.execute("SELECT path FROM files WHERE language != ? ORDER BY path", (BINARY_LANGUAGE,))
+    ]
     if not files:
         return ""
     index = {p: i for i, p in enumerate(files)}

@@ -2,7 +2,8 @@
 
 `parse_json_file` yields `parse_json_file`, `pars`, `json`, `file`; `HTTPResponse` yields `httpresponse`, `http`,
 `respons`. Common code abbreviations and synonyms map to one word (`cfg`, `conf`, `configuration` -> `config`),
-so a natural-language query meets the identifiers that implement it.
+so a natural-language query meets the identifiers that implement it. Stored chunks keep their term counts packed
+with a stable hash of each term (`pack_terms`), so worker processes need no shared vocabulary.
 """
 
 from __future__ import annotations
