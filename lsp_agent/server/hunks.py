@@ -1,4 +1,4 @@
-"""Line hunks between a base text and a new text, and rebasing them onto a document the user edited since."""
+"""Line hunks between a base text and a new text, the line matching behind them, and refusals (see rebase.py)."""
 
 from __future__ import annotations
 
