@@ -160,7 +160,16 @@ def _coerce(name: str, value: Any) -> Any:
     if name in ("plan", "compaction_summary"):
         if isinstance(value, bool):
             return value
-        if isinstance(value, str) and value.strip().lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+        if isinstance(value, str) and value.strip().lower() in (
+            "1",
+            "true",
+            "yes",
+            "on",
+            "0",
+            "false",
+            "no",
+            "off",
+        ):
             return value.strip().lower() in ("1", "true", "yes", "on")
         raise ValueError("expected true or false")
     choices = {"tool_calling": TOOL_CALLING_MODES, "style": STYLES, "merge_system_prompt": MERGE_SYSTEM_MODES}
@@ -211,9 +220,13 @@ def _coerce_mcp_servers(value: Any) -> dict[str, dict[str, Any]]:
         raise ValueError('expected {"name": {"command": ..., "args": [...]}} or {"name": {"url": ...}}')
     out: dict[str, dict[str, Any]] = {}
     for name, spec in value.items():
-        if not isinstance(spec, Mapping) or not (isinstance(spec.get("command"), str) or isinstance(spec.get("url"), str)):
+        if not isinstance(spec, Mapping) or not (
+            isinstance(spec.get("command"), str) or isinstance(spec.get("url"), str)
+        ):
             raise ValueError(f"server {name!r} needs a 'command' (stdio) or a 'url' (streamable HTTP)")
-        if "args" in spec and not (isinstance(spec["args"], list) and all(isinstance(a, str) for a in spec["args"])):
+        if "args" in spec and not (
+            isinstance(spec["args"], list) and all(isinstance(a, str) for a in spec["args"])
+        ):
             raise ValueError(f"server {name!r}: 'args' must be a list of strings")
         if "env" in spec and not isinstance(spec["env"], Mapping):
             raise ValueError(f"server {name!r}: 'env' must be an object")
@@ -291,19 +304,21 @@ def load_settings(
     client: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> tuple[Settings, list[str]]:
-    """Settings from all sources, highest first: flags, environment, workspace .env, editor settings, defaults.
+    """Settings from all sources, highest first: flags, editor settings, environment, workspace .env, defaults.
 
-    Returns (settings, errors); each error names the bad setting, whose value falls back to the next source.
+    The environment and .env fill the gaps of what the user set explicitly (flags on the CLI, settings in the
+    editor). Returns (settings, errors); each error names the bad setting, whose value falls back to the next source.
     """
     settings = Settings()
     errors: list[str] = []
-    layers: list[tuple[str, Mapping[str, Any]]] = []
+    layers: list[tuple[str, Mapping[str, Any]]] = [
+        (".env", env_values(read_dotenv(root))),
+        ("environment", env_values(os.environ if environ is None else environ)),
+    ]
     if client:
         values, client_errors = client_values(client)
         errors.extend(client_errors)
         layers.append(("editor settings", values))
-    layers.append((".env", env_values(read_dotenv(root))))
-    layers.append(("environment", env_values(os.environ if environ is None else environ)))
     if flags:
         layers.append(("command line", {k: v for k, v in flags.items() if v is not None}))
     for source, values in layers:

@@ -14,21 +14,35 @@ def test_defaults_without_any_source(tmp_path: Path) -> None:
     assert settings.tool_calling == "auto" and settings.max_iterations == 30 and settings.model is None
 
 
-def test_precedence_flags_env_dotenv_client(tmp_path: Path) -> None:
-    (tmp_path / ".env").write_text("LSP_AGENT_MODEL=dotenv/model\nLSP_AGENT_API_BASE=http://dotenv\n")
-    client = {"lspAgent": {"model": "client/model", "apiBase": "http://client", "maxIterations": 7, "plan": True}}
-    env = {"LSP_AGENT_API_BASE": "http://env"}
-    settings, errors = load_settings(tmp_path, client=client, environ=env, flags={"model": "flag/model", "plan": None})
+def test_precedence_flags_client_env_dotenv(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text(
+        "LSP_AGENT_MODEL=dotenv/model\nLSP_AGENT_API_BASE=http://dotenv\nLSP_AGENT_API_KEY=dotenv-key\n"
+    )
+    client = {
+        "lspAgent": {"model": "client/model", "apiBase": "http://client", "maxIterations": 7, "plan": True}
+    }
+    env = {"LSP_AGENT_API_BASE": "http://env", "LSP_AGENT_TOOL_CALLING": "prompt"}
+    settings, errors = load_settings(
+        tmp_path, client=client, environ=env, flags={"model": "flag/model", "plan": None}
+    )
     assert errors == []
     assert settings.model == "flag/model"  # flags win
-    assert settings.api_base == "http://env"  # environment beats .env and the editor
-    assert settings.max_iterations == 7 and settings.plan is True  # editor beats defaults; a None flag is unset
+    # the editor's explicit setting beats the environment and .env
+    assert settings.api_base == "http://client"
+    assert settings.tool_calling == "prompt"  # the environment fills a gap the editor left
+    assert settings.api_key == "dotenv-key"  # and so does .env, below the environment
+    # the editor beats defaults; a None flag is unset
+    assert settings.max_iterations == 7 and settings.plan is True
 
 
-def test_dotenv_beats_client(tmp_path: Path) -> None:
+def test_environment_beats_dotenv_and_client_beats_both(tmp_path: Path) -> None:
     (tmp_path / ".env").write_text("LSP_AGENT_MODEL=dotenv/model\n")
-    settings, _ = load_settings(tmp_path, client={"model": "client/model"}, environ={})
-    assert settings.model == "dotenv/model"
+    settings, _ = load_settings(tmp_path, environ={"LSP_AGENT_MODEL": "env/model"})
+    assert settings.model == "env/model"
+    settings, _ = load_settings(
+        tmp_path, client={"model": "client/model"}, environ={"LSP_AGENT_MODEL": "env/model"}
+    )
+    assert settings.model == "client/model"
 
 
 def test_bad_values_are_named_and_fall_back(tmp_path: Path) -> None:
@@ -51,7 +65,10 @@ def test_bad_values_are_named_and_fall_back(tmp_path: Path) -> None:
 def test_permissions_and_mcp_shapes(tmp_path: Path) -> None:
     client = {
         "permissions": {"allow": ["run_tests"], "deny": ["run_command"]},
-        "mcpServers": {"files": {"command": "python", "args": ["-m", "srv"]}, "web": {"url": "http://127.0.0.1:9/mcp"}},
+        "mcpServers": {
+            "files": {"command": "python", "args": ["-m", "srv"]},
+            "web": {"url": "http://127.0.0.1:9/mcp"},
+        },
     }
     settings, errors = load_settings(tmp_path, client=client, environ={})
     assert errors == []
