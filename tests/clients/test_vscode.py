@@ -134,6 +134,7 @@ def test_extension_packages_as_vsix(built: Path, tmp_path: Path) -> None:
         "maxIterations",
         "plan",
         "style",
+        "python",
         "index.exclude",
         "index.maxFileSize",
         "permissions",
