@@ -1,5 +1,5 @@
 """`python -m lsp_agent` runs the CLI."""
 
-from lsp_agent.cli import main
+from lsp_agent.cli import run
 
-raise SystemExit(main())
+run()

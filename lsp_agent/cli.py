@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import atexit
+import os
 import sys
+import threading
 from collections.abc import Sequence
 
 from lsp_agent import __version__
@@ -30,7 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", nargs="?", default=".", help="workspace root (default: current directory)")
     p.add_argument("--embeddings", help="embedding backend: none | local | litellm model string")
     p.add_argument("--max-file-size", type=int, help="skip files larger than this many bytes (default 1 MB)")
-    p.add_argument("--exclude", action="append", default=[], help="extra gitignore-style pattern (repeatable)")
+    p.add_argument(
+        "--exclude", action="append", default=[], help="extra gitignore-style pattern (repeatable)"
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--log-level", choices=LOG_LEVELS, default=None)
     p.set_defaults(handler=("lsp_agent.index.cli", "run_index"))
@@ -43,7 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--queries", help="JSON lines file of {id, query}; prints one JSON line per query")
     p.add_argument("--embeddings", help="embedding backend: none | local | litellm model string")
     p.add_argument("--max-file-size", type=int, help="skip files larger than this many bytes (default 1 MB)")
-    p.add_argument("--exclude", action="append", default=[], help="extra gitignore-style pattern (repeatable)")
+    p.add_argument(
+        "--exclude", action="append", default=[], help="extra gitignore-style pattern (repeatable)"
+    )
     p.add_argument("--log-level", choices=LOG_LEVELS, default=None)
     p.set_defaults(handler=("lsp_agent.index.cli", "run_search"))
 
@@ -52,12 +59,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--task", dest="task_flag", help=argparse.SUPPRESS)
     p.add_argument("--repo", default=".", help="workspace root (default: current directory)")
     _add_common_model_flags(p)
-    p.add_argument("--tool-calling", choices=["auto", "native", "prompt"], help="tool calling mode (default auto)")
+    p.add_argument(
+        "--tool-calling", choices=["auto", "native", "prompt"], help="tool calling mode (default auto)"
+    )
     p.add_argument("--style", choices=["react", "codeact"], help="run style (default react)")
     p.add_argument("--plan", action="store_true", default=None, help="plan subtasks first, then run them")
     p.add_argument("--max-iterations", type=int, help="iteration limit (default 30)")
     p.add_argument("--apply", action="store_true", help="write the proposal to disk when the run ends")
-    p.add_argument("--allow-exec", action="store_true", help="allow code execution and MCP tools without asking")
+    p.add_argument(
+        "--allow-exec", action="store_true", help="allow code execution and MCP tools without asking"
+    )
     p.add_argument("--mcp-server", action="append", default=[], help="MCP server URL or command (repeatable)")
     p.add_argument("--transcript", help="write a JSONL transcript of the run to this file")
     p.add_argument("--session", help="session id: follow-up tasks in one session see earlier exchanges")
@@ -91,5 +102,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+def run() -> None:
+    """Console entry: main(), then exit without tearing down the interpreter (litellm's modules take ~1.5 s)."""
+    try:
+        code = main()
+    except SystemExit as exc:  # argparse errors, pygls's exit notification
+        if isinstance(exc.code, str):
+            print(exc.code, file=sys.stderr)
+        code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    for thread in threading.enumerate():  # what normal shutdown would wait for
+        if thread is not threading.main_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()  # our cleanups (sandboxes, MCP servers), logging.shutdown, litellm's flushes
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # closed by the server's transport, or a broken pipe
+            pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run()
