@@ -7,7 +7,13 @@ import os
 import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-for _var in ("LSP_AGENT_MODEL", "LSP_AGENT_API_BASE", "LSP_AGENT_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+for _var in (
+    "LSP_AGENT_MODEL",
+    "LSP_AGENT_API_BASE",
+    "LSP_AGENT_API_KEY",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+):
     os.environ.pop(_var, None)
 
 
