@@ -76,7 +76,7 @@ def test_typescript_lints_clean(built: Path) -> None:
 @pytest.mark.timeout(900)
 def test_node_unit_and_end_to_end_tests_pass(built: Path) -> None:
     env = os.environ.copy()
-    env["LSP_AGENT_PYTHON"] = sys.executable
+    env["LSP_AGENT_TEST_PYTHON"] = sys.executable  # the Python that runs the server under test
     proc = _run([NODE, "--test", "out/test/"], timeout=300, env=env)
     counts = dict(re.findall(r"^# (pass|fail|skipped|cancelled) (\d+)$", proc.stdout, re.M))
     assert counts.get("fail") == "0" and counts.get("cancelled") == "0", proc.stdout[-4000:]

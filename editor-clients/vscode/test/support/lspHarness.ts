@@ -30,7 +30,7 @@ import { Doc, applyWorkspaceEdit } from "./textEdits";
 
 /** Repository root (editor-clients/vscode/out/test/support -> repo). */
 export const REPO_ROOT = resolve(__dirname, "..", "..", "..", "..", "..");
-export const PYTHON = process.env.LSP_AGENT_PYTHON || "python3";
+export const PYTHON = process.env.LSP_AGENT_TEST_PYTHON || "python3";
 
 function pythonEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, ...extra, LITELLM_LOCAL_MODEL_COST_MAP: "True" };
