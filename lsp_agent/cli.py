@@ -110,9 +110,7 @@ def run() -> None:
         if isinstance(exc.code, str):
             print(exc.code, file=sys.stderr)
         code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
-    for thread in threading.enumerate():  # what normal shutdown would wait for
-        if thread is not threading.main_thread() and not thread.daemon:
-            thread.join()
+    threading._shutdown()  # as at normal exit: executors' exit hooks, then non-daemon threads joined
     atexit._run_exitfuncs()  # our cleanups (sandboxes, MCP servers), logging.shutdown, litellm's flushes
     for stream in (sys.stdout, sys.stderr):
         try:
