@@ -15,13 +15,13 @@ import numpy as np
 
 from lsp_agent.index.chunking import ParsedFile, analyze, analyze_with_tree, split_lines
 from lsp_agent.index.dense import VectorIndex, reciprocal_rank_fusion
-from lsp_agent.index.embeddings import Embedder, embedding_text, make_embedder
+from lsp_agent.index.embeddings import Embedder, EmbeddingError, embedding_text, make_embedder
 from lsp_agent.index.lexical import LexicalIndex
 from lsp_agent.index.models import Chunk, FileAnalysis, IndexConfig, IndexStats, SearchHit, SymbolHit
 from lsp_agent.index.pipeline import FileJob, decode_source, run_jobs
 from lsp_agent.index.repomap import build_repo_map
 from lsp_agent.index.store import BINARY_LANGUAGE, FileRows, IndexStore, default_db_path, file_rows, text_hash
-from lsp_agent.index.tokens import term_hash, tokenize, unpack_terms
+from lsp_agent.index.tokens import tokenize, unpack_terms
 from lsp_agent.workspace.walk import is_ignored, walk_workspace
 
 log = logging.getLogger(__name__)
@@ -314,11 +314,15 @@ class WorkspaceIndex:
                 for i, (chunk, tokens) in enumerate(zip(analysis.chunks, analysis.tokens, strict=True)):
                     key = ("override", rel, i)
                     extra_chunks[key] = (rel, chunk)
-                    extra_tokens.append((key, {term_hash(t): n for t, n in tokens.items()}))
+                    extra_tokens.append((key, tokens))
             ranked = self._lexical.search(terms, CANDIDATES, exclude, extra_tokens)
             if self._embedder is not None and self._vectors is not None:
-                dense = self._dense_search(query, exclude, extra_chunks)
-                ranked = reciprocal_rank_fusion(ranked, dense)
+                try:
+                    dense = self._dense_search(query, exclude, extra_chunks)
+                except EmbeddingError as exc:  # a failing backend costs the dense half, never the search
+                    log.warning("dense search skipped: %s", exc)
+                else:
+                    ranked = reciprocal_rank_fusion(ranked, dense)
             ranked = ranked[:top_k]
             rows = self._reader.chunks_by_id([k for k, _ in ranked if isinstance(k, int)])
         hits: list[SearchHit] = []

@@ -93,6 +93,18 @@ def test_failing_embedding_model_is_a_clear_error_and_leaves_the_index(
         assert index.refresh().parsed == 7
 
 
+def test_search_keeps_its_lexical_half_when_the_embedding_model_fails(
+    shop_repo: Path, embed_server: ScriptedModelServer
+) -> None:
+    _add_garage(shop_repo)
+    with WorkspaceIndex(shop_repo, _config(embed_server)) as index:
+        index.refresh()
+        embed_server.embedding_error = (503, "embedding backend down")
+        hits = index.search("park motorcar", top_k=2)
+        assert hits and hits[0].symbol == "park_motorcar"  # BM25 alone still answers
+        assert "park motorcar" in embed_server.embedding_inputs  # the dense half was really tried
+
+
 def test_unreachable_embedding_model_is_a_clear_error() -> None:
     embedder = make_embedder("openai/test-embed", api_base="http://127.0.0.1:9/v1", api_key="test")
     assert embedder is not None
