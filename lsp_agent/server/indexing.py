@@ -59,8 +59,10 @@ class IndexManager:
         progress: Callable[[str], ProgressReporter],
         settings: Callable[[], Settings],
         open_buffers: Callable[[], list[tuple[Path, str]]] = list,
+        warn: Callable[[str], None] = log.warning,
     ) -> None:
         self._progress = progress
+        self._warn = warn
         self._settings = settings
         self._open_buffers = open_buffers
         self.folders: dict[Path, FolderIndex] = {}
@@ -69,6 +71,7 @@ class IndexManager:
         self._timers: dict[Path, asyncio.TimerHandle] = {}
         self._lock = threading.Lock()
         self._config_key: tuple | None = None
+        self._lexical_only: str | None = None  # the embeddings setting that failed (indexes open without it)
 
     # ----- folders and refreshing -------------------------------------------------------------------------
 
@@ -130,6 +133,8 @@ class IndexManager:
         self, previous: asyncio.Task | None, *, reopen: bool = False, rebuild: bool = False
     ) -> None:
         """Refresh each folder under one cancellable progress token."""
+        from lsp_agent.index.embeddings import EmbeddingError  # the index package loads after initialize
+
         if previous is not None and not previous.done():
             try:
                 await previous
@@ -148,7 +153,11 @@ class IndexManager:
                     break
                 if self.folders.get(folder.root) is not folder:
                     continue  # the folder left the workspace meanwhile
-                stats = await asyncio.to_thread(self._refresh_folder, folder, reporter, cancel)
+                try:
+                    stats = await asyncio.to_thread(self._refresh_folder, folder, reporter, cancel)
+                except EmbeddingError as exc:
+                    await self._drop_embeddings(exc)
+                    stats = await asyncio.to_thread(self._refresh_folder, folder, reporter, cancel)
                 # The refresh read the disk: put back the unsaved text of the folder's open documents.
                 buffers = [(p, t) for p, t in self._open_buffers() if self.folder_for(p) is folder]
                 for path, text in buffers:
@@ -167,6 +176,19 @@ class IndexManager:
             reporter.end(
                 f"indexed {totals['files']} files, {totals['chunks']} chunks, {totals['symbols']} symbols"
             )
+
+    async def _drop_embeddings(self, error: Exception) -> None:
+        """The embedding backend failed: say so and index lexically until the embeddings setting changes."""
+        failed = self._settings().embeddings
+        if self._lexical_only == failed:
+            raise error
+        self._lexical_only = failed
+        self._warn(
+            f"lspAgent.embeddings {failed!r} failed: {error}. Indexing without embeddings (lexical search only) "
+            "until the setting changes."
+        )
+        for folder in list(self.folders.values()):
+            await asyncio.to_thread(self._close, folder)
 
     def _refresh_folder(
         self, folder: FolderIndex, reporter: ProgressReporter, cancel: threading.Event
@@ -204,7 +226,7 @@ class IndexManager:
                 config = IndexConfig(
                     max_file_size=s.max_file_size,
                     exclude=list(s.index_exclude),
-                    embeddings=s.embeddings,
+                    embeddings="none" if s.embeddings == self._lexical_only else s.embeddings,
                     api_base=s.api_base,
                     api_key=s.api_key,
                 )

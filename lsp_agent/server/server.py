@@ -38,7 +38,10 @@ class AgentServer(LanguageServer):
         self.settings_errors: list[str] = []
         self.settings_ready = asyncio.Event()  # set once `initialized` has read every settings source
         self.indexes = IndexManager(
-            lambda title: ProgressReporter(self, title), lambda: self.settings, self.open_buffers
+            lambda title: ProgressReporter(self, title),
+            lambda: self.settings,
+            self.open_buffers,
+            self.show_error,
         )
         self.runs = RunManager(self)
         self.proposals = ProposalStore()
