@@ -205,6 +205,15 @@ class Editor:
         )
         return plain(result)
 
+    async def wait_index_ready(self, timeout: float = 30) -> dict:
+        """Poll lspAgent.status until the index is ready; returns that status."""
+        for _ in range(int(timeout * 10)):
+            status = await self.command("lspAgent.status")
+            if status["index"]["ready"]:
+                return status
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"index never ready: {status}")
+
     async def ask(self, task: str, **extra: Any) -> str:
         """lspAgent.ask; returns the run id."""
         return (await self.command("lspAgent.ask", {"task": task, **extra}))["runId"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
 
@@ -30,11 +29,7 @@ async def test_a_broken_plugin_install_costs_only_its_tools(tmp_path):
             root, tmp_path / "cache", init_options={"lspAgent": settings}, command=SCENARIO
         )
         try:
-            for _ in range(300):
-                status = await editor.command("lspAgent.status")
-                if status["index"]["ready"]:
-                    break
-                await asyncio.sleep(0.1)
+            status = await editor.wait_index_ready()
             assert status["index"]["ready"] and status["index"]["files"] == 1
             assert "simulated broken install" in status["mcp"]["error"]
             errors = [m.message for m in editor.client.messages if m.type == types.MessageType.Error]

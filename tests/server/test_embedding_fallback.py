@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from lsprotocol import types
 from server_editor import start_editor, stop_editor, write_tree
@@ -21,11 +19,7 @@ async def test_failing_embeddings_are_reported_and_indexing_falls_back_to_lexica
         settings = {"embeddings": "openai/test-embed", "apiBase": model.base_url, "apiKey": "test"}
         editor = await start_editor(root, tmp_path / "cache", init_options={"lspAgent": settings})
         try:
-            for _ in range(300):
-                status = await editor.command("lspAgent.status")
-                if status["index"]["ready"]:
-                    break
-                await asyncio.sleep(0.1)
+            status = await editor.wait_index_ready()
             assert status["index"]["ready"] and status["index"]["files"] == 1
             errors = [m.message for m in editor.client.messages if m.type == types.MessageType.Error]
             (error,) = [m for m in errors if "lspAgent.embeddings" in m]

@@ -34,15 +34,6 @@ async def editor(tmp_path_factory):
     await stop_editor(ed)
 
 
-async def wait_index_ready(editor, timeout: float = 30) -> dict:
-    for _ in range(int(timeout * 10)):
-        status = await editor.command("lspAgent.status")
-        if status["index"]["ready"]:
-            return status
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"index never ready: {status}")
-
-
 async def test_initialize_answers_fast_and_advertises_the_commands(editor):
     assert editor.initialize_seconds < 1.0
     caps = (
@@ -57,7 +48,7 @@ async def test_initialize_answers_fast_and_advertises_the_commands(editor):
 
 
 async def test_bad_settings_are_reported_by_name_and_defaults_kept(editor):
-    await wait_index_ready(editor)
+    await editor.wait_index_ready()
     errors = [m.message for m in editor.client.messages if m.type == types.MessageType.Error]
     joined = " ".join(errors)
     assert "setting lspAgent.maxIterations has a bad value 'lots'" in joined
@@ -67,7 +58,7 @@ async def test_bad_settings_are_reported_by_name_and_defaults_kept(editor):
 
 
 async def test_indexing_runs_in_the_background_under_a_progress_token(editor):
-    status = await wait_index_ready(editor)
+    status = await editor.wait_index_ready()
     assert status["index"]["files"] == 2  # README.md is excluded by the index.exclude setting
     assert status["index"]["chunks"] >= 2 and status["index"]["symbols"] >= 3
     tokens = [t for t, reports in editor.client.progress_reports.items() if reports]
@@ -83,7 +74,7 @@ async def test_indexing_runs_in_the_background_under_a_progress_token(editor):
 
 
 async def test_search_returns_hits_with_uris(editor):
-    await wait_index_ready(editor)
+    await editor.wait_index_ready()
     hits = await editor.command("lspAgent.search", {"query": "charge credit card", "topK": 3})
     assert hits and hits[0]["path"] == "shop/payment.py"
     assert hits[0]["uri"] == editor.uri("shop/payment.py")
@@ -91,7 +82,7 @@ async def test_search_returns_hits_with_uris(editor):
 
 
 async def test_unsaved_buffer_text_reaches_the_index(editor):
-    await wait_index_ready(editor)
+    await editor.wait_index_ready()
     uri = editor.open("shop/cart.py")
     editor.change(
         uri, FILES["shop/cart.py"] + "\n    def apply_voucher_discount(self, code):\n        return code\n"
@@ -114,7 +105,7 @@ async def test_unsaved_buffer_text_reaches_the_index(editor):
 
 
 async def test_saving_indexes_the_saved_text(editor):
-    await wait_index_ready(editor)
+    await editor.wait_index_ready()
     uri = editor.open("shop/payment.py")
     saved = FILES["shop/payment.py"] + "\n\ndef refund_gift_voucher(card):\n    return card\n"
     (editor.root / "shop/payment.py").write_text(saved)
@@ -173,7 +164,7 @@ async def test_settings_change_takes_effect(editor):
 
 
 async def test_watched_file_events_and_new_folders_keep_the_index_fresh(editor, tmp_path_factory):
-    await wait_index_ready(editor)
+    await editor.wait_index_ready()
     assert [(r.method, r.register_options["watchers"][0]["globPattern"]) for r in editor.registrations] == [
         (types.WORKSPACE_DID_CHANGE_WATCHED_FILES, "**/*")
     ]
@@ -224,11 +215,11 @@ async def test_settings_are_pulled_with_workspace_configuration(editor):
 
 
 async def test_reindex_rebuilds_under_a_new_progress_token(editor):
-    await wait_index_ready(editor)
+    await editor.wait_index_ready()
     before = set(editor.client.progress_reports)
     result = await editor.command("lspAgent.reindex")
     assert result["started"] is True and result["folders"]
-    status = await wait_index_ready(editor)
+    status = await editor.wait_index_ready()
     assert status["index"]["files"] >= 2
     new_tokens = [t for t in editor.client.progress_reports if t not in before]
     for _ in range(50):
@@ -306,7 +297,7 @@ async def test_cancelling_the_index_progress_stops_indexing(editor, tmp_path_fac
             )
         )
     )
-    status = await wait_index_ready(editor)  # a removed folder leaves the index; the others are complete
+    status = await editor.wait_index_ready()  # a removed folder leaves the index; the others are complete
     assert status["index"]["files"] == 4
     hits = await editor.command("lspAgent.search", {"query": "generated_7", "topK": 3})
     assert not any(h["uri"].startswith(big.as_uri()) for h in hits)

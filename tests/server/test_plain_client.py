@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from lsprotocol import types
 from server_editor import plain_capabilities, start_editor, stop_editor, write_tree
@@ -51,11 +49,7 @@ async def test_plain_changes_client_gets_minimal_text_edits(tmp_path):
             root, tmp_path / "cache", init_options={"lspAgent": settings}, capabilities=plain_capabilities()
         )
         try:
-            for _ in range(300):  # indexing still happens, just without progress notifications
-                status = await editor.command("lspAgent.status")
-                if status["index"]["ready"]:
-                    break
-                await asyncio.sleep(0.1)
+            status = await editor.wait_index_ready()
             assert status["index"]["files"] == 2
             uri = editor.open("big.py")
             run_id = await editor.ask("comment f20")
