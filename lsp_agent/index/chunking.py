@@ -11,7 +11,7 @@ import tree_sitter as ts
 
 from lsp_agent.index.languages import language_for_path, load_language, parser_for
 from lsp_agent.index.models import Chunk, FileAnalysis, Symbol
-from lsp_agent.index.tokens import count_terms, tokenize
+from lsp_agent.index.tokens import count_terms, term_hash, tokenize
 
 MAX_CHUNK_CHARS = 1000  # a class larger than this (~250 tokens, an embedding window) is split into members
 MAX_DEF_LINES = 150  # a function longer than this is cut into windows
@@ -99,11 +99,11 @@ def _collect(root: ts.Node, lang: str) -> tuple[list[_Def], list[Symbol], list[_
         if not is_name:
             continue
         if role == "reference":
-            for node in nodes:
-                line = node.start_point[0] + 1
-                refs.append(
-                    _symbol((node.text.decode("utf-8", "replace"), None, "reference", kind, line, line))
-                )
+            refs += [
+                _symbol((node.text.decode("utf-8", "replace"), None, "reference", kind, line, line))
+                for node in nodes
+                for line in (node.start_point[0] + 1,)
+            ]
             continue
         for node in nodes:
             span = node.parent
@@ -254,11 +254,11 @@ def _parse(parser: ts.Parser, data: bytes, previous: ParsedFile | None) -> ts.Tr
 
 
 ParsedFile = tuple[bytes, ts.Tree]
-_TOKEN_CACHE: OrderedDict[str, dict[str, int]] = OrderedDict()
+_TOKEN_CACHE: OrderedDict[str, dict[int, int]] = OrderedDict()
 TOKEN_CACHE_SIZE = 4000
 
 
-def _chunk_terms(text: str) -> dict[str, int]:
+def _chunk_terms(text: str) -> dict[int, int]:
     """count_terms() with a small cache: re-analysing an edited file only tokenizes the chunks that changed."""
     cached = _TOKEN_CACHE.get(text)
     if cached is None:
@@ -268,9 +268,9 @@ def _chunk_terms(text: str) -> dict[str, int]:
     return dict(cached)
 
 
-def _add_terms(counts: dict[str, int], tokens: list[str], times: int) -> None:
-    for tok in tokens:
-        counts[tok] = counts.get(tok, 0) + times
+def _add_terms(counts: dict[int, int], terms: list[int], times: int) -> None:
+    for term in terms:
+        counts[term] = counts.get(term, 0) + times
 
 
 def split_lines(text: str) -> list[str]:
@@ -306,12 +306,12 @@ def analyze_with_tree(
         chunks = _chunk_tree(roots, lines)
         symbols = _symbols(all_defs, refs)
         lang_name = lang
-    path_tokens = tokenize(_path_words(rel_path))
+    path_tokens = list(map(term_hash, tokenize(_path_words(rel_path))))
     tokens = []
     for c in chunks:
         counts = _chunk_terms(c.text)
         if c.symbol and not (c.kind in CONTAINER_KINDS and c.end - c.start + 1 > c.text.count("\n") + 1):
-            _add_terms(counts, tokenize(c.symbol.replace(".", " ")), SYMBOL_BOOST)
+            _add_terms(counts, list(map(term_hash, tokenize(c.symbol.replace(".", " ")))), SYMBOL_BOOST)
         _add_terms(counts, path_tokens, PATH_BOOST)
         tokens.append(counts)
     return FileAnalysis(lang_name, chunks, tokens, symbols), parsed

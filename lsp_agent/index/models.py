@@ -85,5 +85,5 @@ class FileAnalysis:
 
     language: str
     chunks: list[Chunk]
-    tokens: list[dict[str, int]]  # per chunk: search term -> count
+    tokens: list[dict[int, int]]  # per chunk: search term's hash (tokens.term_hash) -> count
     symbols: list[Symbol]

@@ -98,7 +98,7 @@ def file_rows(path: str, analysis: FileAnalysis) -> FileRows:
         )
         for c, counts in zip(analysis.chunks, analysis.tokens, strict=True)
     ]
-    return FileRows(analysis.language, chunks, [tuple(s) for s in analysis.symbols])
+    return FileRows(analysis.language, chunks, list(map(tuple, analysis.symbols)))
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,8 @@
 
 `parse_json_file` yields `parse_json_file`, `pars`, `json`, `file`; `HTTPResponse` yields `httpresponse`, `http`,
 `respons`. Common code abbreviations and synonyms map to one word (`cfg`, `conf`, `configuration` -> `config`),
-so a natural-language query meets the identifiers that implement it. Stored chunks keep their term counts packed
-with a stable hash of each term (`pack_terms`), so worker processes need no shared vocabulary.
+so a natural-language query meets the identifiers that implement it. Chunks count their terms by a stable hash of
+each term (`term_hash`) and store the counts packed (`pack_terms`), so worker processes need no shared vocabulary.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
-from itertools import chain
-from operator import or_
+from itertools import chain, repeat
+from operator import lshift, or_
 
 import Stemmer
 
@@ -149,11 +149,6 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
-def count_terms(text: str) -> dict[str, int]:
-    """Search terms of a text with their counts (what BM25 needs); the loops run in C."""
-    return Counter(chain.from_iterable(map(identifier_tokens, _IDENT.findall(text))))
-
-
 def tokenize_many(texts: Iterable[str]) -> list[str]:
     """Tokens of several texts concatenated (e.g. a symbol name and a path)."""
     out: list[str] = []
@@ -174,16 +169,22 @@ def term_hash(term: str) -> int:
 
 
 @lru_cache(maxsize=400_000)
-def _term_key(term: str) -> int:
-    return term_hash(term) << 16
+def identifier_terms(ident: str) -> tuple[int, ...]:
+    """identifier_tokens() as term hashes."""
+    return tuple(map(term_hash, identifier_tokens(ident)))
 
 
-def pack_terms(counts: Mapping[str, int]) -> bytes:
-    """A chunk's term counts as native int64 values `term_hash << 16 | count`, how the index stores them."""
+def count_terms(text: str) -> dict[int, int]:
+    """Term hash -> count for a text (what BM25 needs); the loops run in C."""
+    return Counter(chain.from_iterable(map(identifier_terms, _IDENT.findall(text))))
+
+
+def pack_terms(counts: Mapping[int, int]) -> bytes:
+    """A chunk's term-hash counts as native int64 values `term_hash << 16 | count`, how the index stores them."""
     values: Iterable[int] = counts.values()
     if max(values, default=0) > COUNT_MASK:
         values = [min(n, COUNT_MASK) for n in values]
-    return array("q", map(or_, map(_term_key, counts), values)).tobytes()
+    return array("q", map(or_, map(lshift, counts, repeat(16)), values)).tobytes()
 
 
 def unpack_terms(blob: bytes) -> dict[int, int]:

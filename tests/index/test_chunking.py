@@ -9,6 +9,7 @@ import pytest
 
 from lsp_agent.index import chunking, languages
 from lsp_agent.index.chunking import analyze, analyze_with_tree
+from lsp_agent.index.tokens import term_hash
 
 SOURCE = '''"""Module docstring."""
 import os
@@ -120,8 +121,8 @@ def test_files_without_grammar_fall_back_to_line_windows() -> None:
 def test_symbol_and_path_words_are_boosted_in_tokens() -> None:
     a = analyze("billing/invoice_totals.py", "def compute_tax(amount):\n    return amount * 0.2\n")
     tokens = a.tokens[0]
-    assert tokens["compute_tax"] >= 2  # in the code and in the symbol field
-    assert {"bill", "invoice_totals", "invoic", "total"} <= set(tokens)
+    assert tokens[term_hash("compute_tax")] >= 2  # in the code and in the symbol field
+    assert {term_hash(t) for t in ("bill", "invoice_totals", "invoic", "total")} <= set(tokens)
 
 
 def test_syntax_errors_still_chunk() -> None:

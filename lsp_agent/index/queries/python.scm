@@ -23,7 +23,7 @@
   function: [
     (identifier) @name.reference.call
     (attribute attribute: (identifier) @name.reference.call)
-  ]) @reference.call
+  ])
 
 (decorator [
   (identifier) @name.reference.call
