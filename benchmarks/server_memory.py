@@ -2,57 +2,32 @@
 
     python benchmarks/server_memory.py [--workspace DIR]
 
-Without --workspace it uses benchmarks/.cache/django-<version>/, fetching the sdist with
-`pip download --no-deps --no-binary :all: django` when it is missing. The index goes to a fresh temporary cache.
+Without --workspace it uses benchmarks/.cache/django-5.2.8/ (the index benchmark's copy), fetching the sdist
+with pip when it is missing. The index goes to a fresh temporary cache.
 Target: <= 300 MB RSS once indexed (embeddings "none").
 """
 
 from __future__ import annotations
 
 import argparse
-import re
-import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from index_speed import fetch_sdist  # noqa: E402
 from server_wire import BARE, OURS, WireClient  # noqa: E402
 
-CACHE = Path(__file__).resolve().parent / ".cache"
+DJANGO = "django==5.2.8"
+
 TARGET_MB = 300
 
 
 def django_workspace() -> Path:
-    """The extracted Django sdist, downloading it once."""
-    existing = sorted(
-        p for p in CACHE.glob("django-*") if p.is_dir() and re.fullmatch(r"django-[\d.]+", p.name)
-    )
-    if existing:
-        return existing[-1]
-    CACHE.mkdir(parents=True, exist_ok=True)
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--no-binary",
-            ":all:",
-            "django",
-            "-d",
-            str(CACHE),
-        ],
-        check=True,
-    )
-    archive = sorted(CACHE.glob("[Dd]jango-*.tar.gz"))[-1]
-    with tarfile.open(archive) as tar:
-        tar.extractall(CACHE, filter="data")
-    return CACHE / archive.name.removesuffix(".tar.gz").lower()
+    """The extracted Django sdist (the index benchmark's), downloading it once."""
+    return fetch_sdist(DJANGO)
 
 
 def count_lines(root: Path) -> tuple[int, int]:
