@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsp_agent.index.chunking import analyze
-from lsp_agent.index.store import FileRows, file_rows, text_hash
+from lsp_agent.index.rows import FileRows, file_rows, text_hash
 from lsp_agent.workspace.walk import BINARY_SNIFF_BYTES
 
 PARALLEL_MIN_FILES = 300  # below this, starting worker processes costs more than it saves

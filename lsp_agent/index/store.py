@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from lsp_agent.index.models import Chunk, FileAnalysis
-from lsp_agent.index.tokens import pack_terms
+from lsp_agent.index.models import Chunk
+from lsp_agent.index.rows import FileRows
 
 log = logging.getLogger(__name__)
 
@@ -55,13 +55,6 @@ def default_db_path(root: Path) -> Path:
     return cache_root() / "index" / f"{name}-{digest}.sqlite3"
 
 
-def text_hash(data: bytes | str) -> str:
-    """Content hash used for files and chunk texts."""
-    if isinstance(data, str):
-        data = data.encode("utf-8", "surrogatepass")
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
 @dataclass(frozen=True)
 class FileRecord:
     """What the index remembers of a file on disk."""
@@ -71,34 +64,6 @@ class FileRecord:
     size: int
     mtime_ns: int
     hash: str
-
-
-@dataclass
-class FileRows:
-    """A file's analysis as database rows: what index workers send back (plain tuples pickle fast)."""
-
-    language: str
-    chunks: list[tuple[int, int, str | None, str, str, int, bytes, str]]  # start, end, symbol, kind, text,
-    # token count, packed terms, hash
-    symbols: list[tuple[str, str | None, str, str, int, int]]  # name, qualified, role, kind, line, end_line
-
-
-def file_rows(path: str, analysis: FileAnalysis) -> FileRows:
-    """The rows of one analysed file; a chunk's hash covers its path, symbol and text (what gets embedded)."""
-    chunks = [
-        (
-            c.start,
-            c.end,
-            c.symbol,
-            c.kind,
-            c.text,
-            sum(counts.values()),
-            pack_terms(counts),
-            text_hash(f"{path}\0{c.symbol}\0{c.text}"),
-        )
-        for c, counts in zip(analysis.chunks, analysis.tokens, strict=True)
-    ]
-    return FileRows(analysis.language, chunks, list(map(tuple, analysis.symbols)))
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,8 @@ from lsp_agent.index.lexical import LexicalIndex
 from lsp_agent.index.models import Chunk, FileAnalysis, IndexConfig, IndexStats, SearchHit, SymbolHit
 from lsp_agent.index.pipeline import FileJob, decode_source, run_jobs
 from lsp_agent.index.repomap import build_repo_map
-from lsp_agent.index.store import BINARY_LANGUAGE, FileRows, IndexStore, default_db_path, file_rows, text_hash
+from lsp_agent.index.rows import FileRows, file_rows, text_hash
+from lsp_agent.index.store import BINARY_LANGUAGE, IndexStore, default_db_path
 from lsp_agent.index.tokens import tokenize, unpack_terms
 from lsp_agent.workspace.walk import is_ignored, walk_workspace
 
