@@ -11,7 +11,7 @@ import tree_sitter as ts
 
 from lsp_agent.index.languages import language_for_path, load_language, parser_for
 from lsp_agent.index.models import Chunk, FileAnalysis, Symbol
-from lsp_agent.index.tokens import count_terms, term_hash, tokenize
+from lsp_agent.index.tokens import add_terms, count_terms, text_terms
 
 MAX_CHUNK_CHARS = 1000  # a class larger than this (~250 tokens, an embedding window) is split into members
 MAX_DEF_LINES = 150  # a function longer than this is cut into windows
@@ -258,19 +258,14 @@ _TOKEN_CACHE: OrderedDict[str, dict[int, int]] = OrderedDict()
 TOKEN_CACHE_SIZE = 4000
 
 
-def _chunk_terms(text: str) -> dict[int, int]:
-    """count_terms() with a small cache: re-analysing an edited file only tokenizes the chunks that changed."""
+def _chunk_terms(text: str, *extra: list[int]) -> dict[int, int]:
+    """count_terms() (cached: an edited file's re-analysis only tokenizes the chunks that changed) plus extras."""
     cached = _TOKEN_CACHE.get(text)
     if cached is None:
         cached = _TOKEN_CACHE[text] = count_terms(text)
         if len(_TOKEN_CACHE) > TOKEN_CACHE_SIZE:
             _TOKEN_CACHE.popitem(last=False)
-    return dict(cached)
-
-
-def _add_terms(counts: dict[int, int], terms: list[int], times: int) -> None:
-    for term in terms:
-        counts[term] = counts.get(term, 0) + times
+    return add_terms(dict(cached), *extra)
 
 
 def split_lines(text: str) -> list[str]:
@@ -306,12 +301,11 @@ def analyze_with_tree(
         chunks = _chunk_tree(roots, lines)
         symbols = _symbols(all_defs, refs)
         lang_name = lang
-    path_tokens = list(map(term_hash, tokenize(_path_words(rel_path))))
+    path_terms = text_terms(_path_words(rel_path)) * PATH_BOOST
     tokens = []
     for c in chunks:
-        counts = _chunk_terms(c.text)
         if c.symbol and not (c.kind in CONTAINER_KINDS and c.end - c.start + 1 > c.text.count("\n") + 1):
-            _add_terms(counts, list(map(term_hash, tokenize(c.symbol.replace(".", " ")))), SYMBOL_BOOST)
-        _add_terms(counts, path_tokens, PATH_BOOST)
-        tokens.append(counts)
+            tokens.append(_chunk_terms(c.text, path_terms, text_terms(c.symbol) * SYMBOL_BOOST))
+        else:
+            tokens.append(_chunk_terms(c.text, path_terms))
     return FileAnalysis(lang_name, chunks, tokens, symbols), parsed

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from array import array
-from collections import Counter
+from collections import Counter, _count_elements  # Counter's C counting loop, on a plain dict
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from itertools import chain, repeat
@@ -174,9 +174,23 @@ def identifier_terms(ident: str) -> tuple[int, ...]:
     return tuple(map(term_hash, identifier_tokens(ident)))
 
 
+def text_terms(text: str) -> list[int]:
+    """The term hashes of a text, in order and repeated (a field's tokens to add to a chunk's counts)."""
+    return list(chain.from_iterable(map(identifier_terms, _IDENT.findall(text))))
+
+
 def count_terms(text: str) -> dict[int, int]:
-    """Term hash -> count for a text (what BM25 needs); the loops run in C."""
-    return Counter(chain.from_iterable(map(identifier_terms, _IDENT.findall(text))))
+    """Term hash -> count for a text; the loops run in C."""
+    counts: dict[int, int] = {}
+    _count_elements(counts, chain.from_iterable(map(identifier_terms, _IDENT.findall(text))))
+    return counts
+
+
+def add_terms(counts: dict[int, int], *extra: Iterable[int]) -> dict[int, int]:
+    """Term hashes (e.g. a boosted field's text_terms()) added to counts in place; returns the counts."""
+    for terms in extra:
+        _count_elements(counts, terms)
+    return counts
 
 
 def pack_terms(counts: Mapping[int, int]) -> bytes:
