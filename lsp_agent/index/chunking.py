@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cache, partial
 from operator import itemgetter
 
 import tree_sitter as ts
@@ -62,8 +62,9 @@ def _leading_comment_row(node: ts.Node) -> int:
     return row
 
 
+@cache
 def _capture_roles(query: ts.Query) -> dict[str, tuple[str, str, bool]]:
-    """capture name -> (role, kind, is the name node) for the tag captures of a query."""
+    """capture name -> (role, kind, is the name node) for the tag captures of a query (one per language)."""
     out = {}
     for i in range(query.capture_count):
         cap = query.capture_name(i)
