@@ -132,7 +132,7 @@ def normalize_word(word: str) -> str | None:
 def identifier_tokens(ident: str) -> tuple[str, ...]:
     """Tokens of one identifier: the whole (if compound) and its normalised words."""
     parts = _PARTS.findall(ident)
-    words = [w for w in (normalize_word(p) for p in parts) if w]
+    words = list(filter(None, map(normalize_word, parts)))
     if len(parts) > 1:
         whole = ident.lower().strip("_")
         if whole and whole not in words:
