@@ -35,6 +35,7 @@ class FolderIndex:
     index: WorkspaceIndex | None = None
     ready: bool = False
     error: str | None = None
+    progress: tuple[int, int] | None = None  # (files done, files to do) while a refresh runs
 
 
 def release_memory() -> None:
@@ -201,13 +202,17 @@ class IndexManager:
 
             def progress(done: int, total: int, rel: str) -> None:
                 nonlocal last
+                folder.progress = (done, total)
                 now = time.monotonic()
                 if now - last >= REPORT_INTERVAL or done == total:
                     last = now
                     pct = int(done * 100 / total) if total else 100
                     reporter.report_threadsafe(f"{name}: {done}/{total} {rel}", pct)
 
-            stats = index.refresh(progress=progress, cancel=cancel)
+            try:
+                stats = index.refresh(progress=progress, cancel=cancel)
+            finally:
+                folder.progress = None
         except Exception as exc:
             folder.error = f"{type(exc).__name__}: {exc}"
             raise
@@ -331,6 +336,7 @@ class IndexManager:
         """Totals over all folders, for lspAgent.status."""
         files = chunks = symbols = 0
         errors: list[str] = []
+        indexing = [f.progress for f in self.folders.values() if f.progress is not None]
         for folder in self.folders.values():
             if folder.index is not None:
                 try:
@@ -342,6 +348,8 @@ class IndexManager:
             if folder.error:
                 errors.append(f"{folder.root}: {folder.error}")
         out: dict[str, Any] = {"files": files, "chunks": chunks, "symbols": symbols, "ready": self.ready}
+        if indexing:  # the counts above are the last committed refresh's until this one commits
+            out["indexing"] = {"done": sum(d for d, _ in indexing), "total": sum(t for _, t in indexing)}
         if errors:
             out["errors"] = errors
         return out
