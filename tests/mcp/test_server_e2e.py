@@ -11,7 +11,7 @@ import pytest
 from mcp_helpers import BROKEN, NOTES
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
-from server_editor import start_editor, stop_editor, write_tree  # noqa: E402
+from server_editor import scripted_settings, start_editor, stop_editor, write_tree  # noqa: E402
 
 from lsp_agent.testing.scripted_model import ScriptedModelServer  # noqa: E402
 
@@ -34,10 +34,7 @@ async def test_editor_settings_servers_serve_runs_and_stop_at_shutdown(tmp_path:
     pids = tmp_path / "pids"
     with ScriptedModelServer([]) as model:
         settings = {
-            "model": "openai/scripted",
-            "apiBase": model.base_url,
-            "apiKey": "test",
-            "toolCalling": "native",
+            **scripted_settings(model),
             "permissions": {"allow": ["notes__*"]},
             "mcpServers": {
                 "notes": {

@@ -9,7 +9,7 @@ import pytest
 from sandbox_helpers import CALC, TEST_CALC, snapshot
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
-from server_editor import start_editor, stop_editor, write_tree  # noqa: E402
+from server_editor import scripted_settings, start_editor, stop_editor, write_tree  # noqa: E402
 
 from lsp_agent.testing.scripted_model import ScriptedModelServer  # noqa: E402
 
@@ -33,10 +33,7 @@ async def test_run_tests_sees_the_unsaved_buffer_the_agent_read(
     before = snapshot(root)
     with ScriptedModelServer([]) as model:
         settings = {
-            "model": "openai/scripted",
-            "apiBase": model.base_url,
-            "apiKey": "test",
-            "toolCalling": "native",
+            **scripted_settings(model),
             "permissions": {"allow": ["run_tests"]},
         }
         editor = await start_editor(root, tmp_path / "cache", init_options={"lspAgent": settings})

@@ -320,6 +320,17 @@ async def stop_editor(editor: Editor) -> None:
     await editor.client.stop()
 
 
+def scripted_settings(model: Any, **extra: Any) -> dict[str, Any]:
+    """lspAgent settings for a run against a ScriptedModelServer with native tool calls, plus `extra`."""
+    return {
+        "model": "openai/scripted",
+        "apiBase": model.base_url,
+        "apiKey": "test",
+        "toolCalling": "native",
+        **extra,
+    }
+
+
 def write_tree(root: Path, files: dict[str, str]) -> Path:
     """Create files under root."""
     for rel, text in files.items():

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from lsprotocol import types
-from server_editor import start_editor, stop_editor, write_tree
+from server_editor import scripted_settings, start_editor, stop_editor, write_tree
 
 from lsp_agent.testing.scripted_model import ScriptedModelServer
 
@@ -19,12 +19,7 @@ async def test_a_broken_plugin_install_costs_only_its_tools(tmp_path):
     root = write_tree(tmp_path / "proj", {"a.py": "def alpha():\n    return 1\n"})
     finish = {"content": "", "tool_calls": [{"name": "task_complete", "arguments": {"summary": "ok"}}]}
     with ScriptedModelServer([finish]) as model:
-        settings = {
-            "model": "openai/scripted",
-            "apiBase": model.base_url,
-            "apiKey": "t",
-            "toolCalling": "native",
-        }
+        settings = scripted_settings(model)
         editor = await start_editor(
             root, tmp_path / "cache", init_options={"lspAgent": settings}, command=SCENARIO
         )

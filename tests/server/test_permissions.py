@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from lsprotocol import types
-from server_editor import start_editor, stop_editor, write_tree
+from server_editor import scripted_settings, start_editor, stop_editor, write_tree
 
 from lsp_agent.testing.scripted_model import ScriptedModelServer
 
@@ -26,12 +26,7 @@ def finish() -> dict:
 async def test_guarded_tool_asks_the_user_and_follows_the_answer(tmp_path):
     root = write_tree(tmp_path / "proj", {"a.py": "A = 1\n"})
     with ScriptedModelServer([]) as model:
-        settings = {
-            "model": "openai/scripted",
-            "apiBase": model.base_url,
-            "apiKey": "test",
-            "toolCalling": "native",
-        }
+        settings = scripted_settings(model)
         editor = await start_editor(
             root, tmp_path / "cache", init_options={"lspAgent": settings}, command=SCENARIO
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from lsprotocol import types
-from server_editor import plain_capabilities, start_editor, stop_editor, write_tree
+from server_editor import plain_capabilities, scripted_settings, start_editor, stop_editor, write_tree
 
 from lsp_agent.testing.scripted_model import ScriptedModelServer
 
@@ -39,12 +39,7 @@ async def test_plain_changes_client_gets_minimal_text_edits(tmp_path):
         },
     ]
     with ScriptedModelServer(script) as model:
-        settings = {
-            "model": "openai/scripted",
-            "apiBase": model.base_url,
-            "apiKey": "test",
-            "toolCalling": "native",
-        }
+        settings = scripted_settings(model)
         editor = await start_editor(
             root, tmp_path / "cache", init_options={"lspAgent": settings}, capabilities=plain_capabilities()
         )

@@ -9,7 +9,7 @@ import time
 import pytest
 import pytest_asyncio
 from lsprotocol import types
-from server_editor import start_editor, stop_editor, write_tree
+from server_editor import scripted_settings, start_editor, stop_editor, write_tree
 
 from lsp_agent.testing.scripted_model import ScriptedModelServer
 
@@ -58,12 +58,7 @@ async def editor(tmp_path_factory, model):
             "notes.py": "X = 1\n",
         },
     )
-    settings = {
-        "model": "openai/scripted",
-        "apiBase": model.base_url,
-        "apiKey": "test",
-        "toolCalling": "native",
-    }
+    settings = scripted_settings(model)
     ed = await start_editor(root, tmp_path_factory.mktemp("cache"), init_options={"lspAgent": settings})
     yield ed
     await stop_editor(ed)
