@@ -58,10 +58,12 @@ def run_scenario(mode: str, script: list[dict], tmp_path: Path) -> dict:
     (root / ".git").mkdir()
     (root / "greet.py").write_text(GREET, encoding="utf-8")
     out = tmp_path / "result.json"
+    (tmp_path / "home").mkdir()
     busy_flag = tmp_path / "model-received-a-request"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LSP_AGENT_", "NVIM"))}
     env.update(
         {
+            "HOME": str(tmp_path / "home"),  # no user-level ~/.config/lsp-agent/mcp.json reaches the server
             "XDG_CONFIG_HOME": str(tmp_path / "config"),
             "XDG_STATE_HOME": str(tmp_path / "state"),
             "XDG_DATA_HOME": str(tmp_path / "data"),
