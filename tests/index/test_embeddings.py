@@ -122,13 +122,17 @@ def test_cli_search_with_litellm_embeddings(shop_repo: Path, embed_server: Scrip
         "LSP_AGENT_API_KEY": "test",
     }
     args = ["search", "automobile", "--repo", str(shop_repo), "--json", "--top-k", "2"]
-    result = subprocess.run(
-        [sys.executable, "-m", "lsp_agent", *args, "--embeddings", "openai/test-embed"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-    )
+
+    def search() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "lsp_agent", *args, "--embeddings", "openai/test-embed"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
+
+    result = search()
     assert result.returncode == 0, result.stderr
     hits = json.loads(result.stdout)
     assert hits[0]["symbol"] == "park_motorcar" and hits[0]["path"] == "shop/garage.py"
@@ -136,13 +140,7 @@ def test_cli_search_with_litellm_embeddings(shop_repo: Path, embed_server: Scrip
 
     embed_server.embedding_error = (401, "invalid api key")
     (shop_repo / "shop" / "garage.py").write_text("def park_truck():\n    return 1\n")
-    result = subprocess.run(
-        [sys.executable, "-m", "lsp_agent", *args, "--embeddings", "openai/test-embed"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-    )
+    result = search()
     assert result.returncode != 0
     assert "test-embed" in result.stderr and "invalid api key" in result.stderr
     assert "Traceback" not in result.stderr and "Give Feedback" not in result.stderr + result.stdout
