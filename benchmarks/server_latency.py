@@ -56,18 +56,22 @@ def measure_initialize(command: list[str], root: Path, cold: bool) -> float:
         client.close()
 
 
+def code_action_params(uri: str, line: int) -> dict:
+    """textDocument/codeAction at the start of one line, with no diagnostics."""
+    return {
+        "textDocument": {"uri": uri},
+        "range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 0}},
+        "context": {"diagnostics": []},
+    }
+
+
 def code_action_times(client: WireClient, uri: str, requests: int, hunk_lines: list[int]) -> list[float]:
     """Round trips of codeAction requests spread over the file, a third of them on changed lines."""
     times: list[float] = []
     for i in range(requests):
         line = hunk_lines[i % len(hunk_lines)] if i % 3 == 0 else (i * 37) % LINES
-        params = {
-            "textDocument": {"uri": uri},
-            "range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 0}},
-            "context": {"diagnostics": []},
-        }
         started = time.perf_counter()
-        client.request("textDocument/codeAction", params)
+        client.request("textDocument/codeAction", code_action_params(uri, line))
         times.append(time.perf_counter() - started)
     return times
 
@@ -100,14 +104,7 @@ def typing_times(
             },
         )
         hunk = hunk_lines[i % len(hunk_lines)]
-        client.request(
-            "textDocument/codeAction",
-            {
-                "textDocument": {"uri": uri},
-                "range": {"start": {"line": hunk, "character": 0}, "end": {"line": hunk, "character": 0}},
-                "context": {"diagnostics": []},
-            },
-        )
+        client.request("textDocument/codeAction", code_action_params(uri, hunk))
         times.append(time.perf_counter() - started)
     return times
 
@@ -195,28 +192,8 @@ def main() -> int:
             code_action_times(ours, uri, 20, hunk_lines)  # warm-up
             ours_times = code_action_times(ours, uri, args.requests, hunk_lines)
             typing = typing_times(ours, uri, args.requests, hunk_lines, version=1)
-            still_offered = ours.request(
-                "textDocument/codeAction",
-                {
-                    "textDocument": {"uri": uri},
-                    "range": {
-                        "start": {"line": hunk_lines[2], "character": 0},
-                        "end": {"line": hunk_lines[2], "character": 0},
-                    },
-                    "context": {"diagnostics": []},
-                },
-            )
-            offered = ours.request(
-                "textDocument/codeAction",
-                {
-                    "textDocument": {"uri": uri},
-                    "range": {
-                        "start": {"line": hunk_lines[1], "character": 0},
-                        "end": {"line": hunk_lines[1], "character": 0},
-                    },
-                    "context": {"diagnostics": []},
-                },
-            )
+            still_offered = ours.request("textDocument/codeAction", code_action_params(uri, hunk_lines[2]))
+            offered = ours.request("textDocument/codeAction", code_action_params(uri, hunk_lines[1]))
             ours.close()
 
         bare = WireClient(BARE, root)
