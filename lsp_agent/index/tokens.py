@@ -12,7 +12,7 @@ import hashlib
 import re
 from array import array
 from collections import Counter, _count_elements  # Counter's C counting loop, on a plain dict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from itertools import chain, repeat
 from operator import lshift, or_
@@ -199,6 +199,20 @@ def pack_terms(counts: Mapping[int, int]) -> bytes:
     if max(values, default=0) > COUNT_MASK:
         values = [min(n, COUNT_MASK) for n in values]
     return array("q", map(or_, map(lshift, counts, repeat(16)), values)).tobytes()
+
+
+def chunk_terms(text: str, extra: Sequence[int] = ()) -> tuple[int, bytes]:
+    """(token count, pack_terms() blob) of a chunk: its text's terms plus extra term hashes (path, symbol)."""
+    counts = count_terms(text)
+    _count_elements(counts, extra)
+    return sum(counts.values()), pack_terms(counts)
+
+
+def identifier_counts(text: str) -> bytes:
+    """Each distinct identifier as written, packed like terms: `term_hash(identifier) << 16 | count`."""
+    counts: dict[int, int] = {}
+    _count_elements(counts, map(term_hash, _IDENT.findall(text)))
+    return pack_terms(counts)
 
 
 def unpack_terms(blob: bytes) -> dict[int, int]:
