@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass, field
-from functools import cache, partial
+from functools import cache
 from operator import itemgetter
 
 import tree_sitter as ts
 
 from lsp_agent.index.languages import language_for_path, load_language, parser_for
 from lsp_agent.index.models import Chunk, FileAnalysis, Symbol
-from lsp_agent.index.tokens import add_terms, count_terms, text_terms
+from lsp_agent.index.tokens import chunk_terms, identifier_counts, text_terms
 
 MAX_CHUNK_CHARS = 1000  # a class larger than this (~250 tokens, an embedding window) is split into members
 MAX_DEF_LINES = 150  # a function longer than this is cut into windows
@@ -23,6 +22,8 @@ CONTAINER_KINDS = frozenset({"class", "interface", "impl", "struct", "enum", "tr
 SYMBOL_BOOST = 2  # extra copies of symbol-name tokens (a cheap field weight); not for skeletons, whose
 # signatures already repeat their members' names
 PATH_BOOST = 1  # extra copies of path tokens
+MAX_DEF_DEPTH = 6  # deepest tree level where indexing looks for definitions (a decorated method of a nested
+# class starts at 6); deeper ones (functions inside functions inside methods) never get chunks of their own
 
 
 @dataclass
@@ -76,17 +77,27 @@ def _capture_roles(query: ts.Query) -> dict[str, tuple[str, str, bool]]:
     return out
 
 
-_symbol = partial(tuple.__new__, Symbol)  # Symbol(*fields) without the Python-level __new__ (many refs)
 _LINE_NAME_KIND = itemgetter(4, 0, 3)
 
 
-def _collect(root: ts.Node, lang: str) -> tuple[list[_Def], list[Symbol], list[_Def]]:
-    """Run the tag query: (nested chunkable definitions, symbols, all definitions)."""
+def _collect(
+    root: ts.Node, lang: str, references: bool = False
+) -> tuple[list[_Def], list[Symbol], list[_Def]]:
+    """Run the tag query: (nested chunkable definitions, references, all definitions).
+
+    Indexing asks for definitions only, down to MAX_DEF_DEPTH (the query then skips expression subtrees, which is
+    most of a tree); find_symbol asks for references too, over the whole tree.
+    """
     loaded = load_language(lang)
     assert loaded is not None
     wrappers = loaded.spec.wrappers
     roles = _capture_roles(loaded.query)
-    captures = ts.QueryCursor(loaded.query).captures(root)
+    if references:
+        cursor = ts.QueryCursor(loaded.query)
+    else:
+        cursor = ts.QueryCursor(loaded.definitions)
+        cursor.set_max_start_depth(MAX_DEF_DEPTH)
+    captures = cursor.captures(root)
     spans = {
         node.id: node
         for cap, nodes in captures.items()
@@ -101,7 +112,7 @@ def _collect(root: ts.Node, lang: str) -> tuple[list[_Def], list[Symbol], list[_
             continue
         if role == "reference":
             refs += [
-                _symbol((node.text.decode("utf-8", "replace"), None, "reference", kind, line, line))
+                Symbol(node.text.decode("utf-8", "replace"), None, "reference", kind, line, line)
                 for node in nodes
                 for line in (node.start_point[0] + 1,)
             ]
@@ -114,7 +125,7 @@ def _collect(root: ts.Node, lang: str) -> tuple[list[_Def], list[Symbol], list[_
             outer = _widen(span, wrappers)
             start = _leading_comment_row(outer) if kind in CHUNK_KINDS else outer.start_point[0]
             defs.append(_Def(node.text.decode("utf-8", "replace"), kind, span, start, _end_row(span)))
-    refs.sort(key=_LINE_NAME_KIND)  # the same order however the tree was parsed (fresh or incremental)
+    refs.sort(key=_LINE_NAME_KIND)
     defs.sort(key=lambda d: (d.node.start_byte, -d.node.end_byte))
     roots: list[_Def] = []
     stack: list[_Def] = []
@@ -202,13 +213,12 @@ def _chunk_tree(roots: list[_Def], lines: list[str]) -> list[Chunk]:
     return out
 
 
-def _symbols(all_defs: list[_Def], refs: list[Symbol]) -> list[Symbol]:
-    """Definitions (with qualified names) followed by references."""
-    defs = [
+def _definitions(all_defs: list[_Def]) -> list[Symbol]:
+    """Definition symbols with their qualified names."""
+    return [
         Symbol(d.name, d.qualified, "definition", d.kind, d.node.start_point[0] + 1, d.end_row + 1)
         for d in all_defs
     ]
-    return defs + refs
 
 
 def _path_words(rel_path: str) -> str:
@@ -255,18 +265,6 @@ def _parse(parser: ts.Parser, data: bytes, previous: ParsedFile | None) -> ts.Tr
 
 
 ParsedFile = tuple[bytes, ts.Tree]
-_TOKEN_CACHE: OrderedDict[str, dict[int, int]] = OrderedDict()
-TOKEN_CACHE_SIZE = 4000
-
-
-def _chunk_terms(text: str, *extra: list[int]) -> dict[int, int]:
-    """count_terms() (cached: an edited file's re-analysis only tokenizes the chunks that changed) plus extras."""
-    cached = _TOKEN_CACHE.get(text)
-    if cached is None:
-        cached = _TOKEN_CACHE[text] = count_terms(text)
-        if len(_TOKEN_CACHE) > TOKEN_CACHE_SIZE:
-            _TOKEN_CACHE.popitem(last=False)
-    return add_terms(dict(cached), *extra)
 
 
 def split_lines(text: str) -> list[str]:
@@ -298,15 +296,27 @@ def analyze_with_tree(
         data = text.encode("utf-8", "surrogatepass")
         tree = _parse(parser, data, previous)
         parsed = (data, tree)
-        roots, refs, all_defs = _collect(tree.root_node, lang)
+        roots, _, all_defs = _collect(tree.root_node, lang)
         chunks = _chunk_tree(roots, lines)
-        symbols = _symbols(all_defs, refs)
+        symbols = _definitions(all_defs)
         lang_name = lang
     path_terms = text_terms(_path_words(rel_path)) * PATH_BOOST
     tokens = []
     for c in chunks:
         if c.symbol and not (c.kind in CONTAINER_KINDS and c.end - c.start + 1 > c.text.count("\n") + 1):
-            tokens.append(_chunk_terms(c.text, path_terms, text_terms(c.symbol) * SYMBOL_BOOST))
+            tokens.append(chunk_terms(c.text, path_terms + text_terms(c.symbol) * SYMBOL_BOOST))
         else:
-            tokens.append(_chunk_terms(c.text, path_terms))
-    return FileAnalysis(lang_name, chunks, tokens, symbols), parsed
+            tokens.append(chunk_terms(c.text, path_terms))
+    return FileAnalysis(lang_name, chunks, tokens, symbols, identifier_counts(text)), parsed
+
+
+def file_symbols(rel_path: str, text: str) -> list[Symbol]:
+    """Every definition and reference of one file, at any depth (find_symbol's on-demand pass); [] without a grammar."""
+    lang = language_for_path(rel_path)
+    if lang is None:
+        return []
+    parser = parser_for(lang)
+    assert parser is not None
+    tree = parser.parse(text.encode("utf-8", "surrogatepass"))
+    _, refs, all_defs = _collect(tree.root_node, lang, references=True)
+    return _definitions(all_defs) + refs

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import re
 import threading
 from dataclasses import dataclass
 from functools import cache
@@ -23,6 +24,7 @@ import tree_sitter as ts
 log = logging.getLogger(__name__)
 
 QUERY_DIR = Path(__file__).parent / "queries"
+_REFERENCE_CAPTURE = re.compile(rb"@(name\.)?reference\.")
 
 
 @dataclass(frozen=True)
@@ -81,11 +83,12 @@ def language_for_path(path: str) -> str | None:
 
 @dataclass(frozen=True)
 class LoadedLanguage:
-    """A ready grammar and its compiled tag query."""
+    """A ready grammar, its compiled tag query and the same query with the reference patterns disabled."""
 
     spec: LanguageSpec
     language: ts.Language
     query: ts.Query
+    definitions: ts.Query  # what indexing runs; references are found on demand (find_symbol)
 
 
 @cache
@@ -103,10 +106,17 @@ def load_language(name: str) -> LoadedLanguage | None:
         return None
     try:
         query = ts.Query(language, spec.query_text)
+        definitions = ts.Query(language, spec.query_text)
     except ts.QueryError as exc:
         log.warning("query file for %s does not compile: %s", name, exc)
         return None
-    return LoadedLanguage(spec, language, query)
+    source = spec.query_text.encode("utf-8")
+    for i in range(definitions.pattern_count):
+        if _REFERENCE_CAPTURE.search(
+            source[definitions.start_byte_for_pattern(i) : definitions.end_byte_for_pattern(i)]
+        ):
+            definitions.disable_pattern(i)
+    return LoadedLanguage(spec, language, query, definitions)
 
 
 _parsers = threading.local()

@@ -81,9 +81,10 @@ class Symbol(NamedTuple):
 
 @dataclass
 class FileAnalysis:
-    """Everything the index keeps about one file version: chunks, their term counts and symbols."""
+    """Everything the index keeps about one file version: chunks, their terms, definitions and identifiers."""
 
     language: str
     chunks: list[Chunk]
-    tokens: list[dict[int, int]]  # per chunk: search term's hash (tokens.term_hash) -> count
-    symbols: list[Symbol]
+    tokens: list[tuple[int, bytes]]  # per chunk: (token count, tokens.pack_terms() of its term counts)
+    symbols: list[Symbol]  # definitions; references are found on demand (chunking.file_symbols)
+    identifiers: bytes = b""  # tokens.identifier_counts() of the whole text: which names the file mentions

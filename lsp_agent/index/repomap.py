@@ -1,4 +1,4 @@
-"""A ranked map of the repository: PageRank over the file reference graph, then the top definitions per file."""
+"""A ranked map of the repository: PageRank over which files mention names defined in which, then top definitions."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from lsp_agent.index.store import BINARY_LANGUAGE
+from lsp_agent.index.mentions import Mentions
 
 DAMPING = 0.85
 ITERATIONS = 50
+MAX_DEFINERS = 20  # a name defined in more files than this (save, get, name) links nothing
 MAP_KINDS = ("class", "function", "method", "interface", "struct", "enum", "constant")
 
 
@@ -54,36 +55,42 @@ def pagerank(n: int, edges: dict[tuple[int, int], float]) -> np.ndarray:
     return rank
 
 
-def build_repo_map(conn: sqlite3.Connection, max_chars: int, line_of: Callable[[str, int], str]) -> str:
-    """Render the most important files with their most referenced definitions, within max_chars."""
-    files = [
-        r[0]
-        for r in conn.execute("SELECT path FROM files WHERE language != ? ORDER BY path", (BINARY_LANGUAGE,))
-    ]
+def build_repo_map(
+    conn: sqlite3.Connection, mentions: Mentions, max_chars: int, line_of: Callable[[str, int], str]
+) -> str:
+    """Render the most important files with their most mentioned definitions, within max_chars."""
+    files = mentions.paths
     if not files:
         return ""
     index = {p: i for i, p in enumerate(files)}
     marks = ",".join("?" * len(MAP_KINDS))
     defs_by_name: dict[str, set[int]] = defaultdict(set)
+    own: dict[tuple[int, str], int] = defaultdict(int)  # definitions of a name in a file: mentions, not uses
     definitions: list[tuple[int, str, str, str, int]] = []
     for path, name, qualified, kind, line in conn.execute(
         "SELECT f.path, s.name, s.qualified_name, s.kind, s.line FROM symbols s JOIN files f ON f.id=s.file_id "
-        f"WHERE s.role='definition' AND s.kind IN ({marks})",
+        f"WHERE s.kind IN ({marks})",
         MAP_KINDS,
     ):
-        defs_by_name[name].add(index[path])
-        definitions.append((index[path], name, qualified or name, kind, line))
+        if path in index:
+            defs_by_name[name].add(index[path])
+            own[(index[path], name)] += 1
+            definitions.append((index[path], name, qualified or name, kind, line))
+    # A file using a name points at the files defining it; names defined all over, and dunders, say nothing.
+    names = [
+        name
+        for name, definers in defs_by_name.items()
+        if len(definers) <= MAX_DEFINERS and not (name.startswith("__") and name.endswith("__"))
+    ]
     edges: dict[tuple[int, int], float] = defaultdict(float)
     name_edges: dict[tuple[int, str], float] = defaultdict(float)
-    for path, name, count in conn.execute(
-        "SELECT f.path, s.name, COUNT(*) FROM symbols s JOIN files f ON f.id=s.file_id "
-        "WHERE s.role='reference' GROUP BY f.path, s.name"
-    ):
-        definers = defs_by_name.get(name)
-        if not definers:
+    for name_idx, src, count in mentions.mentions_of(names):
+        name = names[name_idx]
+        uses = count - own.get((src, name), 0)
+        if uses <= 0:
             continue
-        src = index[path]
-        w = _weight(name, len(definers)) * math.sqrt(count)
+        definers = defs_by_name[name]
+        w = _weight(name, len(definers)) * math.sqrt(uses)
         for dst in definers:
             if dst != src:
                 edges[(src, dst)] += w

@@ -6,7 +6,6 @@ import hashlib
 from dataclasses import dataclass
 
 from lsp_agent.index.models import FileAnalysis
-from lsp_agent.index.tokens import pack_terms
 
 
 def text_hash(data: bytes | str) -> str:
@@ -23,22 +22,15 @@ class FileRows:
     language: str
     chunks: list[tuple[int, int, str | None, str, str, int, bytes, str]]  # start, end, symbol, kind, text,
     # token count, packed terms, hash
-    symbols: list[tuple[str, str | None, str, str, int, int]]  # name, qualified, role, kind, line, end_line
+    symbols: list[tuple[str, str | None, str, int, int]]  # definitions: name, qualified, kind, line, end_line
+    identifiers: bytes  # tokens.identifier_counts() of the file
 
 
 def file_rows(path: str, analysis: FileAnalysis) -> FileRows:
     """The rows of one analysed file; a chunk's hash covers its path, symbol and text (what gets embedded)."""
     chunks = [
-        (
-            c.start,
-            c.end,
-            c.symbol,
-            c.kind,
-            c.text,
-            sum(counts.values()),
-            pack_terms(counts),
-            text_hash(f"{path}\0{c.symbol}\0{c.text}"),
-        )
-        for c, counts in zip(analysis.chunks, analysis.tokens, strict=True)
+        (c.start, c.end, c.symbol, c.kind, c.text, length, terms, text_hash(f"{path}\0{c.symbol}\0{c.text}"))
+        for c, (length, terms) in zip(analysis.chunks, analysis.tokens, strict=True)
     ]
-    return FileRows(analysis.language, chunks, list(map(tuple, analysis.symbols)))
+    symbols = [(s.name, s.qualified_name, s.kind, s.line, s.end_line) for s in analysis.symbols]
+    return FileRows(analysis.language, chunks, symbols, analysis.identifiers)

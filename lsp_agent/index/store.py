@@ -18,21 +18,21 @@ from lsp_agent.index.rows import FileRows
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "7"  # bump when chunking or tokenization changes: the index is rebuilt
+SCHEMA_VERSION = "8"  # bump when chunking or tokenization changes: the index is rebuilt
 BINARY_LANGUAGE = "binary"  # files kept only so that refreshes skip them; never counted or searched
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files(
     id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
-    hash TEXT NOT NULL, language TEXT NOT NULL);
+    hash TEXT NOT NULL, language TEXT NOT NULL, identifiers BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS chunks(
     id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, start INTEGER NOT NULL, end_line INTEGER NOT NULL,
     symbol TEXT, kind TEXT NOT NULL, text TEXT NOT NULL, length INTEGER NOT NULL, terms BLOB NOT NULL,
     hash TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id);
 CREATE TABLE IF NOT EXISTS symbols(
-    file_id INTEGER NOT NULL, name TEXT NOT NULL, qualified_name TEXT, role TEXT NOT NULL, kind TEXT NOT NULL,
+    file_id INTEGER NOT NULL, name TEXT NOT NULL, qualified_name TEXT, kind TEXT NOT NULL,
     line INTEGER NOT NULL, end_line INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS symbols_name ON symbols(name);
 CREATE INDEX IF NOT EXISTS symbols_file ON symbols(file_id);
@@ -112,15 +112,15 @@ class IndexStore:
             else "SELECT NULL WHERE 0"
         ).fetchone()
         if row is None or row[0] != SCHEMA_VERSION:
-            self.conn.executescript(
-                SCHEMA
-            )  # idempotent; executescript commits, so it runs outside a transaction
+            self.conn.execute(SCHEMA.split(";")[0])  # meta, so the check below can run in the transaction
             with self.transaction():
                 row = self.conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
                 if row is None or row[0] != SCHEMA_VERSION:
-                    for table in ("files", "chunks", "symbols", "vectors"):
-                        self.conn.execute(f"DELETE FROM {table}")
-                    self.conn.execute("DROP TABLE IF EXISTS terms")  # schema 5-6 kept a vocabulary
+                    for table in ("files", "chunks", "symbols", "vectors", "terms"):  # terms: schema 5-6
+                        self.conn.execute(f"DROP TABLE IF EXISTS {table}")
+                    for statement in SCHEMA.split(";"):
+                        if statement.strip():
+                            self.conn.execute(statement)
                     self.conn.execute(
                         "INSERT OR REPLACE INTO meta(key, value) VALUES('schema', ?)", (SCHEMA_VERSION,)
                     )
@@ -180,7 +180,7 @@ class IndexStore:
         return [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE file_id=?", (file_id,))]
 
     def delete_file(self, file_id: int) -> list[int]:
-        """Remove a file with its chunks and symbols; returns the removed chunk ids."""
+        """Remove a file with its chunks and definitions; returns the removed chunk ids."""
         ids = self.chunk_ids(file_id)
         self.conn.execute("DELETE FROM chunks WHERE file_id=?", (file_id,))
         self.conn.execute("DELETE FROM symbols WHERE file_id=?", (file_id,))
@@ -198,8 +198,8 @@ class IndexStore:
         old = self.file(path)
         if old is not None:
             self.conn.execute(
-                "UPDATE files SET size=?, mtime_ns=?, hash=?, language=? WHERE id=?",
-                (size, mtime_ns, digest, rows.language, old.id),
+                "UPDATE files SET size=?, mtime_ns=?, hash=?, language=?, identifiers=? WHERE id=?",
+                (size, mtime_ns, digest, rows.language, rows.identifiers, old.id),
             )
             file_id = old.id
             existing: dict[str, list[tuple[int, int, int]]] = {}
@@ -209,8 +209,8 @@ class IndexStore:
                 existing.setdefault(h, []).append((chunk_id, start, end))
         else:
             cur = self.conn.execute(
-                "INSERT INTO files(path, size, mtime_ns, hash, language) VALUES(?,?,?,?,?)",
-                (path, size, mtime_ns, digest, rows.language),
+                "INSERT INTO files(path, size, mtime_ns, hash, language, identifiers) VALUES(?,?,?,?,?,?)",
+                (path, size, mtime_ns, digest, rows.language, rows.identifiers),
             )
             file_id = int(cur.lastrowid)
             existing = {}
@@ -245,7 +245,7 @@ class IndexStore:
         if diff:
             stored: dict[tuple, list[int]] = {}
             for rowid, *values in self.conn.execute(
-                "SELECT rowid, name, qualified_name, role, kind, line, end_line FROM symbols WHERE file_id=?",
+                "SELECT rowid, name, qualified_name, kind, line, end_line FROM symbols WHERE file_id=?",
                 (file_id,),
             ):
                 stored.setdefault(tuple(values), []).append(rowid)
@@ -261,7 +261,7 @@ class IndexStore:
                 self.conn.executemany("DELETE FROM symbols WHERE rowid=?", gone)
             new = fresh
         self.conn.executemany(
-            "INSERT INTO symbols(file_id, name, qualified_name, role, kind, line, end_line) VALUES(?,?,?,?,?,?,?)",
+            "INSERT INTO symbols(file_id, name, qualified_name, kind, line, end_line) VALUES(?,?,?,?,?,?)",
             [(file_id, *row) for row in new],
         )
 
@@ -297,6 +297,13 @@ class IndexStore:
             for r in rows:
                 out[r[0]] = ChunkRow(r[0], r[1], Chunk(r[2], r[3], r[4], r[5], r[6]))
         return out
+
+    def file_identifiers(self) -> list[tuple[str, bytes]]:
+        """(path, tokens.identifier_counts() blob) of every indexed text file, by path."""
+        rows = self.conn.execute(
+            "SELECT path, identifiers FROM files WHERE language != ? ORDER BY path", (BINARY_LANGUAGE,)
+        )
+        return rows.fetchall()
 
     def chunk_ids_for_path(self, path: str) -> list[int]:
         """Chunk ids of one file by relative path."""

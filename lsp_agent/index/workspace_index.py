@@ -13,10 +13,11 @@ from pathlib import Path, PurePosixPath
 
 import numpy as np
 
-from lsp_agent.index.chunking import ParsedFile, analyze, analyze_with_tree, split_lines
+from lsp_agent.index.chunking import ParsedFile, analyze, analyze_with_tree, file_symbols, split_lines
 from lsp_agent.index.dense import VectorIndex, reciprocal_rank_fusion
 from lsp_agent.index.embeddings import Embedder, EmbeddingError, embedding_text, make_embedder
 from lsp_agent.index.lexical import LexicalIndex
+from lsp_agent.index.mentions import Mentions
 from lsp_agent.index.models import Chunk, FileAnalysis, IndexConfig, IndexStats, SearchHit, SymbolHit
 from lsp_agent.index.pipeline import FileJob, decode_source, run_jobs
 from lsp_agent.index.repomap import build_repo_map
@@ -33,7 +34,7 @@ EMBED_BATCH = 256
 SNIPPET_CHARS = 200
 MAX_KEPT_TREES = 16
 BULK_MIN_FILES = 500  # a first index this large loads without secondary indexes and builds them at the end
-BINARY = FileRows(BINARY_LANGUAGE, [], [])
+BINARY = FileRows(BINARY_LANGUAGE, [], [], b"")
 
 
 class WorkspaceIndex:
@@ -66,6 +67,7 @@ class WorkspaceIndex:
         self._trees: OrderedDict[str, ParsedFile] = OrderedDict()
         self._override_cache: OrderedDict[tuple[str, str], FileAnalysis] = OrderedDict()
         self._repo_map_cache: tuple[int, int, str] | None = None
+        self._mentions_cache: tuple[int, Mentions] | None = None
         self._generation = 0
         self._closed = False
 
@@ -312,10 +314,10 @@ class WorkspaceIndex:
                 if text is None or not self._indexable(rel):
                     continue
                 analysis = self._analyze_override(rel, text)
-                for i, (chunk, tokens) in enumerate(zip(analysis.chunks, analysis.tokens, strict=True)):
+                for i, (chunk, (_, packed)) in enumerate(zip(analysis.chunks, analysis.tokens, strict=True)):
                     key = ("override", rel, i)
                     extra_chunks[key] = (rel, chunk)
-                    extra_tokens.append((key, tokens))
+                    extra_tokens.append((key, unpack_terms(packed)))
             ranked = self._lexical.search(terms, CANDIDATES, exclude, extra_tokens)
             if self._embedder is not None and self._vectors is not None:
                 try:
@@ -360,9 +362,8 @@ class WorkspaceIndex:
 
     # --- symbols and map -----------------------------------------------------------------------------------
 
-    def _line_of(self, rel: str, line: int, cache: dict[str, list[str]] | None = None) -> str:
-        """One line of a file as indexed (editor buffer if it came from one, else the disk)."""
-        cache = {} if cache is None else cache
+    def _lines_of(self, rel: str, cache: dict[str, list[str]]) -> list[str]:
+        """A file's lines as indexed (the editor buffer if it came from one, else the disk; [] if unreadable)."""
         lines = cache.get(rel)
         if lines is None:
             text = self._buffers.get(rel)
@@ -372,14 +373,32 @@ class WorkspaceIndex:
                 except OSError:
                     text = ""
             lines = cache[rel] = split_lines(text)
+        return lines
+
+    def _line_of(self, rel: str, line: int, cache: dict[str, list[str]]) -> str:
+        """One line of a file as indexed, cut to SNIPPET_CHARS."""
+        lines = self._lines_of(rel, cache)
         return lines[line - 1][:SNIPPET_CHARS] if 0 < line <= len(lines) else ""
 
+    def _mentions(self) -> Mentions:
+        """Which files mention which names, rebuilt when the index changed (hold the read lock)."""
+        cached = self._mentions_cache
+        if cached is None or cached[0] != self._generation:
+            cached = self._mentions_cache = (self._generation, Mentions(self._reader.file_identifiers()))
+        return cached[1]
+
     def find_symbol(self, name: str, limit: int = 50) -> list[SymbolHit]:
-        """Definitions (first) and references of a name or qualified name (`Class.method`)."""
+        """Definitions (first) and references of a name or qualified name (`Class.method`), by path and line.
+
+        Definitions come from the index; references are found on demand: the files that mention the name are
+        parsed with the full tag query (calls, decorators, base classes, types, imports), in path order, until
+        `limit` hits are found. That pass also finds definitions nested too deep for indexing.
+        """
         self._check_open()
         name = (name or "").strip()
         if not name:
             raise ValueError("empty symbol name")
+        limit = max(1, int(limit))
         last = name.rsplit(".", 1)[-1]
         where = "s.qualified_name=? OR s.name=?"
         params: list[object] = [name, name]
@@ -388,20 +407,42 @@ class WorkspaceIndex:
             params.append("%." + name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_"))
         with self._read_lock:
             rows = self._reader.conn.execute(
-                "SELECT s.name, s.qualified_name, s.role, s.kind, f.path, s.line, s.end_line "
-                "FROM symbols s JOIN files f ON f.id = s.file_id "
-                f"WHERE (s.role='definition' AND ({where})) OR (s.role='reference' AND s.name=?) "
-                "ORDER BY s.role='definition' DESC, f.path, s.line LIMIT ?",
-                (*params, last, max(1, int(limit))),
+                "SELECT s.name, s.qualified_name, s.kind, f.path, s.line, s.end_line "
+                f"FROM symbols s JOIN files f ON f.id = s.file_id WHERE {where} ORDER BY f.path, s.line LIMIT ?",
+                (*params, limit),
             ).fetchall()
-            cache: dict[str, list[str]] = {}
-            return [
-                SymbolHit(n, q, role, kind, path, line, end, self._line_of(path, line, cache).strip())
-                for n, q, role, kind, path, line, end in rows
-            ]
+            candidates = [path for path, _ in self._mentions().files_mentioning(last)]
+            buffers = dict(self._buffers)
+        cache: dict[str, list[str]] = {rel: split_lines(text) for rel, text in buffers.items()}
+        defs = [
+            SymbolHit(n, q, "definition", kind, path, line, end, self._line_of(path, line, cache).strip())
+            for n, q, kind, path, line, end in rows
+        ]
+        seen = {(h.path, h.line) for h in defs}
+        refs: list[SymbolHit] = []
+        for path in candidates:
+            if len(defs) + len(refs) >= limit:
+                break
+            lines = self._lines_of(path, cache)
+            for sym in file_symbols(path, "\n".join(lines)):
+                if sym.role == "reference":
+                    found = sym.name == last
+                else:
+                    q = sym.qualified_name or sym.name
+                    found = (path, sym.line) not in seen and (
+                        name in (q, sym.name) or ("." in name and q.endswith("." + name))
+                    )
+                if found:
+                    hit = SymbolHit(
+                        *sym[:4], path, sym.line, sym.end_line, self._line_of(path, sym.line, cache)
+                    )
+                    hit.snippet = hit.snippet.strip()
+                    (refs if sym.role == "reference" else defs).append(hit)
+        defs.sort(key=lambda h: (h.path, h.line))
+        return (defs + refs)[:limit]
 
     def repo_map(self, max_chars: int = 4000) -> str:
-        """The most important files and their key definitions (PageRank over references), within max_chars."""
+        """The most important files and their key definitions (PageRank over name mentions), within max_chars."""
         self._check_open()
         with self._read_lock:
             cached = self._repo_map_cache
@@ -409,7 +450,10 @@ class WorkspaceIndex:
                 return cached[2]
             cache: dict[str, list[str]] = {}
             text = build_repo_map(
-                self._reader.conn, max_chars, lambda rel, line: self._line_of(rel, line, cache)
+                self._reader.conn,
+                self._mentions(),
+                max_chars,
+                lambda rel, line: self._line_of(rel, line, cache),
             )
             self._repo_map_cache = (self._generation, max_chars, text)
             return text

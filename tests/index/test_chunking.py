@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from lsp_agent.index import chunking, languages
-from lsp_agent.index.chunking import analyze, analyze_with_tree
-from lsp_agent.index.tokens import term_hash
+from lsp_agent.index.chunking import analyze, analyze_with_tree, file_symbols
+from lsp_agent.index.tokens import term_hash, unpack_terms
 
 SOURCE = '''"""Module docstring."""
 import os
@@ -57,7 +57,8 @@ def test_functions_classes_and_module_code_are_chunks() -> None:
 
 def test_symbols_definitions_with_qualified_names_and_references() -> None:
     a = analyze("pkg/mod.py", SOURCE)
-    defs = {(s.qualified_name, s.kind, s.line, s.end_line) for s in a.symbols if s.role == "definition"}
+    assert {s.role for s in a.symbols} == {"definition"}  # references are found on demand
+    defs = {(s.qualified_name, s.kind, s.line, s.end_line) for s in a.symbols}
     assert defs == {
         ("LIMIT", "constant", 4, 4),
         ("helper", "function", 9, 12),
@@ -66,7 +67,9 @@ def test_symbols_definitions_with_qualified_names_and_references() -> None:
         ("Small.kind", "attribute", 16, 16),
         ("Small.method", "method", 18, 19),
     }
-    refs = {(s.name, s.kind, s.line) for s in a.symbols if s.role == "reference"}
+    every = file_symbols("pkg/mod.py", SOURCE)
+    assert [s for s in every if s.role == "definition"] == a.symbols
+    refs = {(s.name, s.kind, s.line) for s in every if s.role == "reference"}
     assert {
         ("cache", "call", 8),
         ("inner", "call", 12),
@@ -74,6 +77,18 @@ def test_symbols_definitions_with_qualified_names_and_references() -> None:
         ("helper", "call", 19),
     } <= refs
     assert ("getcwd", "call", 23) in refs
+
+
+def test_deep_definitions_are_left_to_the_on_demand_pass() -> None:
+    nested = "class A:\n    class B:\n        @property\n        def m(self):\n            def f():\n                pass\n"
+    indexed = {s.qualified_name for s in analyze("deep.py", nested).symbols}
+    assert indexed == {
+        "A",
+        "A.B",
+        "A.B.m",
+    }  # a decorated method of a nested class is as deep as indexing looks
+    assert "A.B.m.f" in {s.qualified_name for s in file_symbols("deep.py", nested)}
+    assert file_symbols("notes.txt", "def f(): pass") == []
 
 
 def test_large_class_becomes_skeleton_plus_member_chunks(monkeypatch) -> None:
@@ -120,7 +135,7 @@ def test_files_without_grammar_fall_back_to_line_windows() -> None:
 
 def test_symbol_and_path_words_are_boosted_in_tokens() -> None:
     a = analyze("billing/invoice_totals.py", "def compute_tax(amount):\n    return amount * 0.2\n")
-    tokens = a.tokens[0]
+    tokens = unpack_terms(a.tokens[0][1])
     assert tokens[term_hash("compute_tax")] >= 2  # in the code and in the symbol field
     assert {term_hash(t) for t in ("bill", "invoice_totals", "invoic", "total")} <= set(tokens)
 
