@@ -14,12 +14,17 @@ from lsp_agent.index.mentions import Mentions
 DAMPING = 0.85
 ITERATIONS = 50
 MAX_DEFINERS = 20  # a name defined in more files than this (save, get, name) links nothing
+MIN_NAME = 3  # shorter names (i, e, db) are local variables far more often than uses of a definition
 MAP_KINDS = ("class", "function", "method", "interface", "struct", "enum", "constant")
 
 
-def _weight(name: str, definers: int) -> float:
-    """How much a reference to `name` says about importance: rare, descriptive names count more."""
-    w = 1.0
+def _weight(name: str, definers: int, spread: float) -> float:
+    """How much a use of `name` says about importance: rare, descriptive names count more.
+
+    `spread` is the share of files mentioning the name: a name used everywhere (format, filter) is a common word
+    more than a dependency.
+    """
+    w = -math.log(spread)
     if name.startswith("_"):
         w *= 0.1
     if definers > 5:
@@ -80,17 +85,19 @@ def build_repo_map(
     names = [
         name
         for name, definers in defs_by_name.items()
-        if len(definers) <= MAX_DEFINERS and not (name.startswith("__") and name.endswith("__"))
+        if len(definers) <= MAX_DEFINERS and len(name) >= MIN_NAME and not (name[:2] == name[-2:] == "__")
     ]
+    found = mentions.mentions_of(names)
+    spread = np.bincount([name_idx for name_idx, _, _ in found], minlength=len(names)) / len(files)
     edges: dict[tuple[int, int], float] = defaultdict(float)
     name_edges: dict[tuple[int, str], float] = defaultdict(float)
-    for name_idx, src, count in mentions.mentions_of(names):
+    for name_idx, src, count in found:
         name = names[name_idx]
         uses = count - own.get((src, name), 0)
         if uses <= 0:
             continue
         definers = defs_by_name[name]
-        w = _weight(name, len(definers)) * math.sqrt(uses)
+        w = _weight(name, len(definers), spread[name_idx]) * math.sqrt(uses)
         for dst in definers:
             if dst != src:
                 edges[(src, dst)] += w
