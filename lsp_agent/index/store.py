@@ -19,6 +19,7 @@ from lsp_agent.index.rows import FileRows
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "8"  # bump when chunking or tokenization changes: the index is rebuilt
+BULK_CACHE_KIB = -65536  # page cache while loading a first index (negative: KiB)
 BINARY_LANGUAGE = "binary"  # files kept only so that refreshes skip them; never counted or searched
 
 SCHEMA = """
@@ -154,7 +155,12 @@ class IndexStore:
         names = ("chunks_file", "symbols_name", "symbols_file")
         for name in names:
             self.conn.execute(f"DROP INDEX IF EXISTS {name}")
-        yield
+        cache_size = self.conn.execute("PRAGMA cache_size").fetchone()[0]
+        self.conn.execute(f"PRAGMA cache_size={BULK_CACHE_KIB}")  # fewer pages spilled mid-transaction
+        try:
+            yield
+        finally:
+            self.conn.execute(f"PRAGMA cache_size={cache_size}")
         for statement in SCHEMA.split(";"):
             if "CREATE INDEX" in statement:
                 self.conn.execute(statement)
