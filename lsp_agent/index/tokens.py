@@ -9,6 +9,7 @@ each term (`term_hash`) and store the counts packed (`pack_terms`), so worker pr
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from array import array
 from collections import Counter, _count_elements  # Counter's C counting loop, on a plain dict
@@ -201,14 +202,14 @@ def pack_terms(counts: Mapping[int, int]) -> bytes:
     return array("q", map(or_, map(lshift, counts, repeat(16)), values)).tobytes()
 
 
-def chunk_terms(text: str, extra: Sequence[int] = ()) -> tuple[int, bytes]:
+def py_chunk_terms(text: str, extra: Sequence[int] = ()) -> tuple[int, bytes]:
     """(token count, pack_terms() blob) of a chunk: its text's terms plus extra term hashes (path, symbol)."""
     counts = count_terms(text)
     _count_elements(counts, extra)
     return sum(counts.values()), pack_terms(counts)
 
 
-def identifier_counts(text: str) -> bytes:
+def py_identifier_counts(text: str) -> bytes:
     """Each distinct identifier as written, packed like terms: `term_hash(identifier) << 16 | count`."""
     counts: dict[int, int] = {}
     _count_elements(counts, map(term_hash, _IDENT.findall(text)))
@@ -218,3 +219,21 @@ def identifier_counts(text: str) -> bytes:
 def unpack_terms(blob: bytes) -> dict[int, int]:
     """pack_terms() read back: term hash -> count."""
     return {v >> 16: v & COUNT_MASK for v in array("q", blob)}
+
+
+# The two hot entry points run natively when the optional C extension (_fastterms.c, built by setup.py) is
+# there: byte-identical results, an order of magnitude faster. The py_ versions above are the reference and the
+# fallback; LSP_AGENT_NO_NATIVE=1 forces them (tests, benchmarks).
+chunk_terms = py_chunk_terms
+identifier_counts = py_identifier_counts
+NATIVE = False
+if os.environ.get("LSP_AGENT_NO_NATIVE", "") in ("", "0"):
+    try:
+        from lsp_agent.index import _fastterms
+    except ImportError:  # not built (no compiler at install time)
+        pass
+    else:
+        _fastterms.configure(identifier_terms, term_hash)
+        chunk_terms = _fastterms.chunk_terms
+        identifier_counts = _fastterms.identifier_counts
+        NATIVE = True
