@@ -30,7 +30,7 @@
 #define CACHE_MAX_ENTRIES (1 << 20)   /* the identifier cache is emptied when it grows past this */
 #define CACHE_MIN_SLOTS 1024
 #define COUNTER_MIN_SLOTS 64
-#define TALLY_MIN_SLOTS 64
+#define TALLY_MIN_SLOTS 32
 
 /* ------------------------------------------------------------------------------------------------------ */
 /* The Python callables given to configure(): identifier_terms(str) -> iterable of int, term_hash(str) -> int */
@@ -135,17 +135,17 @@ static inline void prefetch(const void *p)
 }
 
 /* ------------------------------------------------------------------------------------------------------ */
-/* Growable arrays (PyMem_Raw): the buffer with room for `need` items (allocated even when need is 0), or NULL
- * with MemoryError set (buf unchanged). */
+/* Growable arrays (PyMem: the GIL is always held here): the buffer with room for `need` items (allocated even
+ * when need is 0), or NULL with MemoryError set (buf unchanged). */
 
 static void *reserve(void *buf, size_t *cap, size_t need, size_t item_size)
 {
     if (buf != NULL && need <= *cap)
         return buf;
-    size_t n = *cap > 0 ? *cap : 64;
+    size_t n = *cap > 0 ? *cap : 16;
     while (n < need)
         n *= 2;
-    void *grown = PyMem_RawRealloc(buf, n * item_size);
+    void *grown = PyMem_Realloc(buf, n * item_size);
     if (grown == NULL) {
         PyErr_NoMemory();
         return NULL;
@@ -160,10 +160,11 @@ static void *reserve(void *buf, size_t *cap, size_t need, size_t item_size)
 /* A term hash from a Python int; OverflowError (as array('q') raises) when t << 16 would not fit an int64. */
 static int term_from_object(PyObject *obj, int64_t *out)
 {
-    long long v = PyLong_AsLongLong(obj);
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(obj, &overflow); /* the digit loop: quicker than AsLongLong */
     if (v == -1 && PyErr_Occurred())
         return -1;
-    if (v < -TERM_LIMIT || v >= TERM_LIMIT) {
+    if (overflow != 0 || v < -TERM_LIMIT || v >= TERM_LIMIT) {
         PyErr_SetString(PyExc_OverflowError, "term hash too large to pack as term << 16 | count in an int64");
         return -1;
     }
@@ -188,7 +189,7 @@ static PyObject *call_with_identifier(PyObject *fn, const char *key, size_t len)
     return result;
 }
 
-/* identifier_terms(identifier) as a PyMem_Raw array of n terms (NULL when n is 0); -1 on error. */
+/* identifier_terms(identifier) as a PyMem array of n terms (NULL when n is 0); -1 on error. */
 static int compute_terms(const char *key, size_t len, int64_t **terms, size_t *n)
 {
     PyObject *result = call_with_identifier(identifier_terms_fn, key, len);
@@ -200,14 +201,14 @@ static int compute_terms(const char *key, size_t len, int64_t **terms, size_t *n
         return -1;
     size_t count = (size_t)PySequence_Fast_GET_SIZE(seq);
     int64_t *out = NULL;
-    if (count > 0 && (out = PyMem_RawMalloc(count * sizeof(int64_t))) == NULL) {
+    if (count > 0 && (out = PyMem_Malloc(count * sizeof(int64_t))) == NULL) {
         Py_DECREF(seq);
         PyErr_NoMemory();
         return -1;
     }
     for (size_t i = 0; i < count; i++) {
         if (term_from_object(PySequence_Fast_GET_ITEM(seq, i), &out[i]) < 0) {
-            PyMem_RawFree(out);
+            PyMem_Free(out);
             Py_DECREF(seq);
             return -1;
         }
@@ -267,8 +268,8 @@ static struct {
 /* Forget every identifier and free the buffers. */
 static void cache_clear(void)
 {
-    PyMem_RawFree(cache.slots);
-    PyMem_RawFree(cache.words);
+    PyMem_Free(cache.slots);
+    PyMem_Free(cache.words);
     memset(&cache, 0, sizeof(cache));
 }
 
@@ -307,12 +308,12 @@ static void cache_place(size_t offset)
 /* Rebuild the index with n_slots slots (a power of two), walking the records in order. */
 static int cache_reindex(size_t n_slots)
 {
-    uint64_t *slots = PyMem_RawCalloc(n_slots, sizeof(uint64_t));
+    uint64_t *slots = PyMem_Calloc(n_slots, sizeof(uint64_t));
     if (slots == NULL) {
         PyErr_NoMemory();
         return -1;
     }
-    PyMem_RawFree(cache.slots);
+    PyMem_Free(cache.slots);
     cache.slots = slots;
     cache.mask = n_slots - 1;
     for (size_t offset = 0; offset < cache.n_words;) {
@@ -371,14 +372,14 @@ static IdentRecord *cache_lookup(const char *key, size_t len, uint64_t hash)
     if (compute_terms(key, len, &terms, &n_terms) < 0)
         return NULL;
     if (compute_ident_hash(key, len, &ident_hash) < 0) {
-        PyMem_RawFree(terms);
+        PyMem_Free(terms);
         return NULL;
     }
     /* Python ran (and may have filled or emptied the cache): look again before inserting. */
     r = cache_find(key, len, hash);
     if (r == NULL)
         r = cache_insert(key, len, hash, terms, n_terms, ident_hash);
-    PyMem_RawFree(terms);
+    PyMem_Free(terms);
     return r;
 }
 
@@ -725,9 +726,9 @@ typedef struct {
 
 static void tally_free(Tally *t)
 {
-    PyMem_RawFree(t->items);
-    PyMem_RawFree(t->slots);
-    PyMem_RawFree(t->keys);
+    PyMem_Free(t->items);
+    PyMem_Free(t->slots);
+    PyMem_Free(t->keys);
 }
 
 /* The item of an identifier seen before in this text, or NULL. */
@@ -744,12 +745,12 @@ static inline TallyItem *tally_find(const Tally *t, const char *key, size_t len,
 /* Rebuild the index with n_slots slots (a power of two). */
 static int tally_reindex(Tally *t, size_t n_slots)
 {
-    uint32_t *slots = PyMem_RawCalloc(n_slots, sizeof(uint32_t));
+    uint32_t *slots = PyMem_Calloc(n_slots, sizeof(uint32_t));
     if (slots == NULL) {
         PyErr_NoMemory();
         return -1;
     }
-    PyMem_RawFree(t->slots);
+    PyMem_Free(t->slots);
     t->slots = slots;
     t->mask = n_slots - 1;
     for (size_t k = 0; k < t->n_items; k++) {
@@ -778,7 +779,9 @@ static int tally_append(Tally *t, const char *key, size_t len, uint64_t hash)
     if (keys == NULL)
         return -1;
     t->keys = keys;
-    /* the bytes, the item, its slot */
+    /* the bytes, the item, its slot; and a request for its slot in the cache, which count_tally() will read */
+    if (cache.slots != NULL)
+        prefetch(&cache.slots[hash & cache.mask]);
     memcpy(t->keys + t->n_keys, key, len);
     t->items[t->n_items] = (TallyItem){hash, t->n_keys, len, 1};
     t->n_keys += len;
@@ -826,12 +829,10 @@ static int counter_for(Counter *c, const Tally *t)
 static int count_tally(Counter *c, const Tally *t, int by_ident_hash)
 {
     for (size_t k = 0; k < t->n_items; k++) {
-        /* Cache lookups mostly miss the CPU caches: ask early for the slot 16 items ahead and for the record the
-         * slot 8 items ahead points to, so those misses overlap. */
-        if (k + 16 < t->n_items && cache.slots != NULL)
-            prefetch(&cache.slots[t->items[k + 16].hash & cache.mask]);
-        if (k + 8 < t->n_items && cache.slots != NULL) {
-            uint64_t slot = cache.slots[t->items[k + 8].hash & cache.mask];
+        /* Cache lookups mostly miss the CPU caches: tally_append() asked for each item's slot; ask now for the
+         * record the slot 4 items ahead points to, so those misses overlap too. */
+        if (k + 4 < t->n_items && cache.slots != NULL) {
+            uint64_t slot = cache.slots[t->items[k + 4].hash & cache.mask];
             if (slot != 0)
                 prefetch(record_at(SLOT_OFFSET(slot)));
         }
@@ -857,18 +858,16 @@ static int count_tally(Counter *c, const Tally *t, int by_ident_hash)
 /* Every term of an iterable of ints (the extra field terms of a chunk). */
 static int count_extra(Counter *c, PyObject *extra)
 {
-    PyObject *it = PyObject_GetIter(extra);
-    if (it == NULL)
+    PyObject *seq = PySequence_Fast(extra, "extra must be an iterable of ints"); /* a list or tuple as is */
+    if (seq == NULL)
         return -1;
-    PyObject *item;
     int rc = 0;
-    while (rc == 0 && (item = PyIter_Next(it)) != NULL) {
+    for (Py_ssize_t i = 0; rc == 0 && i < PySequence_Fast_GET_SIZE(seq); i++) {
         int64_t term;
-        rc = term_from_object(item, &term) < 0 || counter_add(c, term, 1) < 0 ? -1 : 0;
-        Py_DECREF(item);
+        rc = term_from_object(PySequence_Fast_GET_ITEM(seq, i), &term) < 0 || counter_add(c, term, 1) < 0 ? -1 : 0;
     }
-    Py_DECREF(it);
-    return rc == 0 && !PyErr_Occurred() ? 0 : -1;
+    Py_DECREF(seq);
+    return rc;
 }
 
 /* The counted terms of text (by_ident_hash: each identifier as its own hash) plus extra (may be NULL). */
