@@ -26,7 +26,7 @@ MAX_DEF_DEPTH = 6  # deepest tree level where indexing looks for definitions (a 
 # class starts at 6); deeper ones (functions inside functions inside methods) never get chunks of their own
 
 
-@dataclass
+@dataclass(slots=True)
 class _Def:
     """A definition found by the tag query, with its place in the nesting."""
 
@@ -35,6 +35,8 @@ class _Def:
     node: ts.Node
     start_row: int  # 0-based, widened over decorators and leading comments
     end_row: int
+    start_byte: int  # the node's own span, for nesting
+    end_byte: int
     qualified: str = ""
     children: list[_Def] = field(default_factory=list)
 
@@ -80,6 +82,11 @@ def _capture_roles(query: ts.Query) -> dict[str, tuple[str, str, bool]]:
 _LINE_NAME_KIND = itemgetter(4, 0, 3)
 
 
+def _NESTING_ORDER(d: _Def) -> tuple[int, int]:
+    """Sort key putting a definition before the ones nested in it."""
+    return d.start_byte, -d.end_byte
+
+
 def _collect(
     root: ts.Node, lang: str, references: bool = False
 ) -> tuple[list[_Def], list[Symbol], list[_Def]]:
@@ -117,20 +124,25 @@ def _collect(
                 for line in (node.start_point[0] + 1,)
             ]
             continue
+        chunkable = kind in CHUNK_KINDS
         for node in nodes:
             span = node.parent
             while span is not None and span.id not in spans:
                 span = span.parent
             span = span or node
-            outer = _widen(span, wrappers)
-            start = _leading_comment_row(outer) if kind in CHUNK_KINDS else outer.start_point[0]
-            defs.append(_Def(node.text.decode("utf-8", "replace"), kind, span, start, _end_row(span)))
+            if chunkable:
+                outer = _widen(span, wrappers) if wrappers else span
+                start = _leading_comment_row(outer)
+            else:
+                start = span.start_point[0]
+            name = node.text.decode("utf-8", "replace")
+            defs.append(_Def(name, kind, span, start, _end_row(span), span.start_byte, span.end_byte))
     refs.sort(key=_LINE_NAME_KIND)
-    defs.sort(key=lambda d: (d.node.start_byte, -d.node.end_byte))
+    defs.sort(key=_NESTING_ORDER)
     roots: list[_Def] = []
     stack: list[_Def] = []
     for d in defs:
-        while stack and stack[-1].node.end_byte <= d.node.start_byte:
+        while stack and stack[-1].end_byte <= d.start_byte:
             stack.pop()
         parent = stack[-1] if stack else None
         if parent is not None and parent.kind in CONTAINER_KINDS and d.kind == "function":

@@ -194,14 +194,15 @@ class IndexStore:
         return ids
 
     def replace_file(
-        self, path: str, size: int, mtime_ns: int, digest: str, rows: FileRows
+        self, path: str, size: int, mtime_ns: int, digest: str, rows: FileRows, new: bool = False
     ) -> tuple[list[int], list[tuple[int, str, bytes]]]:
         """Store a file's new analysis; returns (removed chunk ids, [(new id, chunk hash, packed terms)]).
 
         Chunks whose text did not change keep their rows (only their line numbers are updated) and symbols are
-        diffed, so an edit rewrites what it touched, not the whole file.
+        diffed, so an edit rewrites what it touched, not the whole file. `new`: the caller knows the path is not
+        stored yet (a first index), so it is not looked up.
         """
-        old = self.file(path)
+        old = None if new else self.file(path)
         if old is not None:
             self.conn.execute(
                 "UPDATE files SET size=?, mtime_ns=?, hash=?, language=?, identifiers=? WHERE id=?",

@@ -130,6 +130,8 @@ class WorkspaceIndex:
             parsed = 0
             bulk = store.bulk_load() if not known and len(jobs) >= BULK_MIN_FILES else nullcontext()
             with store.transaction(), bulk:
+                # Still empty inside the transaction (no other process indexed meanwhile): skip per-file lookups.
+                fresh = not known and not store.files()
                 for rec in deleted:
                     removed.extend(store.delete_file(rec.id))
                 total = len(jobs)
@@ -140,7 +142,9 @@ class WorkspaceIndex:
                         store.touch(rec.id, job.size, job.mtime_ns)
                     elif result.status == "skipped" and result.digest:
                         # Binary: remembered without chunks, so the next refresh skips it by size and mtime.
-                        gone, _ = store.replace_file(job.path, job.size, job.mtime_ns, result.digest, BINARY)
+                        gone, _ = store.replace_file(
+                            job.path, job.size, job.mtime_ns, result.digest, BINARY, new=fresh
+                        )
                         removed.extend(gone)
                     elif result.status == "skipped":  # unreadable now: forget it, retry next time
                         if job.path in known:
@@ -148,7 +152,7 @@ class WorkspaceIndex:
                     else:
                         assert result.rows is not None
                         gone, new = store.replace_file(
-                            job.path, job.size, job.mtime_ns, result.digest, result.rows
+                            job.path, job.size, job.mtime_ns, result.digest, result.rows, new=fresh
                         )
                         removed.extend(gone)
                         added.extend(new)
