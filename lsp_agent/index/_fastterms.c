@@ -31,6 +31,7 @@
 #define CACHE_MIN_SLOTS 1024
 #define COUNTER_MIN_SLOTS 64
 #define TALLY_MIN_SLOTS 32
+#define LOOKAHEAD 4 /* cache records are asked for this many identifiers before they are read */
 
 /* ------------------------------------------------------------------------------------------------------ */
 /* The Python callables given to configure(): identifier_terms(str) -> iterable of int, term_hash(str) -> int */
@@ -63,17 +64,7 @@ static inline int class_of(Py_UCS4 c)
 }
 
 /* ------------------------------------------------------------------------------------------------------ */
-/* Hashing: the splitmix64 finaliser and a hash of identifier bytes. */
-
-static inline uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    x ^= x >> 31;
-    return x;
-}
+/* Hashing and comparing identifier bytes. */
 
 /* Unaligned loads of 4 and 8 bytes. */
 static inline uint64_t load32(const char *p)
@@ -106,7 +97,9 @@ static inline uint64_t key_hash(const char *s, size_t n)
         h ^= load32(s) << 32 | load32(s + n - 4);
     else if (n > 0)
         h ^= (uint64_t)(unsigned char)s[0] << 16 | (uint64_t)(unsigned char)s[n >> 1] << 8 | (unsigned char)s[n - 1];
-    return mix64(h);
+    /* a multiply carries every bit upwards; folding the top half back spreads them over the low (slot) bits */
+    h *= 0xbf58476d1ce4e5b9ULL;
+    return h ^ (h >> 32);
 }
 
 /* Whether n bytes are equal, with the same overlapping loads as key_hash(). */
@@ -798,6 +791,14 @@ static int tally_text(Tally *t, PyObject *text)
     Scanner s;
     if (scanner_init(&s, text) < 0)
         return -1;
+    /* sized up front: distinct identifiers' bytes never outgrow the text; about one distinct one in 8 chars */
+    size_t n_chars = (size_t)s.len;
+    t->keys = reserve(t->keys, &t->cap_keys, n_chars, 1);
+    t->items = t->keys != NULL ? reserve(t->items, &t->cap_items, n_chars / 8, sizeof(TallyItem)) : NULL;
+    if (t->items == NULL) {
+        scanner_free(&s);
+        return -1;
+    }
     const char *key;
     size_t len;
     int found;
@@ -825,32 +826,36 @@ static int counter_for(Counter *c, const Tally *t)
     return counter_alloc(c, n_slots);
 }
 
-/* Every term of every tallied identifier (by_ident_hash: the identifier's own hash), times its count. */
+/* The terms of one tallied identifier (by_ident_hash: its own hash), times its count. */
+static inline int count_item(Counter *c, const Tally *t, const TallyItem *item, int by_ident_hash)
+{
+    const IdentRecord *r = cache_lookup(t->keys + item->key_at, item->len, item->hash);
+    if (r == NULL)
+        return -1;
+    /* the record stays valid until the next cache lookup */
+    if (by_ident_hash)
+        return counter_add(c, r->ident_hash, item->count);
+    const int64_t *terms = record_terms(r);
+    for (uint32_t i = 0; i < r->n_terms; i++) {
+        if (counter_add(c, terms[i], item->count) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Every tallied identifier's terms, in first-seen order. Cache lookups mostly miss the CPU caches:
+ * tally_append() asked for each item's slot, and here each item's record is asked for LOOKAHEAD items before
+ * it is read, so those misses overlap. */
 static int count_tally(Counter *c, const Tally *t, int by_ident_hash)
 {
-    for (size_t k = 0; k < t->n_items; k++) {
-        /* Cache lookups mostly miss the CPU caches: tally_append() asked for each item's slot; ask now for the
-         * record the slot 4 items ahead points to, so those misses overlap too. */
-        if (k + 4 < t->n_items && cache.slots != NULL) {
-            uint64_t slot = cache.slots[t->items[k + 4].hash & cache.mask];
+    for (size_t k = 0; k < t->n_items + LOOKAHEAD; k++) {
+        if (k < t->n_items && cache.slots != NULL) {
+            uint64_t slot = cache.slots[t->items[k].hash & cache.mask];
             if (slot != 0)
                 prefetch(record_at(SLOT_OFFSET(slot)));
         }
-        /* the record stays valid until the next cache lookup */
-        const TallyItem *item = &t->items[k];
-        const IdentRecord *r = cache_lookup(t->keys + item->key_at, item->len, item->hash);
-        if (r == NULL)
+        if (k >= LOOKAHEAD && count_item(c, t, &t->items[k - LOOKAHEAD], by_ident_hash) < 0)
             return -1;
-        if (by_ident_hash) {
-            if (counter_add(c, r->ident_hash, item->count) < 0)
-                return -1;
-            continue;
-        }
-        const int64_t *terms = record_terms(r);
-        for (uint32_t i = 0; i < r->n_terms; i++) {
-            if (counter_add(c, terms[i], item->count) < 0)
-                return -1;
-        }
     }
     return 0;
 }
