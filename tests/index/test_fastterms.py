@@ -169,6 +169,16 @@ def test_configure_empties_the_cache(native) -> None:
     assert total == 3 and tokens.unpack_terms(blob) == {2: 2, 3: 1}
 
 
+def test_cache_is_emptied_past_its_cap_mid_call(native) -> None:
+    native.configure(lambda ident: (len(ident),), lambda ident: len(ident) + 1000)
+    text = " ".join(f"x{i}" for i in range(1_100_000))  # more distinct identifiers than the cache keeps
+    total, blob = native.chunk_terms(text)
+    assert total == 1_100_000
+    assert tokens.unpack_terms(blob) == {2: 10, 3: 90, 4: 900, 5: 9000, 6: 0xFFFF, 7: 0xFFFF, 8: 0xFFFF}
+    assert native.cache_size() == 1_100_000 - 2**20
+    assert tokens.unpack_terms(native.identifier_counts("x1 x22 x1")) == {1002: 2, 1003: 1}
+
+
 def test_threads_share_the_cache_safely(native) -> None:
     texts = [p.read_text(encoding="utf-8") for p in _python_files()[:40]]
     expected = [py_chunk_terms(t) for t in texts]
