@@ -88,21 +88,50 @@ def worker_count() -> int:
     return max(1, min(cpus, 8))
 
 
-def run_jobs(jobs: Sequence[FileJob], workers: int | None = None) -> Iterator[FileResult]:
-    """Results in job order; a process pool for large batches, this thread otherwise.
+def _ready() -> None:
+    """A no-op task: submitting it makes the pool spawn a worker, which imports this module (and chunking)."""
 
-    The consumer may stop iterating early (cancellation); outstanding work is then dropped.
+
+class Workers:
+    """The worker processes of one refresh, started early so they boot while the caller is still walking."""
+
+    def __init__(self) -> None:
+        self.count = worker_count()
+        self.pool: ProcessPoolExecutor | None = None
+
+    def start(self) -> None:
+        """Spawn the workers now (no-op with one CPU or when already started)."""
+        if self.pool is None and self.count > 1:
+            # spawn, not fork: the language server has threads, and forking a threaded process can deadlock.
+            self.pool = ProcessPoolExecutor(self.count, mp_context=multiprocessing.get_context("spawn"))
+            for _ in range(self.count):
+                self.pool.submit(_ready)  # each submit spawns one more worker
+
+    def close(self) -> None:
+        """Stop the workers, dropping queued work (after a cancellation)."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def run_jobs(jobs: Sequence[FileJob], workers: Workers) -> Iterator[FileResult]:
+    """Results in job order; the workers for large batches, this thread otherwise.
+
+    The consumer may stop iterating early (cancellation); outstanding work is dropped when `workers` closes.
     """
-    workers = worker_count() if workers is None else workers
-    if workers <= 1 or len(jobs) < PARALLEL_MIN_FILES:
+    if workers.count <= 1 or len(jobs) < PARALLEL_MIN_FILES:
         for job in jobs:
             yield run_job(job)
         return
+    workers.start()
+    assert workers.pool is not None
     batches = [jobs[i : i + JOBS_PER_TASK] for i in range(0, len(jobs), JOBS_PER_TASK)]
-    # spawn, not fork: the language server has threads, and forking a threaded process can deadlock.
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
-    try:
-        for batch in pool.map(_run_batch, batches):
-            yield from batch
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    for batch in workers.pool.map(_run_batch, batches):
+        yield from batch
+    workers.pool.shutdown(wait=False)  # let them exit while the caller commits; close() joins them

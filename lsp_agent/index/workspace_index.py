@@ -19,7 +19,7 @@ from lsp_agent.index.embeddings import Embedder, EmbeddingError, embedding_text,
 from lsp_agent.index.lexical import LexicalIndex
 from lsp_agent.index.mentions import Mentions
 from lsp_agent.index.models import Chunk, FileAnalysis, IndexConfig, IndexStats, SearchHit, SymbolHit
-from lsp_agent.index.pipeline import FileJob, decode_source, run_jobs
+from lsp_agent.index.pipeline import PARALLEL_MIN_FILES, FileJob, Workers, decode_source, run_jobs
 from lsp_agent.index.repomap import build_repo_map
 from lsp_agent.index.rows import FileRows, file_rows, text_hash
 from lsp_agent.index.store import BINARY_LANGUAGE, IndexStore, default_db_path
@@ -106,7 +106,7 @@ class WorkspaceIndex:
         """
         started = time.perf_counter()
         self._check_open()
-        with self._write_lock:
+        with self._write_lock, Workers() as workers:
             store = self._writer
             known = store.files()
             jobs: list[FileJob] = []
@@ -124,6 +124,8 @@ class WorkspaceIndex:
                 if rec is not None and rec.size == st.st_size and rec.mtime_ns == st.st_mtime_ns:
                     continue
                 jobs.append(FileJob(rel, str(path), st.st_size, st.st_mtime_ns, rec.hash if rec else None))
+                if len(jobs) == PARALLEL_MIN_FILES:
+                    workers.start()  # enough work for them: let them boot while the walk goes on
             deleted = [rec for rel, rec in known.items() if rel not in seen]
             removed: list[int] = []
             added: list[tuple[int, str, bytes]] = []
@@ -135,7 +137,7 @@ class WorkspaceIndex:
                 for rec in deleted:
                     removed.extend(store.delete_file(rec.id))
                 total = len(jobs)
-                for done, result in enumerate(run_jobs(jobs), start=1):
+                for done, result in enumerate(run_jobs(jobs, workers), start=1):
                     job = result.job
                     if result.status == "same":
                         rec = known[job.path]
