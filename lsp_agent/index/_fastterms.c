@@ -5,8 +5,9 @@
  *      classifying 64 characters at a time into bitmasks, reading the str in place whatever its kind;
  *   2. tally each distinct identifier and its count in a small per-call table (first-seen order);
  *   3. for each distinct identifier, look up its terms and its own hash in a per-process cache (filled once per
- *      identifier by calling the Python identifier_terms() and term_hash() given to configure()) and add them,
- *      times its count, to a per-call term counter (first-seen order);
+ *      identifier, natively: _ft_words.c splits it and asks the Python normalize_word() given to configure()
+ *      once per distinct word part, _ft_blake2b.c hashes) and add them, times its count, to a per-call term
+ *      counter (first-seen order);
  *   4. write the packed int64 values `term << 16 | min(count, 0xFFFF)` straight into a bytes object.
  *
  * The GIL is held throughout, but a Python callable may let another thread run and use the cache, so nothing
@@ -17,6 +18,9 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "_ft_blake2b.h"
+#include "_ft_words.h"
 
 /* SSE2 (every x86-64 CPU) classifies 16 characters at a time; elsewhere the scanner goes one by one. */
 #if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
@@ -32,12 +36,6 @@
 #define COUNTER_MIN_SLOTS 64
 #define TALLY_MIN_SLOTS 32
 #define LOOKAHEAD 4 /* cache records are asked for this many identifiers before they are read */
-
-/* ------------------------------------------------------------------------------------------------------ */
-/* The Python callables given to configure(): identifier_terms(str) -> iterable of int, term_hash(str) -> int */
-
-static PyObject *identifier_terms_fn = NULL;
-static PyObject *term_hash_fn = NULL;
 
 /* ------------------------------------------------------------------------------------------------------ */
 /* Character classes of the identifier regex by code point below 256 (code points from 128 up are separators). */
@@ -148,7 +146,7 @@ static void *reserve(void *buf, size_t *cap, size_t need, size_t item_size)
 }
 
 /* ------------------------------------------------------------------------------------------------------ */
-/* Calling the Python callables and converting their results. */
+/* Converting Python ints. */
 
 /* A term hash from a Python int; OverflowError (as array('q') raises) when t << 16 would not fit an int64. */
 static int term_from_object(PyObject *obj, int64_t *out)
@@ -163,64 +161,6 @@ static int term_from_object(PyObject *obj, int64_t *out)
     }
     *out = (int64_t)v;
     return 0;
-}
-
-/* fn(identifier) for a configured callable; a new reference, or NULL with an exception set. */
-static PyObject *call_with_identifier(PyObject *fn, const char *key, size_t len)
-{
-    if (fn == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "_fastterms.configure(identifier_terms, term_hash) was not called");
-        return NULL;
-    }
-    PyObject *ident = PyUnicode_DecodeASCII(key, (Py_ssize_t)len, NULL);
-    if (ident == NULL)
-        return NULL;
-    Py_INCREF(fn); /* configure() may replace the callable while it runs */
-    PyObject *result = PyObject_CallOneArg(fn, ident);
-    Py_DECREF(fn);
-    Py_DECREF(ident);
-    return result;
-}
-
-/* identifier_terms(identifier) as a PyMem array of n terms (NULL when n is 0); -1 on error. */
-static int compute_terms(const char *key, size_t len, int64_t **terms, size_t *n)
-{
-    PyObject *result = call_with_identifier(identifier_terms_fn, key, len);
-    if (result == NULL)
-        return -1;
-    PyObject *seq = PySequence_Fast(result, "identifier_terms() must return an iterable of ints");
-    Py_DECREF(result);
-    if (seq == NULL)
-        return -1;
-    size_t count = (size_t)PySequence_Fast_GET_SIZE(seq);
-    int64_t *out = NULL;
-    if (count > 0 && (out = PyMem_Malloc(count * sizeof(int64_t))) == NULL) {
-        Py_DECREF(seq);
-        PyErr_NoMemory();
-        return -1;
-    }
-    for (size_t i = 0; i < count; i++) {
-        if (term_from_object(PySequence_Fast_GET_ITEM(seq, i), &out[i]) < 0) {
-            PyMem_Free(out);
-            Py_DECREF(seq);
-            return -1;
-        }
-    }
-    Py_DECREF(seq);
-    *terms = out;
-    *n = count;
-    return 0;
-}
-
-/* term_hash(identifier); -1 on error. */
-static int compute_ident_hash(const char *key, size_t len, int64_t *out)
-{
-    PyObject *result = call_with_identifier(term_hash_fn, key, len);
-    if (result == NULL)
-        return -1;
-    int rc = term_from_object(result, out);
-    Py_DECREF(result);
-    return rc;
 }
 
 /* ------------------------------------------------------------------------------------------------------ */
@@ -348,8 +288,8 @@ static IdentRecord *cache_insert(const char *key, size_t len, uint64_t hash, con
     return r;
 }
 
-/* The record of an identifier, computed through the Python callables at first sight; valid until the next call
- * into this cache. */
+/* The record of an identifier, computed at first sight (which may call Python); valid until the next call into
+ * this cache. */
 static IdentRecord *cache_lookup(const char *key, size_t len, uint64_t hash)
 {
     IdentRecord *r = cache_find(key, len, hash);
@@ -361,13 +301,9 @@ static IdentRecord *cache_lookup(const char *key, size_t len, uint64_t hash)
     }
     int64_t *terms = NULL;
     size_t n_terms = 0;
-    int64_t ident_hash;
-    if (compute_terms(key, len, &terms, &n_terms) < 0)
+    if (ft_identifier_terms(key, len, &terms, &n_terms) < 0)
         return NULL;
-    if (compute_ident_hash(key, len, &ident_hash) < 0) {
-        PyMem_Free(terms);
-        return NULL;
-    }
+    int64_t ident_hash = ft_term_hash(key, len); /* ASCII: its bytes are its UTF-8 */
     /* Python ran (and may have filled or emptied the cache): look again before inserting. */
     r = cache_find(key, len, hash);
     if (r == NULL)
@@ -895,22 +831,16 @@ static int count_text(Counter *c, PyObject *text, int by_ident_hash, PyObject *e
 /* Module functions. */
 
 PyDoc_STRVAR(configure_doc,
-             "configure(identifier_terms, term_hash)\n--\n\n"
-             "Set the callables that give an identifier's term hashes and its own hash; empties the cache.");
+             "configure(normalize_word)\n--\n\n"
+             "Set the callable that maps a lowercased word part to its word (or None); empties both caches.");
 
-static PyObject *fastterms_configure(PyObject *module, PyObject *args)
+static PyObject *fastterms_configure(PyObject *module, PyObject *normalize_word)
 {
-    PyObject *terms_fn, *hash_fn;
-    if (!PyArg_ParseTuple(args, "OO:configure", &terms_fn, &hash_fn))
-        return NULL;
-    if (!PyCallable_Check(terms_fn) || !PyCallable_Check(hash_fn)) {
-        PyErr_SetString(PyExc_TypeError, "configure() takes two callables: identifier_terms, term_hash");
+    if (!PyCallable_Check(normalize_word)) {
+        PyErr_SetString(PyExc_TypeError, "configure() takes one callable: normalize_word");
         return NULL;
     }
-    Py_INCREF(terms_fn);
-    Py_INCREF(hash_fn);
-    Py_XSETREF(identifier_terms_fn, terms_fn);
-    Py_XSETREF(term_hash_fn, hash_fn);
+    ft_words_configure(normalize_word);
     cache_clear();
     Py_RETURN_NONE;
 }
@@ -956,6 +886,67 @@ static PyObject *fastterms_identifier_counts(PyObject *module, PyObject *args)
     return result;
 }
 
+PyDoc_STRVAR(identifier_terms_doc,
+             "identifier_terms(identifier)\n--\n\n"
+             "tokens.identifier_terms() of an ASCII identifier, through the per-process cache.");
+
+static PyObject *fastterms_identifier_terms(PyObject *module, PyObject *ident)
+{
+    if (!PyUnicode_Check(ident) || !PyUnicode_IS_ASCII(ident)) {
+        PyErr_SetString(PyExc_TypeError, "identifier_terms() takes an ASCII str");
+        return NULL;
+    }
+    Py_ssize_t len = PyUnicode_GET_LENGTH(ident);
+    const char *key = (const char *)PyUnicode_DATA(ident);
+    const IdentRecord *r = cache_lookup(key, (size_t)len, key_hash(key, (size_t)len));
+    if (r == NULL)
+        return NULL;
+    /* the record is read before anything else can touch the cache */
+    PyObject *out = PyTuple_New(r->n_terms);
+    for (uint32_t i = 0; out != NULL && i < r->n_terms; i++) {
+        PyObject *term = PyLong_FromLongLong(record_terms(r)[i]);
+        if (term == NULL)
+            Py_CLEAR(out);
+        else
+            PyTuple_SET_ITEM(out, i, term);
+    }
+    return out;
+}
+
+PyDoc_STRVAR(term_hash_doc,
+             "term_hash(term)\n--\n\n"
+             "tokens.term_hash() in C: BLAKE2b of the term's UTF-8 (surrogatepass), 8-byte digest, top 47 bits.");
+
+static PyObject *fastterms_term_hash(PyObject *module, PyObject *term)
+{
+    if (!PyUnicode_Check(term)) {
+        PyErr_SetString(PyExc_TypeError, "term_hash() takes a str");
+        return NULL;
+    }
+    if (PyUnicode_IS_ASCII(term)) /* its bytes are its UTF-8 */
+        return PyLong_FromLongLong(ft_term_hash(PyUnicode_DATA(term), (size_t)PyUnicode_GET_LENGTH(term)));
+    PyObject *encoded = PyUnicode_AsEncodedString(term, "utf-8", "surrogatepass");
+    if (encoded == NULL)
+        return NULL;
+    int64_t h = ft_term_hash(PyBytes_AS_STRING(encoded), (size_t)PyBytes_GET_SIZE(encoded));
+    Py_DECREF(encoded);
+    return PyLong_FromLongLong(h);
+}
+
+PyDoc_STRVAR(blake2b64_doc,
+             "blake2b64(data)\n--\n\n"
+             "int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), 'little'), for tests.");
+
+static PyObject *fastterms_blake2b64(PyObject *module, PyObject *arg)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    uint64_t h = ft_blake2b64(view.buf, (size_t)view.len);
+    PyBuffer_Release(&view);
+    return PyLong_FromUnsignedLongLong(h);
+}
+
 PyDoc_STRVAR(cache_size_doc, "cache_size()\n--\n\nThe number of identifiers in the per-process cache.");
 
 static PyObject *fastterms_cache_size(PyObject *module, PyObject *unused)
@@ -963,12 +954,23 @@ static PyObject *fastterms_cache_size(PyObject *module, PyObject *unused)
     return PyLong_FromSize_t(cache.n_entries);
 }
 
+PyDoc_STRVAR(word_cache_size_doc, "word_cache_size()\n--\n\nThe number of word parts in the per-process cache.");
+
+static PyObject *fastterms_word_cache_size(PyObject *module, PyObject *unused)
+{
+    return PyLong_FromSize_t(ft_words_cache_size());
+}
+
 static PyMethodDef fastterms_methods[] = {
-    {"configure", fastterms_configure, METH_VARARGS, configure_doc},
+    {"configure", fastterms_configure, METH_O, configure_doc},
     {"chunk_terms", (PyCFunction)(void (*)(void))fastterms_chunk_terms, METH_VARARGS | METH_KEYWORDS,
      chunk_terms_doc},
     {"identifier_counts", fastterms_identifier_counts, METH_VARARGS, identifier_counts_doc},
+    {"identifier_terms", fastterms_identifier_terms, METH_O, identifier_terms_doc},
+    {"term_hash", fastterms_term_hash, METH_O, term_hash_doc},
+    {"blake2b64", fastterms_blake2b64, METH_O, blake2b64_doc},
     {"cache_size", fastterms_cache_size, METH_NOARGS, cache_size_doc},
+    {"word_cache_size", fastterms_word_cache_size, METH_NOARGS, word_cache_size_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -978,8 +980,7 @@ static PyMethodDef fastterms_methods[] = {
 static void fastterms_free(void *module)
 {
     cache_clear();
-    Py_CLEAR(identifier_terms_fn);
-    Py_CLEAR(term_hash_fn);
+    ft_words_free();
 }
 
 static struct PyModuleDef fastterms_module = {

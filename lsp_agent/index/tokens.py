@@ -222,8 +222,9 @@ def unpack_terms(blob: bytes) -> dict[int, int]:
 
 
 # The two hot entry points run natively when the optional C extension (_fastterms.c, built by setup.py) is
-# there: byte-identical results, an order of magnitude faster. The py_ versions above are the reference and the
-# fallback; LSP_AGENT_NO_NATIVE=1 forces them (tests, benchmarks).
+# there: byte-identical results, an order of magnitude faster. It splits and hashes identifiers itself and calls
+# normalize_word() once per distinct word part. The py_ versions above are the reference and the fallback;
+# LSP_AGENT_NO_NATIVE=1 forces them (tests, benchmarks).
 chunk_terms = py_chunk_terms
 identifier_counts = py_identifier_counts
 NATIVE = False
@@ -233,7 +234,7 @@ if os.environ.get("LSP_AGENT_NO_NATIVE", "") in ("", "0"):
     except ImportError:  # not built (no compiler at install time)
         pass
     else:
-        _fastterms.configure(identifier_terms, term_hash)
+        _fastterms.configure(normalize_word)
         chunk_terms = _fastterms.chunk_terms
         identifier_counts = _fastterms.identifier_counts
         NATIVE = True

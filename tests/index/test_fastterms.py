@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import subprocess
@@ -15,6 +16,7 @@ import pytest
 from lsp_agent.index import tokens
 from lsp_agent.index.tokens import (
     identifier_terms,
+    normalize_word,
     py_chunk_terms,
     py_identifier_counts,
     term_hash,
@@ -27,6 +29,7 @@ except ImportError:  # built only where a C compiler was available at install ti
     _fastterms = None
 
 REPO = Path(__file__).resolve().parents[2]
+DJANGO = REPO / "benchmarks" / ".cache" / "django-5.2.8-py"  # fetched by benchmarks/index_speed.py
 needs_native = pytest.mark.skipif(
     _fastterms is None, reason="lsp_agent.index._fastterms is not built (pip install -e . needs a C compiler)"
 )
@@ -59,22 +62,40 @@ EDGE_TEXTS = [
 
 @pytest.fixture
 def native() -> Iterator[object]:
-    """_fastterms configured with the real callables (again afterwards, for tests that swap them)."""
+    """_fastterms configured with the real normalize_word (again afterwards, for tests that swap it)."""
     if _fastterms is None:
         pytest.skip("lsp_agent.index._fastterms is not built")
-    _fastterms.configure(identifier_terms, term_hash)
+    _fastterms.configure(normalize_word)
     yield _fastterms
-    _fastterms.configure(identifier_terms, term_hash)
+    _fastterms.configure(normalize_word)
 
 
-def _python_files() -> list[Path]:
-    """Every .py file of this repository, outside hidden, build and cache folders."""
+def _python_files(root: Path = REPO) -> list[Path]:
+    """Every .py file under root, outside hidden, build and cache folders."""
     skip = {"build", "node_modules", "__pycache__"}
     return [
         p
-        for p in sorted(REPO.rglob("*.py"))
-        if not any(part.startswith(".") or part in skip for part in p.relative_to(REPO).parts)
+        for p in sorted(root.rglob("*.py"))
+        if not any(part.startswith(".") or part in skip for part in p.relative_to(root).parts)
     ]
+
+
+def _identifiers(root: Path) -> list[str]:
+    """Every distinct identifier of the .py files under root."""
+    found: set[str] = set()
+    for path in _python_files(root):
+        found.update(tokens._IDENT.findall(path.read_text(encoding="utf-8", errors="replace")))
+    return sorted(found)
+
+
+def _model_terms(ident: str, normalize) -> tuple[int, ...]:
+    """identifier_terms() spelled out with another normalize_word, given each part lowercased as the native one is."""
+    parts = tokens._PARTS.findall(ident)
+    words = [w for w in map(normalize, map(str.lower, parts)) if w is not None]
+    whole = ident.lower().strip("_")
+    if len(parts) > 1 and whole and whole not in words:
+        words.insert(0, whole)
+    return tuple(term_hash.__wrapped__(w) for w in words)
 
 
 def _random_text(rng: random.Random) -> str:
@@ -151,32 +172,52 @@ def test_callable_errors_propagate(native) -> None:
     def broken(ident: str) -> tuple[int, ...]:
         raise ZeroDivisionError(ident)
 
-    native.configure(broken, term_hash)
+    native.configure(broken)
     with pytest.raises(ZeroDivisionError, match="alpha"):
         native.chunk_terms("alpha beta")
-    native.configure(identifier_terms, lambda ident: "not an int")
-    with pytest.raises(TypeError):
+    assert native.cache_size() == 0
+    native.configure(lambda word: 5)
+    with pytest.raises(TypeError, match="str or None"):
         native.identifier_counts("alpha")
+    with pytest.raises(TypeError):
+        native.configure("not callable")
+    with pytest.raises(TypeError):
+        native.identifier_terms("caf\xe9")
 
 
 def test_configure_empties_the_cache(native) -> None:
-    assert native.cache_size() == 0
-    native.chunk_terms("alpha beta alpha")
-    assert native.cache_size() == 2
-    native.configure(lambda ident: (len(ident),), term_hash)
-    assert native.cache_size() == 0
-    total, blob = native.chunk_terms("ab cde ab")
-    assert total == 3 and tokens.unpack_terms(blob) == {2: 2, 3: 1}
+    assert (native.cache_size(), native.word_cache_size()) == (0, 0)
+    native.chunk_terms("alpha beta alpha alpha_beta")
+    assert (native.cache_size(), native.word_cache_size()) == (3, 2)
+    native.configure(str.upper)  # a word part arrives lowercased; its word is hashed as returned
+    assert (native.cache_size(), native.word_cache_size()) == (0, 0)
+    total, blob = native.chunk_terms("ab cde Ab")
+    assert total == 3 and tokens.unpack_terms(blob) == {term_hash("AB"): 2, term_hash("CDE"): 1}
+
+
+@pytest.mark.parametrize("suffix", ["", "\xe9", "\u4e2d", "\U0001f600", "\ud800"])
+def test_words_from_normalize_word_are_hashed_as_utf8(native, suffix: str) -> None:
+    def normalize(word: str) -> str | None:
+        return None if word == "skip" else word + suffix
+
+    native.configure(normalize)
+    for ident in ["get_value", "HTTPResponse", "skip_me", "skip", "get_get", "a1", "__x__"]:
+        assert native.identifier_terms(ident) == _model_terms(ident, normalize), ident
 
 
 def test_cache_is_emptied_past_its_cap_mid_call(native) -> None:
-    native.configure(lambda ident: (len(ident),), lambda ident: len(ident) + 1000)
-    text = " ".join(f"x{i}" for i in range(1_100_000))  # more distinct identifiers than the cache keeps
+    # 1.1M distinct identifiers, 1.1M + 1 distinct word parts: both caches are emptied in the middle of the call
+    native.configure(lambda word: word if word.isalpha() else None)
+    text = " ".join(f"x{i}" for i in range(1_100_000))
     total, blob = native.chunk_terms(text)
-    assert total == 1_100_000
-    assert tokens.unpack_terms(blob) == {2: 10, 3: 90, 4: 900, 5: 9000, 6: 0xFFFF, 7: 0xFFFF, 8: 0xFFFF}
+    assert total == 2_200_000  # each identifier: its whole and "x" (its digits are dropped)
+    expected = dict.fromkeys(map(term_hash.__wrapped__, (f"x{i}" for i in range(1_100_000))), 1)
+    expected[term_hash("x")] = 0xFFFF
+    assert tokens.unpack_terms(blob) == expected
     assert native.cache_size() == 1_100_000 - 2**20
-    assert tokens.unpack_terms(native.identifier_counts("x1 x22 x1")) == {1002: 2, 1003: 1}
+    assert native.word_cache_size() == 1_100_001 - 2**20 + 1  # "x" again after the clearing
+    counts = native.identifier_counts("x1 x22 x1")
+    assert tokens.unpack_terms(counts) == {term_hash("x1"): 2, term_hash("x22"): 1}
 
 
 def test_threads_share_the_cache_safely(native) -> None:
@@ -186,7 +227,7 @@ def test_threads_share_the_cache_safely(native) -> None:
 
     def work() -> None:
         for _ in range(3):
-            native.configure(identifier_terms, term_hash)  # empties the cache under the other threads
+            native.configure(normalize_word)  # empties the caches under the other threads
             if [native.chunk_terms(t) for t in texts] != expected:
                 failures.append(threading.current_thread().name)
 
@@ -196,6 +237,58 @@ def test_threads_share_the_cache_safely(native) -> None:
     for t in threads:
         t.join()
     assert failures == []
+
+
+TRICKY_IDENTIFIERS = [
+    "HTTPResponse", "parse_json_file", "ABC1def", "get2XML", "getHTTP2Server", "XMLHttpRequest", "ABC", "A",
+    "a", "x", "_", "__", "___", "__init__", "_private", "trailing_", "double__under", "_A_b_", "aB", "Ab",
+    "AB", "ABc", "ABCd", "abcDEF", "abcDEFg", "a1", "A1", "a1B", "_1", "x_1_y", "v2", "utf8", "UTF8Codec",
+    "self", "cls", "self_", "the_and_of", "cfg", "conf_dir", "ConfigurationError", "get_get", "parse_parser",
+    "initInit", "__get__", "Get", "GET", "get_GET", "i18n", "l10n_utils", "s3", "x" * 300, "A" * 200 + "b",
+    "snake_" * 40 + "tail", "MixedCase" * 30, "D" + "9" * 129,
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("ident", TRICKY_IDENTIFIERS)
+def test_tricky_identifiers_match_python(native, ident: str) -> None:
+    assert native.identifier_terms(ident) == identifier_terms(ident)
+    assert tokens.unpack_terms(native.identifier_counts(ident)) == {term_hash(ident): 1}
+
+
+def test_repository_identifiers_match_python(native) -> None:
+    idents = _identifiers(REPO)
+    assert len(idents) > 1000
+    native.configure(normalize_word)
+    assert [native.identifier_terms(i) for i in idents] == [identifier_terms(i) for i in idents]
+
+
+@pytest.mark.skipif(not DJANGO.is_dir(), reason="no Django copy: run benchmarks/index_speed.py once to fetch it")
+def test_django_identifiers_match_python(native) -> None:
+    idents = _identifiers(DJANGO)
+    assert len(idents) > 50_000
+    assert [native.identifier_terms(i) for i in idents] == [identifier_terms(i) for i in idents]
+
+
+def test_blake2b_matches_hashlib(native) -> None:
+    rng = random.Random(7693)
+    lengths = [0, 1, 2, 7, 8, 9, 63, 64, 65, 127, 128, 129, 255, 256, 257, 383, 384, 385, 1000, 4096, 100_003]
+    lengths += [rng.randrange(300) for _ in range(3000)]
+    for n in lengths:
+        data = rng.randbytes(n)
+        digest = hashlib.blake2b(data, digest_size=8).digest()
+        assert native.blake2b64(data) == int.from_bytes(digest, "little"), n
+    assert native.blake2b64(memoryview(b"abc")) == native.blake2b64(b"abc")
+
+
+def test_term_hash_matches_python(native) -> None:
+    rng = random.Random(47)
+    alphabet = "azAZ09_ é中😀\ud800\udfff\x00"
+    terms = ["", "a", "config", "x" * 128, "é" * 64, "中" * 43, "😀" * 32, "\ud800" * 50]
+    terms += ["".join(rng.choices(alphabet, k=rng.randrange(150))) for _ in range(2000)]
+    for term in terms:
+        assert native.term_hash(term) == term_hash.__wrapped__(term), repr(term)
+    with pytest.raises(TypeError):
+        native.term_hash(b"bytes")
 
 
 def _dispatch_in_subprocess(no_native: str | None) -> str:

@@ -1,0 +1,345 @@
+/* tokens.identifier_terms() in C. For an identifier (ASCII, [A-Za-z_][A-Za-z0-9_]*):
+ *   1. split it into parts as tokens._PARTS.findall() does;
+ *   2. map each part, lowercased, to its normalised word's term hash through a per-process word cache, which
+ *      calls the Python normalize_word() at a part's first sight (None drops the part);
+ *   3. put the lowercased identifier, stripped of underscores, first when it has several parts and differs from
+ *      every word; hash it with BLAKE2b here.
+ *
+ * The GIL is held, but normalize_word() may let another thread run and use (or empty) the word cache, so a
+ * cache entry is read before the next lookup and never kept. */
+
+#include "_ft_words.h"
+
+#include <string.h>
+
+#include "_ft_blake2b.h"
+
+#define WORDS_MAX_ENTRIES (1 << 20) /* the word cache is emptied when it grows past this */
+#define WORDS_MIN_SLOTS 1024
+#define DROPPED (-1)                /* the term of a part normalize_word() dropped (real terms are >= 0) */
+#define STACK_BYTES 128             /* identifiers up to this long are lowercased on the stack */
+
+static PyObject *normalize_fn = NULL;
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Splitting: _PARTS = [A-Z]+(?=[A-Z][a-z]) | [A-Z]?[a-z]+ | [A-Z]+ | [0-9]+, matched left to right. */
+
+static inline int is_upper(char c)
+{
+    return c >= 'A' && c <= 'Z';
+}
+
+static inline int is_lower(char c)
+{
+    return c >= 'a' && c <= 'z';
+}
+
+static inline int is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* The end of the run of characters from i on that pass test. */
+static inline size_t run_end(const char *s, size_t i, size_t n, int (*test)(char))
+{
+    while (i < n && test(s[i]))
+        i++;
+    return i;
+}
+
+/* The next part at or after *pos: 1 with [*start, *end) set (and *pos moved past it), 0 when none is left.
+ * An upper-case run U followed by a lower-case letter leaves its last letter to start the next word (the
+ * lookahead alternative, or [A-Z]?[a-z]+ for a run of one); otherwise the run is a part of its own. */
+static int next_part(const char *s, size_t n, size_t *pos, size_t *start, size_t *end)
+{
+    size_t i = *pos;
+    while (i < n && s[i] == '_') /* underscores separate parts */
+        i++;
+    if (i >= n)
+        return 0;
+    size_t e;
+    if (is_upper(s[i])) {
+        size_t u = run_end(s, i, n, is_upper);
+        if (u < n && is_lower(s[u]))
+            e = u - i >= 2 ? u - 1 : run_end(s, u, n, is_lower);
+        else
+            e = u;
+    }
+    else if (is_lower(s[i]))
+        e = run_end(s, i, n, is_lower);
+    else
+        e = run_end(s, i, n, is_digit);
+    *start = i;
+    *pos = *end = e;
+    return 1;
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* The word cache: a lowercased part -> the term hash of normalize_word(part) (DROPPED for None) and the word's
+ * UTF-8 bytes. Entries in an array, their bytes in one buffer, an open-addressing index (linear probing). */
+
+typedef struct {
+    uint64_t hash;      /* part_hash() of the part */
+    int64_t term;       /* term_hash(word), or DROPPED */
+    uint32_t key_at;    /* the part's bytes: bytes[key_at, key_at + key_len) */
+    uint32_t key_len;
+    uint32_t word_at;   /* the word's UTF-8 bytes: bytes[word_at, word_at + word_len) */
+    uint32_t word_len;
+} WordEntry;
+
+static struct {
+    WordEntry *items;
+    size_t n_items, cap_items;
+    uint32_t *slots; /* index into items + 1; 0 marks an empty slot */
+    size_t mask;     /* slot count - 1 (a power of two) */
+    char *bytes;
+    size_t n_bytes, cap_bytes;
+} words;
+
+/* FNV-1a over the part's bytes, with a final multiply to spread them over the slot bits (parts are short). */
+static inline uint64_t part_hash(const char *s, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+    h *= 0x9e3779b97f4a7c15ULL;
+    return h ^ (h >> 29);
+}
+
+static void words_clear(void)
+{
+    PyMem_Free(words.items);
+    PyMem_Free(words.slots);
+    PyMem_Free(words.bytes);
+    memset(&words, 0, sizeof(words));
+}
+
+/* The entry of a part, or NULL; valid until the next insertion. */
+static WordEntry *words_find(const char *key, size_t len, uint64_t hash)
+{
+    if (words.slots == NULL)
+        return NULL;
+    for (size_t i = hash & words.mask; words.slots[i] != 0; i = (i + 1) & words.mask) {
+        WordEntry *e = &words.items[words.slots[i] - 1];
+        if (e->hash == hash && e->key_len == len && memcmp(words.bytes + e->key_at, key, len) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+/* Rebuild the index with n_slots slots (a power of two). */
+static int words_reindex(size_t n_slots)
+{
+    uint32_t *slots = PyMem_Calloc(n_slots, sizeof(uint32_t));
+    if (slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    PyMem_Free(words.slots);
+    words.slots = slots;
+    words.mask = n_slots - 1;
+    for (size_t k = 0; k < words.n_items; k++) {
+        size_t i = words.items[k].hash & words.mask;
+        while (slots[i] != 0)
+            i = (i + 1) & words.mask;
+        slots[i] = (uint32_t)(k + 1);
+    }
+    return 0;
+}
+
+/* Grow a PyMem buffer to hold need items (doubling); 0, or -1 with MemoryError. */
+static int grow(void **buf, size_t *cap, size_t need, size_t item_size)
+{
+    if (*buf != NULL && need <= *cap)
+        return 0;
+    size_t n = *cap > 0 ? *cap : 256;
+    while (n < need)
+        n *= 2;
+    void *grown = PyMem_Realloc(*buf, n * item_size);
+    if (grown == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *buf = grown;
+    *cap = n;
+    return 0;
+}
+
+/* Add a part known to be absent (emptying the cache first when it is full); the new entry or NULL. */
+static WordEntry *words_insert(const char *key, size_t len, uint64_t hash, int64_t term, const char *word,
+                               size_t word_len)
+{
+    if (words.n_items >= WORDS_MAX_ENTRIES || words.n_bytes + len + word_len >= UINT32_MAX)
+        words_clear();
+    /* room: the index stays at most half full */
+    if (words.slots == NULL || (words.n_items + 1) * 2 > words.mask + 1) {
+        if (words_reindex(words.slots == NULL ? WORDS_MIN_SLOTS : (words.mask + 1) * 2) < 0)
+            return NULL;
+    }
+    if (grow((void **)&words.items, &words.cap_items, words.n_items + 1, sizeof(WordEntry)) < 0 ||
+        grow((void **)&words.bytes, &words.cap_bytes, words.n_bytes + len + word_len, 1) < 0)
+        return NULL;
+    /* the bytes, the entry, its slot */
+    WordEntry *e = &words.items[words.n_items];
+    *e = (WordEntry){hash, term, (uint32_t)words.n_bytes, (uint32_t)len, (uint32_t)(words.n_bytes + len),
+                     (uint32_t)word_len};
+    memcpy(words.bytes + words.n_bytes, key, len);
+    if (word_len > 0)
+        memcpy(words.bytes + words.n_bytes + len, word, word_len);
+    words.n_bytes += len + word_len;
+    size_t i = hash & words.mask;
+    while (words.slots[i] != 0)
+        i = (i + 1) & words.mask;
+    words.slots[i] = (uint32_t)++words.n_items;
+    return e;
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Asking Python for a part's word. */
+
+/* normalize_word(part) for a lowercased part: a new reference (None or a str), or NULL with an exception. */
+static PyObject *call_normalize(const char *key, size_t len)
+{
+    if (normalize_fn == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_fastterms.configure(normalize_word) was not called");
+        return NULL;
+    }
+    PyObject *part = PyUnicode_DecodeASCII(key, (Py_ssize_t)len, NULL);
+    if (part == NULL)
+        return NULL;
+    PyObject *fn = normalize_fn;
+    Py_INCREF(fn); /* configure() may replace the callable while it runs */
+    PyObject *word = PyObject_CallOneArg(fn, part);
+    Py_DECREF(fn);
+    Py_DECREF(part);
+    if (word != NULL && word != Py_None && !PyUnicode_Check(word)) {
+        PyErr_Format(PyExc_TypeError, "normalize_word() must return str or None, not %.100s", Py_TYPE(word)->tp_name);
+        Py_CLEAR(word);
+    }
+    return word;
+}
+
+/* The entry of a lowercased part, asking normalize_word() at its first sight; NULL on error. Valid until the
+ * next lookup. */
+static WordEntry *word_lookup(const char *key, size_t len)
+{
+    uint64_t hash = part_hash(key, len);
+    WordEntry *e = words_find(key, len, hash);
+    if (e != NULL)
+        return e;
+    PyObject *word = call_normalize(key, len);
+    if (word == NULL)
+        return NULL;
+    /* the word's UTF-8 bytes (surrogates passed through, as term_hash() encodes them) and its term */
+    PyObject *encoded = NULL;
+    const char *bytes = NULL;
+    Py_ssize_t n = 0;
+    if (word != Py_None) {
+        encoded = PyUnicode_AsEncodedString(word, "utf-8", "surrogatepass");
+        if (encoded == NULL) {
+            Py_DECREF(word);
+            return NULL;
+        }
+        bytes = PyBytes_AS_STRING(encoded);
+        n = PyBytes_GET_SIZE(encoded);
+    }
+    int64_t term = word == Py_None ? DROPPED : ft_term_hash(bytes, (size_t)n);
+    /* Python ran (and may have filled or emptied the cache): look again before inserting */
+    e = words_find(key, len, hash);
+    if (e == NULL)
+        e = words_insert(key, len, hash, term, bytes, (size_t)n);
+    Py_XDECREF(encoded);
+    Py_DECREF(word);
+    return e;
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* An identifier's terms. */
+
+/* Fill out with the identifier's terms (room for len + 1): the words' terms from out[1] on, the whole's hash
+ * at out[0] when it belongs there; lower is the identifier lowercased. The number of terms and where they
+ * start (0 or 1), or -1 on error. */
+static Py_ssize_t fill_terms(const char *key, const char *lower, size_t len, int64_t *out, size_t *first)
+{
+    /* the whole: lowercased, underscores stripped from both ends */
+    size_t w0 = 0, w1 = len;
+    while (w0 < w1 && lower[w0] == '_')
+        w0++;
+    while (w1 > w0 && lower[w1 - 1] == '_')
+        w1--;
+    size_t whole_len = w1 - w0;
+    /* each part's word; the whole is left out if it equals one of them */
+    size_t n = 1, n_parts = 0, pos = 0, start, end;
+    int whole_is_a_word = 0;
+    while (next_part(key, len, &pos, &start, &end)) {
+        n_parts++;
+        const WordEntry *e = word_lookup(lower + start, end - start);
+        if (e == NULL)
+            return -1;
+        if (e->term == DROPPED)
+            continue;
+        out[n++] = e->term;
+        if (e->word_len == whole_len && memcmp(words.bytes + e->word_at, lower + w0, whole_len) == 0)
+            whole_is_a_word = 1;
+    }
+    if (n_parts > 1 && whole_len > 0 && !whole_is_a_word) {
+        out[0] = ft_term_hash(lower + w0, whole_len);
+        *first = 0;
+        return (Py_ssize_t)n;
+    }
+    *first = 1;
+    return (Py_ssize_t)(n - 1);
+}
+
+int ft_identifier_terms(const char *key, size_t len, int64_t **terms, size_t *n)
+{
+    /* the identifier lowercased (ASCII), on the stack when short */
+    char stack[STACK_BYTES];
+    char *lower = len <= STACK_BYTES ? stack : PyMem_Malloc(len);
+    int64_t *out = PyMem_Malloc((len + 1) * sizeof(int64_t)); /* at most one part per character, plus the whole */
+    if (lower == NULL || out == NULL) {
+        if (lower != stack)
+            PyMem_Free(lower);
+        PyMem_Free(out);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t i = 0; i < len; i++)
+        lower[i] = is_upper(key[i]) ? (char)(key[i] + ('a' - 'A')) : key[i];
+    size_t first = 0;
+    Py_ssize_t count = fill_terms(key, lower, len, out, &first);
+    if (lower != stack)
+        PyMem_Free(lower);
+    if (count <= 0) {
+        PyMem_Free(out);
+        *terms = NULL;
+        *n = 0;
+        return count < 0 ? -1 : 0;
+    }
+    if (first > 0)
+        memmove(out, out + first, (size_t)count * sizeof(int64_t));
+    *terms = out;
+    *n = (size_t)count;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------------------ */
+/* Configuration. */
+
+void ft_words_configure(PyObject *normalize_word)
+{
+    Py_INCREF(normalize_word);
+    Py_XSETREF(normalize_fn, normalize_word);
+    words_clear();
+}
+
+void ft_words_free(void)
+{
+    words_clear();
+    Py_CLEAR(normalize_fn);
+}
+
+size_t ft_words_cache_size(void)
+{
+    return words.n_items;
+}
