@@ -7,6 +7,7 @@ import multiprocessing
 import os
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,13 +71,22 @@ def run_job(job: FileJob) -> FileResult:
     return FileResult(job, "parsed", digest, file_rows(job.path, analyze(job.path, text)))
 
 
-def _run_batch(jobs: Sequence[FileJob]) -> list[FileResult]:
-    """run_job() over a batch in a worker, with the cyclic GC paused (analysis makes no cycles)."""
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """The cyclic garbage collector off for a while (analysis rows make no cycles; collections only cost time)."""
+    was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return [run_job(j) for j in jobs]
+        yield
     finally:
-        gc.enable()
+        if was_enabled:
+            gc.enable()
+
+
+def _run_batch(jobs: Sequence[FileJob]) -> list[FileResult]:
+    """run_job() over a batch in a worker."""
+    with paused_gc():
+        return [run_job(j) for j in jobs]
 
 
 def worker_count() -> int:

@@ -19,10 +19,18 @@ from lsp_agent.index.embeddings import Embedder, EmbeddingError, embedding_text,
 from lsp_agent.index.lexical import LexicalIndex
 from lsp_agent.index.mentions import Mentions
 from lsp_agent.index.models import Chunk, FileAnalysis, IndexConfig, IndexStats, SearchHit, SymbolHit
-from lsp_agent.index.pipeline import PARALLEL_MIN_FILES, FileJob, Workers, decode_source, run_jobs
+from lsp_agent.index.pipeline import (
+    PARALLEL_MIN_FILES,
+    FileJob,
+    FileResult,
+    Workers,
+    decode_source,
+    paused_gc,
+    run_jobs,
+)
 from lsp_agent.index.repomap import build_repo_map
 from lsp_agent.index.rows import FileRows, file_rows, text_hash
-from lsp_agent.index.store import BINARY_LANGUAGE, IndexStore, default_db_path
+from lsp_agent.index.store import BINARY_LANGUAGE, FileRecord, IndexStore, default_db_path
 from lsp_agent.index.tokens import tokenize, unpack_terms
 from lsp_agent.workspace.walk import is_ignored, walk_workspace
 
@@ -137,32 +145,14 @@ class WorkspaceIndex:
                 for rec in deleted:
                     removed.extend(store.delete_file(rec.id))
                 total = len(jobs)
-                for done, result in enumerate(run_jobs(jobs, workers), start=1):
-                    job = result.job
-                    if result.status == "same":
-                        rec = known[job.path]
-                        store.touch(rec.id, job.size, job.mtime_ns)
-                    elif result.status == "skipped" and result.digest:
-                        # Binary: remembered without chunks, so the next refresh skips it by size and mtime.
-                        gone, _ = store.replace_file(
-                            job.path, job.size, job.mtime_ns, result.digest, BINARY, new=fresh
-                        )
-                        removed.extend(gone)
-                    elif result.status == "skipped":  # unreadable now: forget it, retry next time
-                        if job.path in known:
-                            removed.extend(store.delete_file(known[job.path].id))
-                    else:
-                        assert result.rows is not None
-                        gone, new = store.replace_file(
-                            job.path, job.size, job.mtime_ns, result.digest, result.rows, new=fresh
-                        )
-                        removed.extend(gone)
-                        added.extend(new)
-                        parsed += 1
-                    if progress:
-                        progress(done, total, job.path)
-                    if cancel is not None and cancel.is_set():
-                        break
+                with paused_gc():  # the rows arriving make no cycles
+                    for done, result in enumerate(run_jobs(jobs, workers), start=1):
+                        if self._store_result(store, known, result, fresh, removed, added):
+                            parsed += 1
+                        if progress:
+                            progress(done, total, result.job.path)
+                        if cancel is not None and cancel.is_set():
+                            break
                 if not (cancel is not None and cancel.is_set()):
                     self._embed_missing(store, progress, cancel)
                     store.prune_vectors()
@@ -170,6 +160,37 @@ class WorkspaceIndex:
             self._flush_pending(blocking=True)
             files, chunks, symbols = store.counts()
         return IndexStats(files, chunks, symbols, time.perf_counter() - started, parsed)
+
+    @staticmethod
+    def _store_result(
+        store: IndexStore,
+        known: dict[str, FileRecord],
+        result: FileResult,
+        fresh: bool,
+        removed: list[int],
+        added: list[tuple[int, str, bytes]],
+    ) -> bool:
+        """Write one job's outcome (collecting removed and added chunks); True when the file was parsed."""
+        job = result.job
+        if result.status == "same":
+            rec = known[job.path]
+            store.touch(rec.id, job.size, job.mtime_ns)
+        elif result.status == "skipped" and result.digest:
+            # Binary: remembered without chunks, so the next refresh skips it by size and mtime.
+            gone, _ = store.replace_file(job.path, job.size, job.mtime_ns, result.digest, BINARY, new=fresh)
+            removed.extend(gone)
+        elif result.status == "skipped":  # unreadable now: forget it, retry next time
+            if job.path in known:
+                removed.extend(store.delete_file(known[job.path].id))
+        else:
+            assert result.rows is not None
+            gone, new = store.replace_file(
+                job.path, job.size, job.mtime_ns, result.digest, result.rows, new=fresh
+            )
+            removed.extend(gone)
+            added.extend(new)
+            return True
+        return False
 
     def _embed_missing(
         self, store: IndexStore, progress: Progress | None, cancel: threading.Event | None
