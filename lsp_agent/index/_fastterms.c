@@ -301,9 +301,9 @@ static IdentRecord *cache_lookup(const char *key, size_t len, uint64_t hash)
     }
     int64_t *terms = NULL;
     size_t n_terms = 0;
-    if (ft_identifier_terms(key, len, &terms, &n_terms) < 0)
+    int64_t ident_hash;
+    if (ft_identifier_terms(key, len, &terms, &n_terms, &ident_hash) < 0)
         return NULL;
-    int64_t ident_hash = ft_term_hash(key, len); /* ASCII: its bytes are its UTF-8 */
     /* Python ran (and may have filled or emptied the cache): look again before inserting. */
     r = cache_find(key, len, hash);
     if (r == NULL)

@@ -50,6 +50,19 @@ static inline uint64_t load_le64(const uint8_t *p)
         v[b] = rotr64(v[b] ^ v[c], 63);      \
     } while (0)
 
+/* One round: G on the four columns, then on the four diagonals, with round r's message schedule. */
+#define ROUND(r)                                                    \
+    do {                                                            \
+        G(0, 4, 8, 12, m[SIGMA[r][0]], m[SIGMA[r][1]]);             \
+        G(1, 5, 9, 13, m[SIGMA[r][2]], m[SIGMA[r][3]]);             \
+        G(2, 6, 10, 14, m[SIGMA[r][4]], m[SIGMA[r][5]]);            \
+        G(3, 7, 11, 15, m[SIGMA[r][6]], m[SIGMA[r][7]]);            \
+        G(0, 5, 10, 15, m[SIGMA[r][8]], m[SIGMA[r][9]]);            \
+        G(1, 6, 11, 12, m[SIGMA[r][10]], m[SIGMA[r][11]]);          \
+        G(2, 7, 8, 13, m[SIGMA[r][12]], m[SIGMA[r][13]]);           \
+        G(3, 4, 9, 14, m[SIGMA[r][14]], m[SIGMA[r][15]]);           \
+    } while (0)
+
 /* The compression function F (section 3.2): one block into the state h; t counts the bytes so far (this
  * function never sees messages of 2^64 bytes, so the counter's high word stays 0); last marks the final block. */
 static void compress(uint64_t h[8], const uint8_t block[BLOCK], uint64_t t, int last)
@@ -62,18 +75,19 @@ static void compress(uint64_t h[8], const uint8_t block[BLOCK], uint64_t t, int 
     v[12] ^= t;
     if (last)
         v[14] = ~v[14];
-    /* twelve rounds: the four columns, then the four diagonals */
-    for (int r = 0; r < ROUNDS; r++) {
-        const uint8_t *s = SIGMA[r];
-        G(0, 4, 8, 12, m[s[0]], m[s[1]]);
-        G(1, 5, 9, 13, m[s[2]], m[s[3]]);
-        G(2, 6, 10, 14, m[s[4]], m[s[5]]);
-        G(3, 7, 11, 15, m[s[6]], m[s[7]]);
-        G(0, 5, 10, 15, m[s[8]], m[s[9]]);
-        G(1, 6, 11, 12, m[s[10]], m[s[11]]);
-        G(2, 7, 8, 13, m[s[12]], m[s[13]]);
-        G(3, 4, 9, 14, m[s[14]], m[s[15]]);
-    }
+    /* twelve rounds, written out so that every index is a constant and v and m can live in registers */
+    ROUND(0);
+    ROUND(1);
+    ROUND(2);
+    ROUND(3);
+    ROUND(4);
+    ROUND(5);
+    ROUND(6);
+    ROUND(7);
+    ROUND(8);
+    ROUND(9);
+    ROUND(10);
+    ROUND(11);
     for (int i = 0; i < 8; i++)
         h[i] ^= v[i] ^ v[i + 8];
 }

@@ -256,10 +256,18 @@ static WordEntry *word_lookup(const char *key, size_t len)
 /* ------------------------------------------------------------------------------------------------------ */
 /* An identifier's terms. */
 
+/* Whether bytes a[0:n] are the identifier key[0:len]. */
+static inline int is_key(const char *a, size_t n, const char *key, size_t len)
+{
+    return n == len && memcmp(a, key, len) == 0;
+}
+
 /* Fill out with the identifier's terms (room for len + 1): the words' terms from out[1] on, the whole's hash
- * at out[0] when it belongs there; lower is the identifier lowercased. The number of terms and where they
- * start (0 or 1), or -1 on error. */
-static Py_ssize_t fill_terms(const char *key, const char *lower, size_t len, int64_t *out, size_t *first)
+ * at out[0] when it belongs there; lower is the identifier lowercased. *ident_hash is set (to -1 if not) when
+ * the identifier itself was hashed on the way, as a word or as the whole (saving a BLAKE2b). The number of
+ * terms and where they start (0 or 1), or -1 on error. */
+static Py_ssize_t fill_terms(const char *key, const char *lower, size_t len, int64_t *out, size_t *first,
+                             int64_t *ident_hash)
 {
     /* the whole: lowercased, underscores stripped from both ends */
     size_t w0 = 0, w1 = len;
@@ -279,11 +287,16 @@ static Py_ssize_t fill_terms(const char *key, const char *lower, size_t len, int
         if (e->term == DROPPED)
             continue;
         out[n++] = e->term;
-        if (e->word_len == whole_len && memcmp(words.bytes + e->word_at, lower + w0, whole_len) == 0)
+        const char *word = words.bytes + e->word_at;
+        if (e->word_len == whole_len && memcmp(word, lower + w0, whole_len) == 0)
             whole_is_a_word = 1;
+        if (is_key(word, e->word_len, key, len))
+            *ident_hash = e->term;
     }
     if (n_parts > 1 && whole_len > 0 && !whole_is_a_word) {
         out[0] = ft_term_hash(lower + w0, whole_len);
+        if (is_key(lower + w0, whole_len, key, len))
+            *ident_hash = out[0];
         *first = 0;
         return (Py_ssize_t)n;
     }
@@ -291,7 +304,7 @@ static Py_ssize_t fill_terms(const char *key, const char *lower, size_t len, int
     return (Py_ssize_t)(n - 1);
 }
 
-int ft_identifier_terms(const char *key, size_t len, int64_t **terms, size_t *n)
+int ft_identifier_terms(const char *key, size_t len, int64_t **terms, size_t *n, int64_t *ident_hash)
 {
     /* the identifier lowercased (ASCII), on the stack when short */
     char stack[STACK_BYTES];
@@ -307,9 +320,12 @@ int ft_identifier_terms(const char *key, size_t len, int64_t **terms, size_t *n)
     for (size_t i = 0; i < len; i++)
         lower[i] = is_upper(key[i]) ? (char)(key[i] + ('a' - 'A')) : key[i];
     size_t first = 0;
-    Py_ssize_t count = fill_terms(key, lower, len, out, &first);
+    *ident_hash = -1;
+    Py_ssize_t count = fill_terms(key, lower, len, out, &first, ident_hash);
     if (lower != stack)
         PyMem_Free(lower);
+    if (count >= 0 && *ident_hash < 0) /* ASCII: the identifier's bytes are its UTF-8 */
+        *ident_hash = ft_term_hash(key, len);
     if (count <= 0) {
         PyMem_Free(out);
         *terms = NULL;

@@ -16,8 +16,9 @@ void ft_words_free(void);
 /* Words in the cache. */
 size_t ft_words_cache_size(void);
 
-/* identifier_terms() of the ASCII identifier key[0:len] as a PyMem array of *n terms (NULL when *n is 0);
- * -1 with an exception set on error. May call Python (normalize_word) once per word part not cached yet. */
-int ft_identifier_terms(const char *key, size_t len, int64_t **terms, size_t *n);
+/* identifier_terms() of the ASCII identifier key[0:len] as a PyMem array of *n terms (NULL when *n is 0), and
+ * term_hash() of the identifier itself; -1 with an exception set on error. May call Python (normalize_word)
+ * once per word part not cached yet. */
+int ft_identifier_terms(const char *key, size_t len, int64_t **terms, size_t *n, int64_t *ident_hash);
 
 #endif
