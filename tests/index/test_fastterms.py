@@ -246,6 +246,7 @@ TRICKY_IDENTIFIERS = [
     "self", "cls", "self_", "the_and_of", "cfg", "conf_dir", "ConfigurationError", "get_get", "parse_parser",
     "initInit", "__get__", "Get", "GET", "get_GET", "i18n", "l10n_utils", "s3", "x" * 300, "A" * 200 + "b",
     "snake_" * 40 + "tail", "MixedCase" * 30, "D" + "9" * 129,
+    "config", "json", "file", "Config", "x1", "get_value_", "parse_json",  # own hash = a word's or the whole's
 ]  # fmt: skip
 
 
@@ -260,13 +261,19 @@ def test_repository_identifiers_match_python(native) -> None:
     assert len(idents) > 1000
     native.configure(normalize_word)
     assert [native.identifier_terms(i) for i in idents] == [identifier_terms(i) for i in idents]
+    native.configure(normalize_word)
+    assert native.identifier_counts(" ".join(idents)) == py_identifier_counts(" ".join(idents))
 
 
-@pytest.mark.skipif(not DJANGO.is_dir(), reason="no Django copy: run benchmarks/index_speed.py once to fetch it")
+@pytest.mark.skipif(
+    not DJANGO.is_dir(), reason="no Django copy: run benchmarks/index_speed.py once to fetch it"
+)
 def test_django_identifiers_match_python(native) -> None:
     idents = _identifiers(DJANGO)
     assert len(idents) > 50_000
     assert [native.identifier_terms(i) for i in idents] == [identifier_terms(i) for i in idents]
+    native.configure(normalize_word)
+    assert native.identifier_counts(" ".join(idents)) == py_identifier_counts(" ".join(idents))
 
 
 def test_blake2b_matches_hashlib(native) -> None:
