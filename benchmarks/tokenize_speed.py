@@ -11,8 +11,8 @@ its terms and own hash once: Python's identifier_terms() + term_hash() (the base
 which splits and hashes identifiers in C and calls Python's normalize_word() once per distinct word part
 [target: native <= 0.08 s on Django], best of up to 3 cold runs of each. The native cache fills in both an
 identifier's terms and its own hash at first sight, so a cold identifier_counts() alone pays for the terms too
-(the index calls both functions on every file). chunk_terms is also measured on the files cut before each def/class line, closer to the index's per-chunk
-calls (more calls with fewer identifiers each).
+(the index calls both functions on every file). chunk_terms is also measured on the files cut before each
+def/class line, closer to the index's per-chunk calls (more calls with fewer identifiers each).
 """
 
 from __future__ import annotations
