@@ -18,6 +18,7 @@
 #define WORDS_MIN_SLOTS 1024
 #define DROPPED (-1)                /* the term of a part normalize_word() dropped (real terms are >= 0) */
 #define STACK_BYTES 128             /* identifiers up to this long are lowercased on the stack */
+#define SHORT_IDENT 63              /* shorter identifiers skip counting their parts (a small block of terms) */
 
 static PyObject *normalize_fn = NULL;
 
@@ -262,7 +263,7 @@ static inline int is_key(const char *a, size_t n, const char *key, size_t len)
     return n == len && memcmp(a, key, len) == 0;
 }
 
-/* Fill out with the identifier's terms (room for len + 1): the words' terms from out[1] on, the whole's hash
+/* Fill out with the identifier's terms (room for one per part, plus one): the words' terms from out[1] on, the whole's hash
  * at out[0] when it belongs there; lower is the identifier lowercased. *ident_hash is set (to -1 if not) when
  * the identifier itself was hashed on the way, as a word or as the whole (saving a BLAKE2b). The number of
  * terms and where they start (0 or 1), or -1 on error. */
@@ -309,7 +310,14 @@ int ft_identifier_terms(const char *key, size_t len, int64_t **terms, size_t *n,
     /* the identifier lowercased (ASCII), on the stack when short */
     char stack[STACK_BYTES];
     char *lower = len <= STACK_BYTES ? stack : PyMem_Malloc(len);
-    int64_t *out = PyMem_Malloc((len + 1) * sizeof(int64_t)); /* at most one part per character, plus the whole */
+    /* room for a term per part plus the whole: at most one part per character, counted when that is too many */
+    size_t room = len + 1;
+    if (len >= SHORT_IDENT) {
+        size_t pos = 0, start, end;
+        for (room = 1; next_part(key, len, &pos, &start, &end);)
+            room++;
+    }
+    int64_t *out = PyMem_Malloc(room * sizeof(int64_t));
     if (lower == NULL || out == NULL) {
         if (lower != stack)
             PyMem_Free(lower);
