@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
@@ -108,6 +109,7 @@ class Workers:
     def __init__(self) -> None:
         self.count = worker_count()
         self.pool: ProcessPoolExecutor | None = None
+        self._exiting: threading.Thread | None = None
 
     def start(self) -> None:
         """Spawn the workers now (no-op with one CPU or when already started)."""
@@ -117,10 +119,21 @@ class Workers:
             for _ in range(self.count):
                 self.pool.submit(_ready)  # each submit spawns one more worker
 
+    def finish(self) -> None:
+        """All work is done: let the workers exit in the background (the caller commits meanwhile)."""
+        if self.pool is not None and self._exiting is None:
+            self._exiting = threading.Thread(
+                target=self.pool.shutdown, name="index-workers-exit", daemon=True
+            )
+            self._exiting.start()
+
     def close(self) -> None:
-        """Stop the workers, dropping queued work (after a cancellation)."""
+        """Wait until the workers have exited; queued work is dropped (after a cancellation)."""
         if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
+            if self._exiting is None:
+                self.pool.shutdown(wait=True, cancel_futures=True)
+            else:
+                self._exiting.join()
             self.pool = None
 
     def __enter__(self) -> Workers:
@@ -144,4 +157,4 @@ def run_jobs(jobs: Sequence[FileJob], workers: Workers) -> Iterator[FileResult]:
     batches = [jobs[i : i + JOBS_PER_TASK] for i in range(0, len(jobs), JOBS_PER_TASK)]
     for batch in workers.pool.map(_run_batch, batches):
         yield from batch
-    workers.pool.shutdown(wait=False)  # let them exit while the caller commits; close() joins them
+    workers.finish()
