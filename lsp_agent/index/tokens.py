@@ -221,12 +221,18 @@ def unpack_terms(blob: bytes) -> dict[int, int]:
     return {v >> 16: v & COUNT_MASK for v in array("q", blob)}
 
 
-# The two hot entry points run natively when the optional C extension (_fastterms.c, built by setup.py) is
+def _native_text_terms(text: str) -> list[int]:
+    """text_terms() through the extension's identifier cache (symbol names and paths of chunks)."""
+    return list(chain.from_iterable(map(_fastterms.identifier_terms, _IDENT.findall(text))))
+
+
+# The hot entry points run natively when the optional C extension (_fastterms.c, built by setup.py) is
 # there: byte-identical results, an order of magnitude faster. It splits and hashes identifiers itself and calls
 # normalize_word() once per distinct word part. The py_ versions above are the reference and the fallback;
 # LSP_AGENT_NO_NATIVE=1 forces them (tests, benchmarks).
 chunk_terms = py_chunk_terms
 identifier_counts = py_identifier_counts
+py_text_terms = text_terms
 NATIVE = False
 if os.environ.get("LSP_AGENT_NO_NATIVE", "") in ("", "0"):
     try:
@@ -237,4 +243,5 @@ if os.environ.get("LSP_AGENT_NO_NATIVE", "") in ("", "0"):
         _fastterms.configure(normalize_word)
         chunk_terms = _fastterms.chunk_terms
         identifier_counts = _fastterms.identifier_counts
+        text_terms = _native_text_terms
         NATIVE = True

@@ -118,6 +118,15 @@ def test_repository_files_match_python(native) -> None:
         assert native.identifier_counts(text) == py_identifier_counts(text), path
 
 
+@pytest.mark.skipif(not tokens.NATIVE, reason="the native tokenizer is not in use")
+def test_text_terms_of_names_and_paths_match_python() -> None:
+    texts = [p.relative_to(REPO).as_posix() for p in _python_files()] + EDGE_TEXTS[:12]
+    texts += ["Inventory.reserve_stock", "WorkspaceIndex._flush_pending", "HTTPServer.handle_one_request"]
+    assert tokens.text_terms is not tokens.py_text_terms
+    for text in texts:
+        assert tokens.text_terms(text) == tokens.py_text_terms(text), text
+
+
 @pytest.mark.parametrize("text", EDGE_TEXTS, ids=range(len(EDGE_TEXTS)))
 def test_edge_cases_match_python(native, text: str) -> None:
     assert native.chunk_terms(text) == py_chunk_terms(text)
