@@ -8,7 +8,7 @@ from operator import itemgetter
 
 import tree_sitter as ts
 
-from lsp_agent.index.languages import language_for_path, load_language, parser_for
+from lsp_agent.index.languages import full_query, language_for_path, load_language, parser_for
 from lsp_agent.index.models import Chunk, FileAnalysis, Symbol
 from lsp_agent.index.tokens import chunk_terms, identifier_counts, text_terms
 
@@ -98,9 +98,9 @@ def _collect(
     loaded = load_language(lang)
     assert loaded is not None
     wrappers = loaded.spec.wrappers
-    roles = _capture_roles(loaded.query)
+    roles = _capture_roles(loaded.definitions)  # the same captures as the full query
     if references:
-        cursor = ts.QueryCursor(loaded.query)
+        cursor = ts.QueryCursor(full_query(lang))
     else:
         cursor = ts.QueryCursor(loaded.definitions)
         cursor.set_max_start_depth(MAX_DEF_DEPTH)

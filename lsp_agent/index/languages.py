@@ -83,12 +83,11 @@ def language_for_path(path: str) -> str | None:
 
 @dataclass(frozen=True)
 class LoadedLanguage:
-    """A ready grammar, its compiled tag query and the same query with the reference patterns disabled."""
+    """A ready grammar and its tag query with the reference patterns disabled (what indexing runs)."""
 
     spec: LanguageSpec
     language: ts.Language
-    query: ts.Query
-    definitions: ts.Query  # what indexing runs; references are found on demand (find_symbol)
+    definitions: ts.Query
 
 
 @cache
@@ -105,7 +104,6 @@ def load_language(name: str) -> LoadedLanguage | None:
         log.info("no tree-sitter grammar for %s (%s); its files are indexed as line windows", name, exc)
         return None
     try:
-        query = ts.Query(language, spec.query_text)
         definitions = ts.Query(language, spec.query_text)
     except ts.QueryError as exc:
         log.warning("query file for %s does not compile: %s", name, exc)
@@ -116,7 +114,15 @@ def load_language(name: str) -> LoadedLanguage | None:
             source[definitions.start_byte_for_pattern(i) : definitions.end_byte_for_pattern(i)]
         ):
             definitions.disable_pattern(i)
-    return LoadedLanguage(spec, language, query, definitions)
+    return LoadedLanguage(spec, language, definitions)
+
+
+@cache
+def full_query(name: str) -> ts.Query:
+    """The whole tag query of a loaded language, references included (find_symbol's on-demand pass)."""
+    loaded = load_language(name)
+    assert loaded is not None
+    return ts.Query(loaded.language, loaded.spec.query_text)
 
 
 _parsers = threading.local()

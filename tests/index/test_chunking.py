@@ -180,7 +180,12 @@ def test_long_class_without_methods_is_cut_into_windows() -> None:
 @pytest.fixture
 def query_dir(tmp_path: Path, monkeypatch) -> Iterator[Path]:
     """A private queries/ folder; the language caches are cleared before and after."""
-    caches = (languages.language_specs, languages._extension_map, languages.load_language)
+    caches = (
+        languages.language_specs,
+        languages._extension_map,
+        languages.load_language,
+        languages.full_query,
+    )
     monkeypatch.setattr(languages, "QUERY_DIR", tmp_path)
     for cache in caches:
         cache.cache_clear()
