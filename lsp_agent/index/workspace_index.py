@@ -439,8 +439,7 @@ class WorkspaceIndex:
                 (*params, limit),
             ).fetchall()
             candidates = [path for path, _ in self._mentions().files_mentioning(last)]
-            buffers = dict(self._buffers)
-        cache: dict[str, list[str]] = {rel: split_lines(text) for rel, text in buffers.items()}
+        cache: dict[str, list[str]] = {}
         defs = [
             SymbolHit(n, q, "definition", kind, path, line, end, self._line_of(path, line, cache).strip())
             for n, q, kind, path, line, end in rows

@@ -62,3 +62,38 @@ def test_repo_map_of_empty_workspace(tmp_path: Path) -> None:
         index.refresh()
         assert index.repo_map() == ""
         assert index.stats().files == 0
+
+
+def test_references_come_from_unsaved_buffers_and_deep_definitions_are_found(
+    shop_index: WorkspaceIndex,
+) -> None:
+    text = (shop_index.root / "shop/emails.py").read_text()
+    text += (
+        "\n\nclass Digest:\n    class Section:\n        @staticmethod\n        def render(cart):\n"
+        "            def line_for(item):\n                return format_currency(item)\n"
+        "            return [line_for(i) for i in cart]\n"
+    )
+    shop_index.update_file("shop/emails.py", text)  # an editor buffer, not saved
+    last = len(text.splitlines())
+    refs = [h for h in shop_index.find_symbol("format_currency") if h.role == "reference"]
+    assert ("shop/emails.py", last - 1, "return format_currency(item)") in {
+        (h.path, h.line, h.snippet) for h in refs
+    }
+    deep = shop_index.find_symbol("line_for")
+    assert [(h.role, h.qualified_name, h.line) for h in deep if h.role == "definition"] == [
+        ("definition", "Digest.Section.render.line_for", last - 2)
+    ]
+    assert any(h.role == "reference" and h.line == last for h in deep)
+
+
+def test_repo_map_ignores_names_only_defined_in_a_file(tmp_path: Path) -> None:
+    # b.py and z.py both define `handle`: that each mentions it in its own definition links neither to the other.
+    (tmp_path / "b.py").write_text("def handle(event):\n    pass\n\n\ndef process_order(order):\n    pass\n")
+    (tmp_path / "z.py").write_text(
+        "class Z:\n    def __init__(self):\n        pass\n\n    def handle(self):\n        pass\n"
+    )
+    (tmp_path / "c.py").write_text("from b import process_order\n\nprocess_order(None)\n")
+    with WorkspaceIndex(tmp_path) as index:
+        index.refresh()
+        files = [line[:-1] for line in index.repo_map().splitlines() if not line.startswith(" ")]
+    assert files == ["b.py", "c.py", "z.py"]  # c.py and z.py tie, so path order
