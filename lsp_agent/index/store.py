@@ -49,7 +49,7 @@ def cache_root() -> Path:
 
 
 def default_db_path(root: Path) -> Path:
-    """One database per workspace, named after the folder and a hash of its resolved path."""
+    """Where a workspace's index is stored on disk: cache_root()/index/FOLDER-HASH_OF_ITS_PATH.sqlite3."""
     real = os.path.realpath(root)
     digest = hashlib.sha256(real.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     name = "".join(c if c.isalnum() or c in "-_." else "_" for c in Path(real).name) or "root"
