@@ -82,7 +82,7 @@ def _capture_roles(query: ts.Query) -> dict[str, tuple[str, str, bool]]:
 _LINE_NAME_KIND = itemgetter(4, 0, 3)
 
 
-def _NESTING_ORDER(d: _Def) -> tuple[int, int]:
+def _nesting_order(d: _Def) -> tuple[int, int]:
     """Sort key putting a definition before the ones nested in it."""
     return d.start_byte, -d.end_byte
 
@@ -137,8 +137,8 @@ def _collect(
                 start = span.start_point[0]
             name = node.text.decode("utf-8", "replace")
             defs.append(_Def(name, kind, span, start, _end_row(span), span.start_byte, span.end_byte))
-    refs.sort(key=_LINE_NAME_KIND)
-    defs.sort(key=_NESTING_ORDER)
+    refs.sort(key=_LINE_NAME_KIND)  # the same order however the tree was parsed (fresh or incremental)
+    defs.sort(key=_nesting_order)
     roots: list[_Def] = []
     stack: list[_Def] = []
     for d in defs:
