@@ -323,3 +323,27 @@ def test_a_corrupt_cache_database_is_rebuilt(shop_repo: Path) -> None:
     with WorkspaceIndex(shop_repo) as index:
         assert index.refresh().parsed == 7
         assert index.search("Luhn checksum")[0].symbol == "validate_card_number"
+
+
+def test_an_index_of_an_older_schema_is_rebuilt(shop_repo: Path, tmp_path: Path) -> None:
+    db = tmp_path / "old.sqlite3"
+    conn = sqlite3.connect(db)
+    conn.executescript(  # schema 7: references stored as symbol rows, no identifiers column
+        "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "INSERT INTO meta VALUES('schema', '7');"
+        "CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, size INTEGER NOT NULL,"
+        " mtime_ns INTEGER NOT NULL, hash TEXT NOT NULL, language TEXT NOT NULL);"
+        "INSERT INTO files VALUES(1, 'shop/cart.py', 1, 1, 'x', 'python');"
+        "CREATE TABLE symbols(file_id INTEGER NOT NULL, name TEXT NOT NULL, qualified_name TEXT,"
+        " role TEXT NOT NULL, kind TEXT NOT NULL, line INTEGER NOT NULL, end_line INTEGER NOT NULL);"
+    )
+    conn.close()
+    with WorkspaceIndex(shop_repo, db_path=db) as index:
+        stats = index.refresh()
+        assert (stats.files, stats.parsed) == (7, 7)  # nothing of the old index was trusted
+        assert [h.path for h in index.find_symbol("ShoppingCart") if h.role == "definition"] == [
+            "shop/cart.py"
+        ]
+    with sqlite3.connect(db) as check:
+        columns = {row[1] for row in check.execute("PRAGMA table_info(symbols)")}
+    assert "role" not in columns
