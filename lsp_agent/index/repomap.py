@@ -98,6 +98,8 @@ def build_repo_map(
             continue
         definers = defs_by_name[name]
         w = _weight(name, len(definers), spread[name_idx]) * math.sqrt(uses)
+        if w <= 0:  # mentioned by every file: no information (and no zero-weight edges for PageRank)
+            continue
         for dst in definers:
             if dst != src:
                 edges[(src, dst)] += w

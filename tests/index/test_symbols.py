@@ -97,3 +97,13 @@ def test_repo_map_ignores_names_only_defined_in_a_file(tmp_path: Path) -> None:
         index.refresh()
         files = [line[:-1] for line in index.repo_map().splitlines() if not line.startswith(" ")]
     assert files == ["b.py", "c.py", "z.py"]  # c.py and z.py tie, so path order
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # a 0/0 in PageRank would only warn, then rank by NaN
+def test_repo_map_when_every_file_mentions_the_names(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("def compute_total(x):\n    return x\n")
+    (tmp_path / "b.py").write_text("from a import compute_total\n\nprint(compute_total(1))\n")
+    with WorkspaceIndex(tmp_path) as index:
+        index.refresh()
+        text = index.repo_map()
+    assert "a.py:" in text and "def compute_total(x):" in text and "nan" not in text
