@@ -3,7 +3,9 @@
     python benchmarks/index_speed.py [--package django==5.2.8] [--queries 200] [--repeat 3]
 
 Prints: cold index seconds and its ratio to parse-only seconds over the same .py files (targets <= 1.5x),
-warm re-index seconds (<= 1 s), one edited ~2,000-line file update ms (<= 30 ms), search p95 ms (<= 50 ms).
+warm re-index seconds (<= 1 s), one edited ~2,000-line file update ms (<= 30 ms), search p95 ms (<= 50 ms),
+and find_symbol latency against a whole-word regex scan of every file. LSP_AGENT_NO_NATIVE=1 measures the
+pure-Python tokenizer instead of the C extension.
 The sdist is fetched with `pip download --no-deps --no-binary :all:` into benchmarks/.cache/.
 Cold index and parse-only are measured --repeat times, interleaved, and reported as best and range (the machine
 may be shared); the CPU seconds of the main process and of the worker processes are shown beside the wall time,
