@@ -17,8 +17,9 @@ class Mentions:
         arrays = [np.frombuffer(blob, dtype=np.int64) for _, blob in files]
         packed = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
         owners = np.repeat(np.arange(len(arrays), dtype=np.int64), [len(a) for a in arrays])
-        order = np.argsort(packed >> 16, kind="stable")  # stable: within a name, files stay in path order
-        self._hashes = (packed >> 16)[order]
+        hashes = packed >> 16
+        order = np.argsort(hashes, kind="stable")  # stable: within a name, files stay in path order
+        self._hashes = hashes[order]
         self._counts = (packed & COUNT_MASK)[order]
         self._files = owners[order]
 
