@@ -1,60 +1,170 @@
-"""One settings model for the CLI and the server: flags > env > workspace .env > editor settings > defaults."""
+"""Settings declared once (type, default, editor key, environment variable, description) and loaded from every source.
+
+Precedence, highest first: command-line flags, editor settings, the environment, the workspace `.env`, defaults.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lsp_agent.settings_values import (
+    boolean,
+    choice,
+    mcp_servers,
+    number_between,
+    optional_positive_int,
+    optional_text,
+    pattern_list,
+    permission_rules,
+    positive_int,
+    positive_number,
+    text,
+)
+
 TOOL_CALLING_MODES = ("auto", "native", "prompt")
 STYLES = ("react", "codeact")
 MERGE_SYSTEM_MODES = ("auto", "always", "never")
-PERMISSION_VALUES = ("allow", "deny")
-
-# Environment variables read for each setting (first match wins).
-ENV_VARS: dict[str, tuple[str, ...]] = {
-    "model": ("LSP_AGENT_MODEL",),
-    "api_base": ("LSP_AGENT_API_BASE",),
-    "api_key": ("LSP_AGENT_API_KEY",),
-    "tool_calling": ("LSP_AGENT_TOOL_CALLING",),
-    "max_iterations": ("LSP_AGENT_MAX_ITERATIONS",),
-    "embeddings": ("LSP_AGENT_EMBEDDINGS",),
-    "style": ("LSP_AGENT_STYLE",),
-    "python": ("LSP_AGENT_PYTHON",),
-}
-
-# Editor (camelCase, section `lspAgent`) key -> field name; dotted keys reach into nested objects.
-CLIENT_KEYS: dict[str, str] = {
-    "model": "model",
-    "apiBase": "api_base",
-    "apiKey": "api_key",
-    "toolCalling": "tool_calling",
-    "style": "style",
-    "plan": "plan",
-    "maxIterations": "max_iterations",
-    "tokenBudget": "token_budget",
-    "contextWindow": "context_window",
-    "compactionThreshold": "compaction_threshold",
-    "compactionSummary": "compaction_summary",
-    "mergeSystemPrompt": "merge_system_prompt",
-    "embeddings": "embeddings",
-    "index.exclude": "index_exclude",
-    "index.maxFileSize": "max_file_size",
-    "indexExclude": "index_exclude",
-    "maxFileSize": "max_file_size",
-    "permissions": "permissions",
-    "mcpServers": "mcp_servers",
-    "execTimeout": "exec_timeout",
-    "python": "python",
-    "requestTimeout": "request_timeout",
-    "transcript": "transcript",
-}
 
 # Keys of the `lspAgent` section that belong to the editor client (how it starts the server, LSP tracing).
 EDITOR_ONLY_PREFIXES = ("server.", "trace.")
+
+
+@dataclass(frozen=True)
+class Spec:
+    """How one setting is named in the editor and the environment, checked, and described."""
+
+    key: str  # editor key under `lspAgent` (camelCase; a dotted key reaches into an object)
+    doc: str
+    parse: Callable[[Any], Any]  # raw value -> typed value, or ValueError saying what is expected
+    env: str | None = None
+    aliases: tuple[str, ...] = ()  # other editor keys accepted for the same setting
+
+
+def setting(
+    default: Any,
+    key: str,
+    doc: str,
+    parse: Callable[[Any], Any],
+    *,
+    env: str | None = None,
+    aliases: tuple[str, ...] = (),
+) -> Any:
+    """A Settings field with its declaration; list and dict defaults are copied for each instance."""
+    meta = {"spec": Spec(key, doc, parse, env, aliases)}
+    if isinstance(default, list | dict):
+        return field(default_factory=lambda: type(default)(default), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+@dataclass
+class Settings:
+    """Everything a run, the index and the server can be configured with; each field is declared once here."""
+
+    model: str | None = setting(
+        None, "model", "litellm model string, e.g. openai/gpt-4o-mini", optional_text, env="LSP_AGENT_MODEL"
+    )
+    api_base: str | None = setting(
+        None, "apiBase", "API base URL of the model server", optional_text, env="LSP_AGENT_API_BASE"
+    )
+    api_key: str | None = setting(
+        None, "apiKey", "API key (else the provider's usual variable)", optional_text, env="LSP_AGENT_API_KEY"
+    )
+    tool_calling: str = setting(
+        "auto",
+        "toolCalling",
+        "native tool calls, tools described in the prompt, or auto",
+        choice(TOOL_CALLING_MODES),
+        env="LSP_AGENT_TOOL_CALLING",
+    )
+    style: str = setting(
+        "react", "style", "run style: react or codeact", choice(STYLES), env="LSP_AGENT_STYLE"
+    )
+    plan: bool = setting(False, "plan", "plan subtasks first, then run them", boolean)
+    max_iterations: int = setting(
+        30, "maxIterations", "iteration limit of a run", positive_int, env="LSP_AGENT_MAX_ITERATIONS"
+    )
+    token_budget: int | None = setting(
+        None, "tokenBudget", "stop a run past this many tokens", optional_positive_int
+    )
+    context_window: int | None = setting(
+        None, "contextWindow", "the model's context window (else litellm's model data)", optional_positive_int
+    )
+    compaction_threshold: float = setting(
+        0.8, "compactionThreshold", "compact past this share of the context window", number_between(0.1, 1.0)
+    )
+    compaction_summary: bool = setting(
+        False, "compactionSummary", "let the model summarise the compacted middle", boolean
+    )
+    merge_system_prompt: str = setting(
+        "auto",
+        "mergeSystemPrompt",
+        "merge the system prompt into the first user message",
+        choice(MERGE_SYSTEM_MODES),
+    )
+    embeddings: str = setting(
+        "none",
+        "embeddings",
+        "embedding backend: none, local or a litellm embedding model",
+        text("'none', 'local' or a litellm embedding model string"),
+        env="LSP_AGENT_EMBEDDINGS",
+    )
+    index_exclude: list[str] = setting(
+        [],
+        "index.exclude",
+        "extra gitignore-style patterns to leave out",
+        pattern_list,
+        aliases=("indexExclude",),
+    )
+    max_file_size: int = setting(
+        1_000_000,
+        "index.maxFileSize",
+        "skip files larger than this many bytes",
+        positive_int,
+        aliases=("maxFileSize",),
+    )
+    permissions: dict[str, str] = setting(
+        {},
+        "permissions",
+        'tool rules: {"tool": "allow" | "deny"} or {"allow": [...], "deny": [...]}',
+        permission_rules,
+    )
+    mcp_servers: dict[str, dict[str, Any]] = setting(
+        {}, "mcpServers", "MCP servers: {name: {command, args?, env?} | {url, headers?}}", mcp_servers
+    )
+    exec_timeout: float = setting(
+        60.0, "execTimeout", "wall-clock limit of code the agent runs (s)", positive_number
+    )
+    python: str | None = setting(
+        None,
+        "python",
+        "interpreter for run_python/run_tests (default: the workspace venv)",
+        optional_text,
+        env="LSP_AGENT_PYTHON",
+    )
+    request_timeout: float = setting(
+        120.0, "requestTimeout", "limit of one model request (s)", positive_number
+    )
+    transcript: str | None = setting(
+        None, "transcript", "write a JSONL transcript of each run here", optional_text
+    )
+
+    def require_model(self, where: str = "cli") -> str:
+        """The model string, or ModelNotConfigured with a message saying where to set it."""
+        if not self.model:
+            raise ModelNotConfigured(where)
+        return self.model
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with some fields changed (validated like any other source)."""
+        merged, errors = _merge(self, changes, source="override")
+        if errors:
+            raise ValueError("; ".join(errors))
+        return merged
 
 
 class ModelNotConfigured(Exception):
@@ -75,44 +185,13 @@ class ModelNotConfigured(Exception):
         super().__init__(hint)
 
 
-@dataclass
-class Settings:
-    """Everything a run, the index and the server can be configured with."""
-
-    model: str | None = None
-    api_base: str | None = None
-    api_key: str | None = None
-    tool_calling: str = "auto"
-    style: str = "react"
-    plan: bool = False
-    max_iterations: int = 30
-    token_budget: int | None = None
-    context_window: int | None = None
-    compaction_threshold: float = 0.8
-    compaction_summary: bool = False
-    merge_system_prompt: str = "auto"
-    embeddings: str = "none"
-    index_exclude: list[str] = field(default_factory=list)
-    max_file_size: int = 1_000_000
-    permissions: dict[str, str] = field(default_factory=dict)
-    mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
-    exec_timeout: float = 60.0
-    python: str | None = None  # interpreter for run_python/run_tests (default: the workspace venv)
-    request_timeout: float = 120.0
-    transcript: str | None = None
-
-    def require_model(self, where: str = "cli") -> str:
-        """The model string, or ModelNotConfigured with a message saying where to set it."""
-        if not self.model:
-            raise ModelNotConfigured(where)
-        return self.model
-
-    def replace(self, **changes: Any) -> Settings:
-        """A copy with some fields changed (validated like any other source)."""
-        merged, errors = _merge(self, changes, source="override")
-        if errors:
-            raise ValueError("; ".join(errors))
-        return merged
+SPECS: dict[str, Spec] = {f.name: f.metadata["spec"] for f in dataclasses.fields(Settings)}
+# Editor key (the documented one first, then aliases) -> field name.
+CLIENT_KEYS: dict[str, str] = {spec.key: name for name, spec in SPECS.items()} | {
+    alias: name for name, spec in SPECS.items() for alias in spec.aliases
+}
+# Field name -> the environment variables read for it.
+ENV_VARS: dict[str, tuple[str, ...]] = {name: (spec.env,) for name, spec in SPECS.items() if spec.env}
 
 
 def _flatten(client: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -127,124 +206,17 @@ def _flatten(client: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _coerce(name: str, value: Any) -> Any:
-    """Convert a raw value to the type of field `name`, or raise ValueError saying what is expected."""
-    if name in ("model", "api_base", "api_key", "transcript", "python"):
-        if value is None or value == "":
-            return None
-        if not isinstance(value, str):
-            raise ValueError("expected a string")
-        return value.strip() or None
-    if name in ("max_iterations", "max_file_size", "token_budget", "context_window"):
-        if value is None and name in ("token_budget", "context_window"):
-            return None
-        if isinstance(value, bool):
-            raise ValueError("expected a positive whole number")
-        try:
-            number = int(str(value).strip()) if isinstance(value, str) else int(value)
-        except (TypeError, ValueError):
-            raise ValueError("expected a positive whole number") from None
-        if number != value and not isinstance(value, str) or number <= 0:
-            raise ValueError("expected a positive whole number")
-        return number
-    if name in ("compaction_threshold", "exec_timeout", "request_timeout"):
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            raise ValueError("expected a number") from None
-        if name == "compaction_threshold" and not 0.1 <= number <= 1.0:
-            raise ValueError("expected a number between 0.1 and 1.0")
-        if number <= 0:
-            raise ValueError("expected a positive number")
-        return number
-    if name in ("plan", "compaction_summary"):
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.strip().lower() in (
-            "1",
-            "true",
-            "yes",
-            "on",
-            "0",
-            "false",
-            "no",
-            "off",
-        ):
-            return value.strip().lower() in ("1", "true", "yes", "on")
-        raise ValueError("expected true or false")
-    choices = {"tool_calling": TOOL_CALLING_MODES, "style": STYLES, "merge_system_prompt": MERGE_SYSTEM_MODES}
-    if name in choices:
-        if not isinstance(value, str) or value.strip().lower() not in choices[name]:
-            raise ValueError(f"expected one of {', '.join(choices[name])}")
-        return value.strip().lower()
-    if name == "embeddings":
-        if not isinstance(value, str) or not value.strip():
-            raise ValueError("expected 'none', 'local' or a litellm embedding model string")
-        return value.strip()
-    if name == "index_exclude":
-        if isinstance(value, str):
-            value = [part.strip() for part in value.split(",") if part.strip()]
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ValueError("expected a list of gitignore-style patterns")
-        return list(value)
-    if name == "permissions":
-        return _coerce_permissions(value)
-    if name == "mcp_servers":
-        return _coerce_mcp_servers(value)
-    raise ValueError("unknown setting")
-
-
-def _coerce_permissions(value: Any) -> dict[str, str]:
-    """Accept {"tool": "allow"|"deny"} or {"allow": [tools], "deny": [tools]} or a list of allowed tools."""
-    if isinstance(value, list):
-        value = {"allow": value}
-    if not isinstance(value, Mapping):
-        raise ValueError('expected {"tool_name": "allow" | "deny"} or {"allow": [...], "deny": [...]}')
-    out: dict[str, str] = {}
-    for key, item in value.items():
-        if key in PERMISSION_VALUES and isinstance(item, list):
-            for tool in item:
-                if not isinstance(tool, str):
-                    raise ValueError(f"expected tool names in the {key!r} list")
-                out[tool] = key
-        elif isinstance(item, str) and item.lower() in PERMISSION_VALUES:
-            out[str(key)] = item.lower()
-        else:
-            raise ValueError(f'expected "allow" or "deny" for {key!r}')
-    return out
-
-
-def _coerce_mcp_servers(value: Any) -> dict[str, dict[str, Any]]:
-    """Accept the editors' usual shape: {name: {command, args?, env?} | {url}}."""
-    if not isinstance(value, Mapping):
-        raise ValueError('expected {"name": {"command": ..., "args": [...]}} or {"name": {"url": ...}}')
-    out: dict[str, dict[str, Any]] = {}
-    for name, spec in value.items():
-        if not isinstance(spec, Mapping) or not (
-            isinstance(spec.get("command"), str) or isinstance(spec.get("url"), str)
-        ):
-            raise ValueError(f"server {name!r} needs a 'command' (stdio) or a 'url' (streamable HTTP)")
-        if "args" in spec and not (
-            isinstance(spec["args"], list) and all(isinstance(a, str) for a in spec["args"])
-        ):
-            raise ValueError(f"server {name!r}: 'args' must be a list of strings")
-        if "env" in spec and not isinstance(spec["env"], Mapping):
-            raise ValueError(f"server {name!r}: 'env' must be an object")
-        out[str(name)] = dict(spec)
-    return out
-
-
 def _merge(base: Settings, values: Mapping[str, Any], source: str) -> tuple[Settings, list[str]]:
     """Apply field-name keyed values to a copy of base; invalid ones are reported and skipped."""
     changes: dict[str, Any] = {}
     errors: list[str] = []
-    fields = {f.name for f in dataclasses.fields(Settings)}
     for name, raw in values.items():
-        if name not in fields:
+        spec = SPECS.get(name)
+        if spec is None:
             errors.append(f"{source}: unknown setting {name!r}")
             continue
         try:
-            changes[name] = _coerce(name, raw)
+            changes[name] = spec.parse(raw)
         except ValueError as exc:
             errors.append(f"{source}: setting {name!r} has a bad value {raw!r}: {exc}; using the default")
     return dataclasses.replace(base, **changes), errors
@@ -269,13 +241,7 @@ def client_values(client: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]
 
 def env_values(environ: Mapping[str, str]) -> dict[str, Any]:
     """Settings found in an environment mapping (os.environ or a parsed .env)."""
-    values: dict[str, Any] = {}
-    for name, variables in ENV_VARS.items():
-        for var in variables:
-            if environ.get(var):
-                values[name] = environ[var]
-                break
-    return values
+    return {name: environ[spec.env] for name, spec in SPECS.items() if spec.env and environ.get(spec.env)}
 
 
 def read_dotenv(root: Path | None) -> dict[str, str]:

@@ -1,0 +1,149 @@
+"""Parsers for setting values: each turns a raw value into its type or raises ValueError saying what is expected."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+TRUE_WORDS = ("1", "true", "yes", "on")
+FALSE_WORDS = ("0", "false", "no", "off")
+PERMISSION_VALUES = ("allow", "deny")
+
+
+def optional_text(value: Any) -> str | None:
+    """A string, stripped; empty or null means unset."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ValueError("expected a string")
+    return value.strip() or None
+
+
+def text(expected: str) -> Callable[[Any], str]:
+    """A parser for a non-empty string, whose error says `expected`."""
+
+    def parse(value: Any) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"expected {expected}")
+        return value.strip()
+
+    return parse
+
+
+def positive_int(value: Any) -> int:
+    """A whole number above zero (a numeric string counts; a bool or a fraction does not)."""
+    message = "expected a positive whole number"
+    if isinstance(value, bool):
+        raise ValueError(message)
+    try:
+        number = int(value.strip()) if isinstance(value, str) else int(value)
+    except (TypeError, ValueError):
+        raise ValueError(message) from None
+    if (not isinstance(value, str) and number != value) or number <= 0:
+        raise ValueError(message)
+    return number
+
+
+def optional_positive_int(value: Any) -> int | None:
+    """A positive whole number, or null for unset."""
+    return None if value is None else positive_int(value)
+
+
+def positive_number(value: Any) -> float:
+    """A number above zero."""
+    number = _number(value)
+    if number <= 0:
+        raise ValueError("expected a positive number")
+    return number
+
+
+def number_between(low: float, high: float) -> Callable[[Any], float]:
+    """A parser for a number in [low, high]."""
+
+    def parse(value: Any) -> float:
+        number = _number(value)
+        if not low <= number <= high:
+            raise ValueError(f"expected a number between {low} and {high}")
+        return number
+
+    return parse
+
+
+def _number(value: Any) -> float:
+    """Any real number (not a bool)."""
+    if isinstance(value, bool):
+        raise ValueError("expected a number")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError("expected a number") from None
+
+
+def boolean(value: Any) -> bool:
+    """true/false, or the usual words for them in the environment (1/0, yes/no, on/off)."""
+    if isinstance(value, bool):
+        return value
+    word = value.strip().lower() if isinstance(value, str) else None
+    if word in TRUE_WORDS or word in FALSE_WORDS:
+        return word in TRUE_WORDS
+    raise ValueError("expected true or false")
+
+
+def choice(options: tuple[str, ...]) -> Callable[[Any], str]:
+    """A parser for one of `options` (case-insensitive)."""
+
+    def parse(value: Any) -> str:
+        if not isinstance(value, str) or value.strip().lower() not in options:
+            raise ValueError(f"expected one of {', '.join(options)}")
+        return value.strip().lower()
+
+    return parse
+
+
+def pattern_list(value: Any) -> list[str]:
+    """A list of gitignore-style patterns (a comma-separated string counts)."""
+    if isinstance(value, str):
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError("expected a list of gitignore-style patterns")
+    return list(value)
+
+
+def permission_rules(value: Any) -> dict[str, str]:
+    """{"tool": "allow"|"deny"}, {"allow": [tools], "deny": [tools]} or a list of allowed tools."""
+    if isinstance(value, list):
+        value = {"allow": value}
+    if not isinstance(value, Mapping):
+        raise ValueError('expected {"tool_name": "allow" | "deny"} or {"allow": [...], "deny": [...]}')
+    out: dict[str, str] = {}
+    for key, item in value.items():
+        if key in PERMISSION_VALUES and isinstance(item, list):
+            for tool in item:
+                if not isinstance(tool, str):
+                    raise ValueError(f"expected tool names in the {key!r} list")
+                out[tool] = key
+        elif isinstance(item, str) and item.lower() in PERMISSION_VALUES:
+            out[str(key)] = item.lower()
+        else:
+            raise ValueError(f'expected "allow" or "deny" for {key!r}')
+    return out
+
+
+def mcp_servers(value: Any) -> dict[str, dict[str, Any]]:
+    """The editors' usual shape: {name: {command, args?, env?} | {url}}."""
+    if not isinstance(value, Mapping):
+        raise ValueError('expected {"name": {"command": ..., "args": [...]}} or {"name": {"url": ...}}')
+    out: dict[str, dict[str, Any]] = {}
+    for name, spec in value.items():
+        if not isinstance(spec, Mapping) or not (
+            isinstance(spec.get("command"), str) or isinstance(spec.get("url"), str)
+        ):
+            raise ValueError(f"server {name!r} needs a 'command' (stdio) or a 'url' (streamable HTTP)")
+        if "args" in spec and not (
+            isinstance(spec["args"], list) and all(isinstance(a, str) for a in spec["args"])
+        ):
+            raise ValueError(f"server {name!r}: 'args' must be a list of strings")
+        if "env" in spec and not isinstance(spec["env"], Mapping):
+            raise ValueError(f"server {name!r}: 'env' must be an object")
+        out[str(name)] = dict(spec)
+    return out
