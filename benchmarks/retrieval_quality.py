@@ -1,6 +1,6 @@
 """Retrieval quality on real code: docstring-as-query evaluation over a project nobody here wrote.
 
-    python benchmarks/retrieval_quality.py [--package click==8.1.7] [--no-local]
+    python benchmarks/retrieval_quality.py [--package click==8.1.7] [--no-local]   (needs the `bench` extra)
 
 The project's sdist is fetched into benchmarks/.cache/. Every docstring is blanked in the indexed copy (line
 numbers kept); each function's first docstring paragraph becomes a query whose answer is that function.
