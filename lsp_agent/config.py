@@ -44,6 +44,7 @@ CLIENT_KEYS: dict[str, str] = {
     "index.exclude": "index_exclude",
     "index.maxFileSize": "max_file_size",
     "indexExclude": "index_exclude",
+    "secretFiles": "secret_files",
     "maxFileSize": "max_file_size",
     "permissions": "permissions",
     "mcpServers": "mcp_servers",
@@ -93,6 +94,8 @@ class Settings:
     merge_system_prompt: str = "auto"
     embeddings: str = "none"
     index_exclude: list[str] = field(default_factory=list)
+    # gitignore-style patterns of files the agent never reads, searches or writes (extend the built-in ones)
+    secret_files: list[str] = field(default_factory=list)
     max_file_size: int = 1_000_000
     permissions: dict[str, str] = field(default_factory=dict)
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -181,7 +184,7 @@ def _coerce(name: str, value: Any) -> Any:
         if not isinstance(value, str) or not value.strip():
             raise ValueError("expected 'none', 'local' or a litellm embedding model string")
         return value.strip()
-    if name == "index_exclude":
+    if name in ("index_exclude", "secret_files"):
         if isinstance(value, str):
             value = [part.strip() for part in value.split(",") if part.strip()]
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
