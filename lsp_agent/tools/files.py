@@ -46,14 +46,25 @@ def list_files(ctx: ToolContext, pattern: str | None = None, path: str | None = 
             return f"No files match {pattern!r} in {where}{hint}."
         return f"{where} is empty (or all its files are ignored)."
     limit = ctx.limits.list_max_items
-    secrets = ctx.secret_files
     lines = [
-        (rel + "/" if is_dir else rel) + (SECRET_MARK if secrets.is_secret(rel, is_dir) else "")
+        (rel + "/" if is_dir else rel) + (SECRET_MARK if _is_secret_entry(ctx, rel, is_dir) else "")
         for rel, is_dir in selected[:limit]
     ]
     if len(selected) > limit:
         lines.append(f"[TRUNCATED: first {limit} items]")
     return "\n".join(lines)
+
+
+def _is_secret_entry(ctx: ToolContext, rel: str, is_dir: bool) -> bool:
+    """True when a listed entry is a secret file by its name or by where its symlink leads."""
+    secrets = ctx.secret_files
+    if secrets.is_secret(rel, is_dir):
+        return True
+    try:
+        key = ctx.overlay.normalize(rel)
+    except PathError:
+        return False
+    return key != rel and secrets.is_secret(key, is_dir)
 
 
 def read_file(ctx: ToolContext, path: str, start_line: int | None = None, end_line: int | None = None) -> str:

@@ -80,7 +80,7 @@ class ToolContext:
     def redact(self, text: str) -> str:
         """`text` with every known secret value replaced by [REDACTED:NAME] (built on first use, then kept)."""
         if self._redactor is None:
-            self._redactor = redactor_for(self.settings, self.root, self.secret_files)
+            self._redactor = redactor_for(self.settings, self.root)
         return self._redactor.redact(text)
 
     def cancelled(self) -> bool:

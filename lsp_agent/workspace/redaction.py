@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from lsp_agent.workspace.secrets import SecretFiles
+from lsp_agent.workspace.secrets import secret_files
 
 log = logging.getLogger(__name__)
 
@@ -127,11 +127,10 @@ def collect_secrets(
     api_key: str | None,
     environ: Mapping[str, str],
     root: Path | None,
-    secret_files: SecretFiles,
 ) -> dict[str, str]:
     """value -> name of everything to hide: the api_key setting, secret-looking variables, top-level .env values."""
     found: dict[str, str] = {}
-    for path in _dotenv_files(root, secret_files):
+    for path in _dotenv_files(root):
         for key, value in _dotenv_values(path).items():
             if value and worth_hiding(value):
                 found.setdefault(value.strip(), key)
@@ -143,8 +142,12 @@ def collect_secrets(
     return found
 
 
-def _dotenv_files(root: Path | None, secret_files: SecretFiles) -> list[Path]:
-    """The secret .env files at the top of the workspace (.env, .env.local, ...)."""
+def _dotenv_files(root: Path | None) -> list[Path]:
+    """The .env files at the top of the workspace that the default patterns call secret (.env, .env.local, ...).
+
+    The secretFiles setting does not change this list: a user who makes .env readable still keeps its values
+    from the model.
+    """
     if root is None:
         return []
     try:
@@ -152,7 +155,8 @@ def _dotenv_files(root: Path | None, secret_files: SecretFiles) -> list[Path]:
             names = sorted(e.name for e in it if e.name.startswith(".env") and e.is_file())
     except OSError:
         return []
-    return [Path(root) / name for name in names if secret_files.is_secret(name)]
+    defaults = secret_files()
+    return [Path(root) / name for name in names if defaults.is_secret(name)]
 
 
 def _dotenv_values(path: Path) -> dict[str, str]:
@@ -166,7 +170,7 @@ def _dotenv_values(path: Path) -> dict[str, str]:
         return {}
 
 
-def redactor_for(settings: object | None, root: Path | None, secret_files: SecretFiles) -> Redactor:
+def redactor_for(settings: object | None, root: Path | None) -> Redactor:
     """The Redactor of a run: its settings' api_key, this process's environment and the workspace's .env files."""
     api_key = getattr(settings, "api_key", None)
-    return Redactor(collect_secrets(api_key, dict(os.environ), root, secret_files))
+    return Redactor(collect_secrets(api_key, dict(os.environ), root))

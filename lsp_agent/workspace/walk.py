@@ -159,8 +159,14 @@ def _walk(
             except OSError:
                 continue  # dangling symlink or vanished file
             is_link = entry.is_symlink()
-            if is_link and not _inside(os.path.realpath(entry.path), root_real):
-                continue
+            if is_link:
+                real = os.path.realpath(entry.path)
+                if not _inside(real, root_real):
+                    continue
+                if secrets is not None and secrets.is_secret(
+                    os.path.relpath(real, root_real).replace(os.sep, "/")
+                ):
+                    continue  # a link to a secret file is as secret as the file
             if stat.S_ISDIR(st.st_mode):
                 if is_link or _skip_dir_name(entry.name) or _ignored(check, rel, True):
                     continue
