@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import re2
 import regex
 
+from lsp_agent.tools.common import split_lines
 from lsp_agent.tools.registry import ToolError
 
 FALLBACK_SECONDS = 2.0  # time limit of one search_text call on the backtracking engine
@@ -30,6 +32,21 @@ def _re2_options(case_sensitive: bool) -> re2.Options:
     return options
 
 
+class Span:
+    """Where a match lies in a line, in characters (what the snippet needs of a match)."""
+
+    def __init__(self, start: int, end: int) -> None:
+        self._start, self._end = start, end
+
+    def start(self) -> int:
+        """First character of the match."""
+        return self._start
+
+    def end(self) -> int:
+        """One past its last character."""
+        return self._end
+
+
 @dataclass
 class SearchPattern:
     """A compiled search_text pattern: line matching, an optional whole-file prefilter and the time limit."""
@@ -39,18 +56,48 @@ class SearchPattern:
     line: Any
     file: Any | None
     deadline: float | None = field(default=None)
+    line_bytes: Any | None = None  # RE2 on UTF-8 bytes: no per-call str conversion
+    file_bytes: Any | None = None
 
     def search_line(self, text: str) -> Any:
         """The first match in one line, or None."""
         return self._run(self.line, text)
 
-    def may_match_file(self, text: str) -> bool:
-        """False only when no line of `text` can match (a quick whole-file test before splitting lines)."""
-        if self.file is None:
-            return True
+    def matching_lines(self, text: str) -> Iterator[tuple[int, str, Any]]:
+        """(line number from 1, line, match) of each line of `text` that matches, as split_lines counts lines."""
         if "\r" in text:
             text = text.replace("\r\n", "\n")  # `$` of a multi-line pattern stops before LF only
-        return self._run(self.file, text) is not None
+        if self.file_bytes is not None:
+            yield from self._jumping_lines(text)
+            return
+        if self.file is not None and self._run(self.file, text) is None:
+            return
+        for number, line in enumerate(split_lines(text), start=1):
+            match = self._run(self.line, line)
+            if match is not None:
+                yield number, line, match
+
+    def _jumping_lines(self, text: str) -> Iterator[tuple[int, str, Any]]:
+        """RE2 over the whole file finds the next candidate line; only that line is matched on its own."""
+        data = text.encode("utf-8", "surrogatepass")
+        pos, number, counted = 0, 1, 0
+        while pos < len(data):
+            found = self.file_bytes.search(data, pos)
+            if found is None:
+                return
+            begin = data.rfind(b"\n", 0, found.start()) + 1
+            stop = data.find(b"\n", found.start())
+            stop = len(data) if stop == -1 else stop
+            number += data.count(b"\n", counted, begin)
+            counted = begin
+            line = data[begin:stop]
+            match = self.line_bytes.search(line)
+            if match is not None:
+                decoded = line.decode("utf-8", "surrogatepass")
+                first = len(line[: match.start()].decode("utf-8", "surrogatepass"))
+                last = first + len(line[match.start() : match.end()].decode("utf-8", "surrogatepass"))
+                yield number, decoded, Span(first, last)
+            pos = stop + 1
 
     def _run(self, compiled: Any, text: str) -> Any:
         if self.engine != "backtracking":
@@ -78,8 +125,11 @@ def compile_search(pattern: str, *, is_regex: bool, case_sensitive: bool) -> Sea
     try:
         options = _re2_options(case_sensitive)
         line = re2.compile(pattern, options)
-        file = re2.compile("(?m)" + pattern, options) if whole_file else None
-        return SearchPattern(pattern, "re2", line, file)
+        if not whole_file:
+            return SearchPattern(pattern, "re2", line, None)
+        raw = pattern.encode("utf-8", "surrogatepass")
+        line_bytes, file_bytes = re2.compile(raw, options), re2.compile(b"(?m)" + raw, options)
+        return SearchPattern(pattern, "re2", line, None, line_bytes=line_bytes, file_bytes=file_bytes)
     except re2.error:
         pass  # outside RE2's syntax: the backtracking engine, with a time limit
     flags = regex.VERSION0 | (0 if case_sensitive else regex.IGNORECASE)

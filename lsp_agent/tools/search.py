@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsp_agent.tools.common import number_lines, refuse_secret, split_lines
 from lsp_agent.tools.listing import visible_files
-from lsp_agent.tools.patterns import SearchPattern, compile_search
+from lsp_agent.tools.patterns import SearchPattern, Span, compile_search
 from lsp_agent.tools.registry import ToolContext, ToolError
 from lsp_agent.tools.rg import literal_candidates
 from lsp_agent.workspace.overlay import FileTooLargeError, NotTextError
@@ -68,12 +68,9 @@ def search_text(
         if ctx.cancelled():
             raise ToolError("search cancelled")
         text = _searchable_text(ctx, rel, overrides, explicit=len(files) == 1)
-        if text is None or not compiled.may_match_file(text):
+        if text is None:
             continue
-        for number, line in enumerate(split_lines(text), start=1):
-            match = compiled.search_line(line)
-            if match is None:
-                continue
+        for number, line, match in compiled.matching_lines(text):
             if len(results) == limit:
                 truncated = True  # a further match exists: the search stopped before the walk finished
                 break
@@ -91,21 +88,8 @@ def _shown_snippet(ctx: ToolContext, compiled: SearchPattern, line: str, match: 
     """The snippet of a matching line with secret values redacted before the line is cut (no piece survives)."""
     shown = ctx.redact(line)
     if shown != line:
-        match = compiled.search_line(shown) or _Span(0, 0)
+        match = compiled.search_line(shown) or Span(0, 0)
     return snippet(shown, match, width)
-
-
-class _Span:
-    """A stand-in match at a fixed position (when redaction removed the matched text)."""
-
-    def __init__(self, start: int, end: int) -> None:
-        self._start, self._end = start, end
-
-    def start(self) -> int:
-        return self._start
-
-    def end(self) -> int:
-        return self._end
 
 
 def snippet(line: str, match: Any, width: int = 100) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from pathlib import Path
 
@@ -86,3 +87,35 @@ def test_a_hostile_glob_is_linear_too(workspace, ctx, call):
     res = call(ctx, "list_files", pattern="*a*a*a*a*a*a*a*a*a*a*a*a*b")
     assert res.ok and res.output.startswith("No files match")
     assert time.perf_counter() - started < 5
+
+
+TEXT = "alpha beta\ngamma\r\n  délta épsilon\n\nend a\nb end\nzeta ünïcode zeta\nlast"
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"a\s+b",
+        r"^\s*$",
+        r"^",
+        r"a$",
+        r"z?",
+        r"é\w+",
+        r"zeta$",
+        r"(?i)ÜNÏ",
+        r"^end|end$",
+        r"\bb",
+        r"t\w*a\b",
+        "last",
+    ],
+)
+def test_whole_file_jumps_find_exactly_the_lines_a_line_by_line_search_finds(pattern):
+    expected = []
+    for number, line in enumerate(TEXT.replace("\r\n", "\n").split("\n"), start=1):
+        match = re.search(pattern, line)
+        if match:
+            expected.append((number, line, match.start(), match.end()))
+    compiled = patterns.compile_search(pattern, is_regex=True, case_sensitive=True)
+    assert compiled.engine == "re2"
+    found = [(n, line, m.start(), m.end()) for n, line, m in compiled.matching_lines(TEXT)]
+    assert found == expected
