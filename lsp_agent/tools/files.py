@@ -118,6 +118,8 @@ def get_file_info(ctx: ToolContext, path: str) -> str:
             st = absolute.stat()
         except FileNotFoundError:
             raise ToolError(f"{key}: not found; use list_files to see which files exist") from None
+        except OSError as exc:
+            raise PathError(f"{key}: cannot be read ({exc.strerror or exc})") from None
         if not os.path.isfile(absolute):
             raise PathError(f"{key}: is {describe_mode(st.st_mode)}, not a regular file")
         info.update(type="file", size=f"{st.st_size} bytes", language=language_of(key))
