@@ -110,3 +110,36 @@ async def test_no_secret_reaches_the_model_events_or_transcript(project: Path, t
     )  # the sandbox keeps this variable; we hide it
     assert "[REDACTED:SERVICE_API_TOKEN]" in observations[4]  # cat src/settings.py
     assert "[REDACTED:DEPLOY_KEY]" in observations[5]
+
+
+async def test_codeact_execution_results_are_redacted_too(project: Path) -> None:
+    """CodeAct runs code outside the tool registry; its results pass the same redaction."""
+    get_litellm()
+    code = (
+        "import os, pathlib\n"
+        "print('deploy', os.environ.get('DEPLOY_KEY'))\n"
+        "print(pathlib.Path('src/settings.py').read_text())\n"
+        "env = pathlib.Path('.env')\n"
+        "print(env.read_text() if env.exists() else 'no .env in the sandbox')\n"
+    )
+    script = [
+        {"content": json.dumps({"thought": "look", "action": "execute_code", "code": code})},
+        {"content": json.dumps({"thought": "done", "action": "provide_answer", "final_answer": "looked"})},
+    ]
+    events: list[AgentEvent] = []
+    with ScriptedModelServer(script) as model:
+        settings = Settings(
+            model="openai/scripted",
+            api_base=model.base_url,
+            api_key="test",
+            style="codeact",
+            permissions={"execute_code": "allow"},
+        )
+        result = await AgentRun("look around", settings, project, sink=events.append).run()
+        requests = list(model.requests)
+    assert result.success, result
+    assert_clean(json.dumps(requests), "the requests the model server received")
+    assert_clean(json.dumps([e.data for e in events], default=str), "the run's events")
+    observation = requests[1]["messages"][-1]["content"]
+    assert observation.startswith("EXECUTION_RESULT:") and "[REDACTED:SERVICE_API_TOKEN]" in observation
+    assert "deploy [REDACTED:DEPLOY_KEY]" in observation
