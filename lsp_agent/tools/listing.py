@@ -75,7 +75,7 @@ def glob_regex(pattern: str) -> Any:
             parts.append(".*" if last else "(?:[^/]+/)*")
         else:
             parts.append(_segment_regex(segment) + ("" if last else "/"))
-    return compile_glob("".join(parts))
+    return compile_glob("".join(parts), pattern)
 
 
 def _segment_regex(segment: str) -> str:

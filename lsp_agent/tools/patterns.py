@@ -162,6 +162,12 @@ def too_slow_message(pattern: str) -> str:
     )
 
 
-def compile_glob(regex_text: str) -> Any:
-    """A full-match matcher for a regex made from a model's glob (RE2: linear in the path length)."""
-    return re2.compile(regex_text, _re2_options(True))
+def compile_glob(regex_text: str, glob: str) -> Any:
+    """A full-match matcher for the regex made from a model's `glob` (RE2: linear in the path length)."""
+    try:
+        return re2.compile(regex_text, _re2_options(True))
+    except re2.error as exc:
+        detail = (
+            exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else exc
+        )
+        raise ToolError(f"invalid glob pattern {glob!r} ({detail}); try '**/*.py' or 'src/*'") from None

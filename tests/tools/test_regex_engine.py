@@ -75,6 +75,12 @@ def test_invalid_patterns_say_what_is_wrong(ctx, call):
     assert res.ok and res.output.startswith("No matches for '(unclosed'")
 
 
+def test_a_bad_glob_class_is_named(workspace, ctx, call):
+    res = call(ctx, "list_files", pattern="[z-a].py")
+    assert not res.ok and res.output.startswith("Error: invalid glob pattern '[z-a].py' (")
+    assert "invalid character class range: z-a" in res.output
+
+
 def test_crlf_files_match_end_anchors(workspace, ctx, call):
     (workspace / "dos.txt").write_bytes(b"first line\r\nsecond line\r\n")
     out = call(ctx, "search_text", pattern="line$", regex=True, path="dos.txt").output

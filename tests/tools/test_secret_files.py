@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -100,6 +101,12 @@ def test_read_file_and_edit_errors_redact_values(secret_ws, ctx, call):
     assert not res.ok and "closest candidate" in res.output and TOKEN not in res.output
     cut = call(ctx, "read_file", path="src/settings.py", start_line=5, end_line=5)
     assert TOKEN[:12] not in cut.output
+
+
+def test_a_hard_link_to_env_reads_with_its_values_redacted(secret_ws, ctx, call):
+    os.link(secret_ws / ".env", secret_ws / "notes.txt")  # same file, innocent name: the values still hide
+    out = call(ctx, "read_file", path="notes.txt").output
+    assert out == "1: OPENAI_API_KEY=[REDACTED:OPENAI_API_KEY]\n2: DEBUG=true"
 
 
 def test_configured_secret_files_extend_the_defaults(secret_ws, call):
