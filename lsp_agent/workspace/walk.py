@@ -159,14 +159,8 @@ def _walk(
             except OSError:
                 continue  # dangling symlink or vanished file
             is_link = entry.is_symlink()
-            if is_link:
-                real = os.path.realpath(entry.path)
-                if not _inside(real, root_real):
-                    continue
-                if secrets is not None and secrets.is_secret(
-                    os.path.relpath(real, root_real).replace(os.sep, "/")
-                ):
-                    continue  # a link to a secret file is as secret as the file
+            if is_link and not _link_walkable(entry.path, root_real, secrets):
+                continue
             if stat.S_ISDIR(st.st_mode):
                 if is_link or _skip_dir_name(entry.name) or _ignored(check, rel, True):
                     continue
@@ -190,6 +184,14 @@ def _walk(
     if start is not None:
         directory, rel_dir, layers = start
         yield from walk(str(directory), rel_dir, layers)
+
+
+def _link_walkable(path: str, root_real: str, secrets: SecretFiles | None) -> bool:
+    """A symlink is walked when it stays inside the root and does not lead to a secret file."""
+    real = os.path.realpath(path)
+    if not _inside(real, root_real):
+        return False
+    return secrets is None or not secrets.is_secret(os.path.relpath(real, root_real).replace(os.sep, "/"))
 
 
 def _subtree_start(
