@@ -2,7 +2,7 @@
 
 RE2 runs every pattern it supports in time linear in the text, so `(a+)+$` is as fast as `a+$`. What RE2 lacks
 (lookarounds, backreferences, atomic groups) runs in the `regex` module, which releases the GIL while it matches
-and stops at a deadline shared by the whole search. Literal searches use Python's `re` on an escaped pattern,
+and stops once the search has spent FALLBACK_SECONDS matching (reading files does not count). Literal searches use Python's `re` on an escaped pattern,
 which never backtracks.
 """
 
@@ -55,7 +55,7 @@ class SearchPattern:
     engine: str  # "literal" | "re2" | "backtracking"
     line: Any
     file: Any | None
-    deadline: float | None = field(default=None)
+    budget: float = field(default_factory=lambda: FALLBACK_SECONDS)  # matching time left (backtracking)
     line_bytes: Any | None = None  # RE2 on UTF-8 bytes: no per-call str conversion
     file_bytes: Any | None = None
 
@@ -102,15 +102,16 @@ class SearchPattern:
     def _run(self, compiled: Any, text: str) -> Any:
         if self.engine != "backtracking":
             return compiled.search(text)
-        if self.deadline is None:
-            self.deadline = time.monotonic() + FALLBACK_SECONDS
-        left = self.deadline - time.monotonic()
+        if self.budget <= 0:
+            raise ToolError(too_slow_message(self.pattern))
+        started = time.monotonic()
         try:
-            if left <= 0:
-                raise TimeoutError
-            return compiled.search(text, concurrent=True, timeout=left)
+            return compiled.search(text, concurrent=True, timeout=self.budget)
         except TimeoutError:
+            self.budget = 0.0
             raise ToolError(too_slow_message(self.pattern)) from None
+        finally:
+            self.budget -= time.monotonic() - started
 
 
 def compile_search(pattern: str, *, is_regex: bool, case_sensitive: bool) -> SearchPattern:
