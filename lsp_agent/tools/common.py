@@ -76,9 +76,10 @@ def split_lines(text: str) -> list[str]:
 def refuse_secret(ctx: ToolContext, given: str, key: str, *, is_dir: bool = False) -> None:
     """SecretFileError when the path as the model wrote it, or where it leads (`key`), is a secret file."""
     secrets = ctx.secret_files
-    secrets.check(lexical_rel(given), key)
-    if is_dir and secrets.is_secret(key, is_dir=True):
-        secrets.check(key + "/")
+    if is_dir:
+        secrets.check(key, is_dir=True)
+    else:
+        secrets.check(lexical_rel(given), key)
 
 
 def load_text(ctx: ToolContext, rel: str) -> tuple[str, str]:

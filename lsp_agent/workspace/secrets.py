@@ -45,25 +45,34 @@ class SecretFileError(PathError):
 
 
 class SecretFiles:
-    """Matches workspace-relative POSIX paths against the default and configured secret patterns."""
+    """Matches workspace-relative POSIX paths against the default and configured secret patterns.
+
+    The defaults name files (by their name, at any depth), never directories: a virtualenv called `.env` is not
+    a secret. The configured patterns match like .gitignore lines, directories included, and decide first.
+    """
 
     def __init__(self, extra: Iterable[str] = ()) -> None:
         self.extra = tuple(p for p in extra if isinstance(p, str) and p.strip())
         self.patterns = DEFAULT_SECRET_FILES + self.extra
-        self._spec = pathspec.GitIgnoreSpec.from_lines(self.patterns)
+        self._defaults = pathspec.GitIgnoreSpec.from_lines(DEFAULT_SECRET_FILES)
+        self._configured = pathspec.GitIgnoreSpec.from_lines(self.extra) if self.extra else None
 
     def is_secret(self, rel: str, is_dir: bool = False) -> bool:
-        """True when `rel` (POSIX, relative to the root) or one of its parent directories is secret."""
+        """True when the file (or directory) `rel`, POSIX and relative to the root, is secret."""
         rel = rel.strip("/")
         if not rel or rel == ".":
             return False
-        return bool(self._spec.match_file(rel + "/" if is_dir else rel))
+        if self._configured is not None:
+            verdict = self._configured.check_file(rel + "/" if is_dir else rel).include
+            if verdict is not None:
+                return verdict
+        return not is_dir and self._defaults.match_file(PurePosixPath(rel).name)
 
-    def check(self, *names: str) -> None:
+    def check(self, *names: str, is_dir: bool = False) -> None:
         """Raise SecretFileError when any of `names` (the path as given, the resolved path) is secret."""
         for name in names:
-            if name and self.is_secret(name):
-                raise SecretFileError(refusal(name))
+            if name and self.is_secret(name, is_dir):
+                raise SecretFileError(refusal(name.rstrip("/") + ("/" if is_dir else "")))
 
     def index_excludes(self) -> list[str]:
         """The configured patterns that hide files, for an exclude list (negations would re-include files)."""

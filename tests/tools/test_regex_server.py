@@ -64,13 +64,11 @@ async def status_latencies_until(editor, run_id: str, kind: str) -> list[float]:
 
 async def test_nested_quantifiers_finish_at_once(editor, model):
     model.add_steps([search("(a+)+$"), finish()])
-    started = time.perf_counter()
     run_id = await editor.ask("find the a's")
     await editor.wait_event(run_id, "done", timeout=30)
     result = editor.run_events(run_id, "tool_result")[0]
     assert result["name"] == "search_text" and result["output"].startswith("No matches for '(a+)+$'")
     assert result["seconds"] < 1.0, result["seconds"]  # Python's re took ~10 s on the first line alone
-    assert time.perf_counter() - started < 15
 
 
 async def test_the_server_answers_while_a_backtracking_pattern_runs_and_the_pattern_is_stopped(editor, model):

@@ -161,3 +161,11 @@ def test_pieces_left_by_a_cut_are_redacted_too() -> None:
 def test_an_empty_redactor_returns_text_unchanged() -> None:
     redactor = Redactor({})
     assert not redactor and redactor.redact("anything") == "anything"
+
+
+def test_default_patterns_name_files_not_directories() -> None:
+    secrets = SecretFiles()
+    assert not secrets.is_secret(".env", is_dir=True)  # a virtualenv called .env
+    assert not secrets.is_secret(".env/lib/python3.11/site.py")
+    assert secrets.is_secret(".env/.env")
+    assert SecretFiles([".env/"]).is_secret(".env/lib/site.py")  # unless the user says so
