@@ -143,3 +143,17 @@ async def test_codeact_execution_results_are_redacted_too(project: Path) -> None
     observation = requests[1]["messages"][-1]["content"]
     assert observation.startswith("EXECUTION_RESULT:") and "[REDACTED:SERVICE_API_TOKEN]" in observation
     assert "deploy [REDACTED:DEPLOY_KEY]" in observation
+
+
+async def test_an_editor_selection_sent_as_context_is_redacted(project: Path) -> None:
+    """ "Ask about this selection" on a file holding a token: the selection reaches the model without it."""
+    get_litellm()
+    script = [{"content": "nothing to do"}]
+    with ScriptedModelServer(script) as model:
+        settings = Settings(model="openai/scripted", api_base=model.base_url, api_key="test")
+        context = f'src/settings.py lines 4-4:\nTOKEN = "{TOKEN}"'
+        result = await AgentRun("what is this?", settings, project, context=context).run()
+        requests = list(model.requests)
+    assert result.success
+    assert_clean(json.dumps(requests), "the request with the selection")
+    assert 'TOKEN = \\"[REDACTED:SERVICE_API_TOKEN]\\"' in json.dumps(requests[0]["messages"])
