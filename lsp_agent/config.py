@@ -120,6 +120,12 @@ class Settings:
         pattern_list,
         aliases=("indexExclude",),
     )
+    secret_files: list[str] = setting(
+        [],
+        "secretFiles",
+        "gitignore-style patterns of files the agent never reads, searches or writes (extend the built-in ones)",
+        pattern_list,
+    )
     max_file_size: int = setting(
         1_000_000,
         "index.maxFileSize",

@@ -116,12 +116,13 @@ def open_index(root: Path, settings: Settings, out: TextIO) -> Any:
     """The workspace index, refreshed; None when the index is unavailable (search_code then says so)."""
     try:
         from lsp_agent.index import IndexConfig, WorkspaceIndex
+        from lsp_agent.workspace.secrets import secret_files_of
     except ImportError:
         return None
     try:
         config = IndexConfig(
             max_file_size=settings.max_file_size,
-            exclude=list(settings.index_exclude),
+            exclude=list(settings.index_exclude) + secret_files_of(settings).index_excludes(),
             embeddings=settings.embeddings,
         )
         index = WorkspaceIndex(root, config)

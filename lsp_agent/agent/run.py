@@ -254,7 +254,8 @@ class AgentRun:
             extra=self.prompt_extra,
         )
         session_text = self.session.context_text() if self.session else ""
-        task_text = prompts.task_message(self.task, context=self.context, session_text=session_text)
+        context = self.ctx.redact(self.context) if self.context else self.context  # a selection in .env
+        task_text = prompts.task_message(self.task, context=context, session_text=session_text)
         log.info(
             "run %s: model %s, %s tool calling, %d tools, context window %d, iteration limit %d",
             self.run_id,

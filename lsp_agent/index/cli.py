@@ -14,6 +14,7 @@ from typing import TextIO
 from lsp_agent.index.embeddings import EmbeddingError
 from lsp_agent.index.models import IndexConfig, IndexStats, SearchHit
 from lsp_agent.index.workspace_index import WorkspaceIndex
+from lsp_agent.workspace.secrets import secret_files_of
 
 JSON_KEYS = ("path", "start", "end", "symbol", "kind", "score")
 INDEX_SETTINGS = ("embeddings", "max_file_size", "index_exclude", "api_base", "api_key")
@@ -63,7 +64,9 @@ def _config(args: argparse.Namespace) -> IndexConfig:
             print(f"lsp-agent: warning: {error}", file=sys.stderr)
     return IndexConfig(
         max_file_size=settings.max_file_size,
-        exclude=list(settings.index_exclude) + list(getattr(args, "exclude", None) or []),
+        exclude=list(settings.index_exclude)
+        + secret_files_of(settings).index_excludes()
+        + list(getattr(args, "exclude", None) or []),
         embeddings=settings.embeddings,
         api_base=settings.api_base,
         api_key=settings.api_key,

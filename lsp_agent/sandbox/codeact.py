@@ -145,10 +145,10 @@ async def _execute(run: AgentRun, code: str, step: int, *, first: bool) -> tuple
         interpreter = await run._guard(asyncio.to_thread(sandbox.interpreter, overlay, timeout=timeout))
         result = await run._guard(asyncio.to_thread(interpreter.execute, code, overlay, cancel=run._cancel))
     except InterpreterError as exc:
-        text = f"Error: {exc}"
+        text = run.ctx.redact(f"Error: {exc}")
         _report(run, call_id, False, text, 0.0)
         return text, False, 0.0
-    text = result.format(timeout)
+    text = run.ctx.redact(result.format(timeout))  # like every tool observation (ToolRegistry.execute)
     if first:
         text += "\n--- sandbox ---\n" + "\n".join(sandbox.describe(interpreter.limits))
     _report(run, call_id, result.ok, text, result.seconds)

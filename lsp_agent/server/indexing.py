@@ -49,7 +49,12 @@ def release_memory() -> None:
 
 def index_config_key(settings: Settings) -> tuple:
     """The settings that change what the index holds (a change means reindexing)."""
-    return (settings.embeddings, tuple(settings.index_exclude), settings.max_file_size, settings.api_base)
+    return (
+        settings.embeddings,
+        tuple(settings.index_exclude) + tuple(settings.secret_files),
+        settings.max_file_size,
+        settings.api_base,
+    )
 
 
 class IndexManager:
@@ -226,11 +231,12 @@ class IndexManager:
         with self._lock:
             if folder.index is None:
                 from lsp_agent.index import IndexConfig, WorkspaceIndex
+                from lsp_agent.workspace.secrets import secret_files_of
 
                 s = self._settings()
                 config = IndexConfig(
                     max_file_size=s.max_file_size,
-                    exclude=list(s.index_exclude),
+                    exclude=list(s.index_exclude) + secret_files_of(s).index_excludes(),
                     embeddings="none" if s.embeddings == self._lexical_only else s.embeddings,
                     api_base=s.api_base,
                     api_key=s.api_key,
@@ -322,9 +328,10 @@ class IndexManager:
             settings = self._settings()
             if len(text.encode("utf-8", "surrogatepass")) > settings.max_file_size:
                 return
+            from lsp_agent.workspace.secrets import secret_files_of
             from lsp_agent.workspace.walk import is_ignored
 
-            if is_ignored(folder.root, path, settings.index_exclude):
+            if is_ignored(folder.root, path, settings.index_exclude, secret_files_of(settings)):
                 return
             folder.index.update_file(path, text)
         except Exception:

@@ -7,6 +7,7 @@ from pathlib import PurePosixPath
 from lsp_agent.tools.registry import ToolContext, ToolError
 from lsp_agent.workspace.overlay import FileTooLargeError
 from lsp_agent.workspace.paths import require_regular_file
+from lsp_agent.workspace.secrets import lexical_rel
 
 LANGUAGES = {
     ".py": "python",
@@ -72,10 +73,20 @@ def split_lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
+def refuse_secret(ctx: ToolContext, given: str, key: str, *, is_dir: bool = False) -> None:
+    """SecretFileError when the path as the model wrote it, or where it leads (`key`), is a secret file."""
+    secrets = ctx.secret_files
+    if is_dir:
+        secrets.check(key, is_dir=True)
+    else:
+        secrets.check(lexical_rel(given), key)
+
+
 def load_text(ctx: ToolContext, rel: str) -> tuple[str, str]:
-    """(normalized path, current text) of a file in the run's view, refusing huge, binary and unsafe files."""
+    """(normalized path, current text) of a file in the run's view, refusing huge, binary, secret and unsafe files."""
     overlay = ctx.overlay
     key = overlay.normalize(rel)
+    refuse_secret(ctx, rel, key)
     if key == ".":
         raise ToolError(f"{rel!r} is the workspace root, a directory; use list_files to see its contents")
     if overlay.change_kind(key) is None and not overlay.is_dir(key):

@@ -6,13 +6,14 @@ import datetime as dt
 import os
 
 from lsp_agent.tools.candidates import closest_candidates, looks_line_numbered
-from lsp_agent.tools.common import language_of, load_text, number_lines, split_lines
+from lsp_agent.tools.common import language_of, load_text, number_lines, refuse_secret, split_lines
 from lsp_agent.tools.listing import glob_regex, visible_entries
 from lsp_agent.tools.registry import ToolContext, ToolError
 from lsp_agent.workspace.paths import PathError, describe_mode
 from lsp_agent.workspace.proposal import PYTHON_SUFFIXES, python_syntax_error
 from lsp_agent.workspace.walk import is_binary_file
 
+SECRET_MARK = "  [secret file (secretFiles): contents never shown]"
 EDIT_CONTEXT_LINES = 2
 EDIT_SNIPPET_MAX_LINES = 30
 
@@ -29,7 +30,7 @@ def list_files(ctx: ToolContext, pattern: str | None = None, path: str | None = 
         if overlay.is_file(base):
             raise ToolError(f"{base}: is a file, not a directory; use read_file or get_file_info on it")
         raise ToolError(f"{base}: directory not found; call list_files without a path to see the workspace")
-    entries = visible_entries(ctx, base)
+    entries = visible_entries(ctx, base, secrets=None)
     prefix = "" if base == "." else base + "/"
     if pattern and pattern.strip() not in ("", ".", "./"):
         regex = glob_regex(pattern.strip().removeprefix("./"))
@@ -45,10 +46,25 @@ def list_files(ctx: ToolContext, pattern: str | None = None, path: str | None = 
             return f"No files match {pattern!r} in {where}{hint}."
         return f"{where} is empty (or all its files are ignored)."
     limit = ctx.limits.list_max_items
-    lines = [rel + "/" if is_dir else rel for rel, is_dir in selected[:limit]]
+    lines = [
+        (rel + "/" if is_dir else rel) + (SECRET_MARK if _is_secret_entry(ctx, rel, is_dir) else "")
+        for rel, is_dir in selected[:limit]
+    ]
     if len(selected) > limit:
         lines.append(f"[TRUNCATED: first {limit} items]")
     return "\n".join(lines)
+
+
+def _is_secret_entry(ctx: ToolContext, rel: str, is_dir: bool) -> bool:
+    """True when a listed entry is a secret file by its name or by where its symlink leads."""
+    secrets = ctx.secret_files
+    if secrets.is_secret(rel, is_dir):
+        return True
+    try:
+        key = ctx.overlay.normalize(rel)
+    except PathError:
+        return False
+    return key != rel and secrets.is_secret(key, is_dir)
 
 
 def read_file(ctx: ToolContext, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
@@ -71,7 +87,7 @@ def read_file(ctx: ToolContext, path: str, start_line: int | None = None, end_li
     if end < start:
         raise ToolError(f"end_line {end} is before start_line {start}; give start_line <= end_line")
     end = min(end, total)
-    selected = lines[start - 1 : end]
+    selected = [ctx.redact(line) for line in lines[start - 1 : end]]  # before long lines are cut
     limit = ctx.limits.read_max_lines
     body = number_lines(selected[:limit], start, ctx.limits.read_max_line_chars)
     if len(selected) > limit:
@@ -83,6 +99,7 @@ def get_file_info(ctx: ToolContext, path: str) -> str:
     """Size, line count, type, language and overlay state of a file or directory."""
     overlay = ctx.overlay
     key = overlay.normalize(path)
+    refuse_secret(ctx, path, key, is_dir=overlay.is_dir(key))
     change = overlay.change_kind(key) if key != "." else None
     info: dict[str, str] = {"path": key}
     if change == "deleted":
@@ -101,6 +118,8 @@ def get_file_info(ctx: ToolContext, path: str) -> str:
             st = absolute.stat()
         except FileNotFoundError:
             raise ToolError(f"{key}: not found; use list_files to see which files exist") from None
+        except OSError as exc:
+            raise PathError(f"{key}: cannot be read ({exc.strerror or exc})") from None
         if not os.path.isfile(absolute):
             raise PathError(f"{key}: is {describe_mode(st.st_mode)}, not a regular file")
         info.update(type="file", size=f"{st.st_size} bytes", language=language_of(key))
@@ -140,6 +159,7 @@ def write_file(ctx: ToolContext, path: str, content: str) -> str:
     """Create or overwrite a file in the overlay (parent directories are implied)."""
     overlay = ctx.overlay
     key = overlay.normalize(path)
+    refuse_secret(ctx, path, key)
     old: str | None = None
     if overlay.is_file(key):
         _, old = load_text(ctx, key)  # refuses binary, huge and special files: nothing is lost
@@ -203,6 +223,7 @@ def delete_file(ctx: ToolContext, path: str) -> str:
     """Delete a file in the overlay."""
     overlay = ctx.overlay
     key = overlay.normalize(path)
+    refuse_secret(ctx, path, key)
     if overlay.is_dir(key):
         raise ToolError(f"{key}: is a directory; delete_file deletes single files")
     load_text(ctx, key)  # refuses binary, huge and special files, and reports a missing one

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any
 
+from lsp_agent.tools.patterns import compile_glob
 from lsp_agent.tools.registry import ToolContext, ToolError
+from lsp_agent.workspace.secrets import SecretFiles
 from lsp_agent.workspace.walk import walk_entries
+
+_SEARCHED = object()  # visible_entries' default: leave out the secret files of ctx
 
 
 def sort_key(rel: str) -> tuple[str, ...]:
@@ -14,12 +19,25 @@ def sort_key(rel: str) -> tuple[str, ...]:
     return tuple(rel.split("/"))
 
 
-def visible_entries(ctx: ToolContext, base: str = ".", *, include_dirs: bool = True) -> dict[str, bool]:
-    """rel path -> is_dir for everything under `base` in this run's view, sorted like the walk."""
+def visible_entries(
+    ctx: ToolContext,
+    base: str = ".",
+    *,
+    include_dirs: bool = True,
+    secrets: SecretFiles | None | object = _SEARCHED,
+) -> dict[str, bool]:
+    """rel path -> is_dir for everything under `base` in this run's view, sorted like the walk.
+
+    Secret files are left out unless `secrets` is None (list_files shows their names, marked).
+    """
     prefix = "" if base == "." else base + "/"
     entries: dict[str, bool] = {}
     cancel = ctx.cancel
-    for rel, is_dir in walk_entries(ctx.root, exclude=ctx.exclude, include_dirs=include_dirs, under=prefix):
+    hidden = ctx.secret_files if secrets is _SEARCHED else secrets
+    walk = walk_entries(
+        ctx.root, exclude=ctx.exclude, include_dirs=include_dirs, under=prefix, secrets=hidden
+    )
+    for rel, is_dir in walk:
         if cancel is not None and cancel.is_set():
             raise ToolError("cancelled")
         entries[rel] = is_dir
@@ -27,7 +45,7 @@ def visible_entries(ctx: ToolContext, base: str = ".", *, include_dirs: bool = T
     for rel in overlay.deleted_paths():
         entries.pop(rel, None)
     for rel in overlay.created_paths() + [p for p in overlay.changed_paths() if overlay.is_file(p)]:
-        if not rel.startswith(prefix):
+        if not rel.startswith(prefix) or (hidden is not None and hidden.is_secret(rel)):
             continue
         entries[rel] = False
         if include_dirs:
@@ -45,7 +63,7 @@ def visible_files(ctx: ToolContext, base: str = ".") -> list[str]:
 
 
 @lru_cache(maxsize=256)
-def glob_regex(pattern: str) -> re.Pattern[str]:
+def glob_regex(pattern: str) -> Any:
     """Compile a glob (`*`, `?`, `[abc]`, `{a,b}`, `**` for any number of directories) to a full-match regex."""
     segments = [s for s in pattern.strip().strip("/").split("/") if s not in ("", ".")]
     if not segments:
@@ -57,7 +75,7 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
             parts.append(".*" if last else "(?:[^/]+/)*")
         else:
             parts.append(_segment_regex(segment) + ("" if last else "/"))
-    return re.compile("".join(parts))
+    return compile_glob("".join(parts), pattern)
 
 
 def _segment_regex(segment: str) -> str:

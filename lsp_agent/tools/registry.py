@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from lsp_agent.tools.validation import describe_parameters, validate_arguments
 from lsp_agent.workspace.overlay import FileTooLargeError, NotTextError, Overlay
 from lsp_agent.workspace.paths import PathError
+from lsp_agent.workspace.redaction import Redactor, redactor_for
+from lsp_agent.workspace.secrets import SecretFiles, secret_files_of
 
 if TYPE_CHECKING:
     from lsp_agent.config import Settings
@@ -68,6 +70,18 @@ class ToolContext:
         return list(getattr(self.settings, "index_exclude", None) or [])
 
     cleanups: list[Callable[[], None]] = field(default_factory=list, repr=False)
+    _redactor: Redactor | None = field(default=None, init=False, repr=False)
+
+    @property
+    def secret_files(self) -> SecretFiles:
+        """The secret-file patterns: the defaults plus the secretFiles setting."""
+        return secret_files_of(self.settings)
+
+    def redact(self, text: str) -> str:
+        """`text` with every known secret value replaced by [REDACTED:NAME] (built on first use, then kept)."""
+        if self._redactor is None:
+            self._redactor = redactor_for(self.settings, self.root)
+        return self._redactor.redact(text)
 
     def cancelled(self) -> bool:
         """True once the run was asked to stop."""
@@ -184,7 +198,17 @@ class ToolRegistry:
         return tool
 
     async def execute(self, name: str, arguments: dict[str, Any] | str, ctx: ToolContext) -> ToolResult:
-        """Validate and run one call; any failure becomes ok=False with a message the model can act on."""
+        """Validate and run one call; any failure becomes ok=False with a message the model can act on.
+
+        Every result, failures included, has the run's secret values redacted: this is the one place all tool
+        observations (built-in, sandbox, MCP) pass before the model, the events and the transcript see them.
+        """
+        result = await self._execute(name, arguments, ctx)
+        result.output = ctx.redact(result.output)
+        return result
+
+    async def _execute(self, name: str, arguments: dict[str, Any] | str, ctx: ToolContext) -> ToolResult:
+        """Validate and run one call (see execute)."""
         start = time.perf_counter()
         tool = self.resolve_name(name)
         if tool is None:

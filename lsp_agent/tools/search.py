@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from lsp_agent.tools.common import number_lines, split_lines
+from lsp_agent.tools.common import number_lines, refuse_secret, split_lines
 from lsp_agent.tools.listing import visible_files
+from lsp_agent.tools.patterns import SearchPattern, Span, compile_search
 from lsp_agent.tools.registry import ToolContext, ToolError
 from lsp_agent.tools.rg import literal_candidates
 from lsp_agent.workspace.overlay import FileTooLargeError, NotTextError
@@ -22,8 +23,6 @@ NO_INDEX = (
     "Use search_text (exact text or regex) and list_files instead."
 )
 RG_AFTER_FILES = 100  # search this many files in Python before asking rg to narrow the rest
-# Constructs whose meaning differs between one line and a whole file: the whole-file prefilter is skipped.
-_LINE_ONLY = ("\\A", "\\Z", "\\z", "(?!", "(?<!")
 _REGEX_HINT = re.compile(r"\\[bdswBDSW.()\[\]|]|\.\*|\.\+|\|")
 
 
@@ -38,20 +37,11 @@ def search_text(
     if pattern == "":
         raise ToolError("pattern is empty; give the text or regular expression to search for")
     sensitive = case_sensitive if case_sensitive is not None else pattern != pattern.lower()
-    flags = 0 if sensitive else re.IGNORECASE
-    try:
-        line_rx = re.compile(pattern if regex else re.escape(pattern), flags)
-    except re.error as exc:
-        where = f" at position {exc.pos}" if exc.pos is not None else ""
-        raise ToolError(
-            f"invalid regular expression {pattern!r}: {exc.msg}{where}; fix it, or pass regex=false "
-            "to search for the literal text"
-        ) from None
-    file_rx = None
-    if not regex or not any(tok in pattern for tok in _LINE_ONLY):
-        file_rx = re.compile(line_rx.pattern, flags | re.MULTILINE)
+    compiled = compile_search(pattern, is_regex=regex, case_sensitive=sensitive)
     overlay = ctx.overlay
     base = overlay.normalize(path or ".")
+    if path:
+        refuse_secret(ctx, path, base, is_dir=overlay.is_dir(base))
     if overlay.is_file(base):
         files = [base]
     elif overlay.is_dir(base):
@@ -78,16 +68,13 @@ def search_text(
         if ctx.cancelled():
             raise ToolError("search cancelled")
         text = _searchable_text(ctx, rel, overrides, explicit=len(files) == 1)
-        if text is None or (file_rx is not None and file_rx.search(text) is None):
+        if text is None:
             continue
-        for number, line in enumerate(split_lines(text), start=1):
-            match = line_rx.search(line)
-            if match is None:
-                continue
+        for number, line, match in compiled.matching_lines(text):
             if len(results) == limit:
                 truncated = True  # a further match exists: the search stopped before the walk finished
                 break
-            results.append(f"{rel}:{number}:{snippet(line, match, width)}")
+            results.append(f"{rel}:{number}:{_shown_snippet(ctx, compiled, line, match, width)}")
         if truncated:
             break
     if not results:
@@ -97,7 +84,15 @@ def search_text(
     return "\n".join(results)
 
 
-def snippet(line: str, match: re.Match[str], width: int = 100) -> str:
+def _shown_snippet(ctx: ToolContext, compiled: SearchPattern, line: str, match: Any, width: int) -> str:
+    """The snippet of a matching line with secret values redacted before the line is cut (no piece survives)."""
+    shown = ctx.redact(line)
+    if shown != line:
+        match = compiled.search_line(shown) or Span(0, 0)
+    return snippet(shown, match, width)
+
+
+def snippet(line: str, match: Any, width: int = 100) -> str:
     """The stripped line cut to `width` chars, keeping the match visible (… marks cut ends)."""
     lead = len(line) - len(line.lstrip())
     text = line.strip()
@@ -153,6 +148,9 @@ def search_code(ctx: ToolContext, query: str, top_k: int = 10) -> str:
         hits = ctx.index.search(query, top_k=top_k, overrides=ctx.overlay.overrides())
     except Exception as exc:  # the index is another component: its failure is an observation, not a crash
         raise ToolError(f"search_code failed: {type(exc).__name__}: {exc}") from None
+    secrets = ctx.secret_files
+    # An index built before secretFiles changed may still hold a secret file.
+    hits = [hit for hit in hits if not secrets.is_secret(hit.path)]
     if not hits:
         return f"No code found for {query!r}; try search_text with a distinctive identifier."
     max_lines = ctx.limits.search_code_max_lines
@@ -183,7 +181,8 @@ def find_symbol(ctx: ToolContext, name: str) -> str:
         raise ToolError(f"find_symbol failed: {type(exc).__name__}: {exc}") from None
     overlay = ctx.overlay
     changed = {path: overlay.change_kind(path) for path in overlay.changed_paths()}
-    hits = [h for h in hits if changed.get(h.path) != "deleted"]
+    secrets = ctx.secret_files
+    hits = [h for h in hits if changed.get(h.path) != "deleted" and not secrets.is_secret(h.path)]
     if not hits:
         return f"No symbol named {name!r} in the index; try search_text with pattern {name!r}."
     located = [_locate(ctx, h, changed) for h in hits]

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import stat
 from pathlib import Path, PurePosixPath
+from urllib.parse import unquote, urlsplit
 
 # Directories the agent may never write into, whatever the ignore rules say.
 PROTECTED_DIRS = (".git",)
+MAX_PATH_CHARS = 4096  # PATH_MAX on Linux
+MAX_NAME_BYTES = 255  # NAME_MAX on Linux
+_WINDOWS_ABSOLUTE = re.compile(r"^(?:[A-Za-z]:|\\\\|//[?.]/)")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class PathError(ValueError):
@@ -36,13 +42,7 @@ def resolve_in_workspace(root: Path, rel: str) -> Path:
 
 def _resolve(root: Path, rel: str) -> tuple[str, str]:
     """(real root, real path) as strings; see resolve_in_workspace."""
-    if not isinstance(rel, str):
-        raise PathError(f"path must be a string, got {type(rel).__name__}")
-    text = rel.strip()
-    if "\x00" in text:
-        raise PathError("path contains a NUL character")
-    if not text:
-        raise PathError("path is empty; give a path relative to the workspace root, e.g. 'src/main.py'")
+    text = _plain_path(rel)
     abs_root = os.path.abspath(root)
     root_real = _real_root_str(abs_root)
     if text.startswith("~"):
@@ -60,6 +60,46 @@ def _resolve(root: Path, rel: str) -> tuple[str, str]:
             f"{rel}: outside the workspace root ({root_real}); use a path relative to the root{hint}"
         )
     return root_real, real
+
+
+def _plain_path(rel: object) -> str:
+    """The path the model meant as a POSIX string: file:// URIs decoded, backslashes as slashes.
+
+    Raises PathError for non-strings, empty paths, NUL and control characters, Windows drive and UNC paths,
+    other URI schemes and paths longer than the system allows.
+    """
+    if not isinstance(rel, str):
+        raise PathError(f"path must be a string, got {type(rel).__name__}")
+    text = rel.strip()
+    if "\x00" in text:
+        raise PathError("path contains a NUL character; give a plain path relative to the workspace root")
+    if _CONTROL.search(text):
+        raise PathError("path contains a control character (newline, tab, ...); give a plain relative path")
+    if not text:
+        raise PathError("path is empty; give a path relative to the workspace root, e.g. 'src/main.py'")
+    if text.lower().startswith("file:"):
+        parts = urlsplit(text)
+        if parts.netloc not in ("", "localhost"):
+            raise PathError(
+                f"{rel}: a file:// URI on another host; use a path relative to the workspace root"
+            )
+        text = unquote(parts.path)
+        if "\x00" in text or not text:
+            raise PathError(f"{rel}: not a usable file:// URI; use a path relative to the workspace root")
+    elif re.match(r"^[A-Za-z][A-Za-z0-9+.-]+://", text):
+        raise PathError(f"{rel}: a URL, not a workspace path; use a path relative to the workspace root")
+    if _WINDOWS_ABSOLUTE.match(text):
+        raise PathError(
+            f"{rel}: a Windows drive or network path; this workspace uses POSIX paths relative to its root, "
+            "e.g. 'src/main.py'"
+        )
+    text = text.replace("\\", "/")
+    if len(text) > MAX_PATH_CHARS or any(len(p.encode("utf-8")) > MAX_NAME_BYTES for p in text.split("/")):
+        raise PathError(
+            f"path is too long ({len(text):,} characters; the limits are {MAX_PATH_CHARS:,} in all and "
+            f"{MAX_NAME_BYTES} bytes per name); give a shorter path relative to the workspace root"
+        )
+    return text
 
 
 def relative_posix(root: Path, path: Path) -> str:

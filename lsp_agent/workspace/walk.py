@@ -1,4 +1,4 @@
-"""Walk a workspace the way git sees it: .gitignore rules, no hidden dirs, no escaping symlinks."""
+"""Walk a workspace the way git sees it: .gitignore rules, no hidden dirs, no escaping symlinks, no secret files."""
 
 from __future__ import annotations
 
@@ -9,6 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pathspec
+
+from lsp_agent.workspace.secrets import SecretFiles, secret_files
+
+# The default secret patterns: the index, the scratch copy and the searches never see these files.
+DEFAULT_SECRETS = secret_files()
 
 BINARY_SNIFF_BYTES = 8192
 GITIGNORE = ".gitignore"
@@ -93,23 +98,32 @@ def walk_workspace(
     max_file_size: int | None = None,
     skip_binary: bool = False,
     under: str = "",
+    secrets: SecretFiles | None = DEFAULT_SECRETS,
 ) -> Iterator[Path]:
     """Yield the workspace's files (and directories if asked) as absolute paths, sorted and deterministic.
 
     `under` (a POSIX path relative to the root) walks only that directory's subtree, with the same ignore rules
     as a walk from the root: nothing when the directory itself is ignored, hidden, a symlink or missing.
+    Secret files (`secrets`; None walks them too) are left out.
     """
     for path, _rel, _is_dir in _walk(
-        Path(root).absolute(), exclude, include_dirs, max_file_size, skip_binary, under
+        Path(root).absolute(), exclude, include_dirs, max_file_size, skip_binary, under, secrets
     ):
         yield Path(path)
 
 
 def walk_entries(
-    root: Path, *, exclude: Sequence[str] = (), include_dirs: bool = False, under: str = ""
+    root: Path,
+    *,
+    exclude: Sequence[str] = (),
+    include_dirs: bool = False,
+    under: str = "",
+    secrets: SecretFiles | None = DEFAULT_SECRETS,
 ) -> Iterator[tuple[str, bool]]:
     """Like walk_workspace, but (POSIX path relative to the root, is_dir) pairs: no Path objects, no extra stat."""
-    for _path, rel, is_dir in _walk(Path(root).absolute(), exclude, include_dirs, None, False, under):
+    for _path, rel, is_dir in _walk(
+        Path(root).absolute(), exclude, include_dirs, None, False, under, secrets
+    ):
         yield rel, is_dir
 
 
@@ -120,6 +134,7 @@ def _walk(
     max_file_size: int | None,
     skip_binary: bool,
     under: str,
+    secrets: SecretFiles | None,
 ) -> Iterator[tuple[str, str, bool]]:
     """(absolute path, POSIX rel path, is_dir) of every walked entry."""
     root_real = os.path.realpath(root)
@@ -144,16 +159,18 @@ def _walk(
             except OSError:
                 continue  # dangling symlink or vanished file
             is_link = entry.is_symlink()
-            if is_link and not _inside(os.path.realpath(entry.path), root_real):
+            if is_link and not _link_walkable(entry.path, root_real, secrets):
                 continue
             if stat.S_ISDIR(st.st_mode):
                 if is_link or _skip_dir_name(entry.name) or _ignored(check, rel, True):
+                    continue
+                if secrets is not None and secrets.is_secret(rel, is_dir=True):
                     continue  # a directory link inside the root only repeats files walked at their real path
                 if include_dirs:
                     yield entry.path, rel, True
                 yield from walk(entry.path, rel, layers)
             elif stat.S_ISREG(st.st_mode):
-                if _ignored(check, rel, False):
+                if _ignored(check, rel, False) or (secrets is not None and secrets.is_secret(rel)):
                     continue
                 if max_file_size is not None and st.st_size > max_file_size:
                     continue
@@ -162,9 +179,19 @@ def _walk(
                 yield entry.path, rel, False
 
     start = _subtree_start(root, under, extra)
+    if secrets is not None and secrets.is_secret(under.strip("/"), is_dir=True):
+        start = None  # a secret directory: nothing below it is walked
     if start is not None:
         directory, rel_dir, layers = start
         yield from walk(str(directory), rel_dir, layers)
+
+
+def _link_walkable(path: str, root_real: str, secrets: SecretFiles | None) -> bool:
+    """A symlink is walked when it stays inside the root and does not lead to a secret file."""
+    real = os.path.realpath(path)
+    if not _inside(real, root_real):
+        return False
+    return secrets is None or not secrets.is_secret(os.path.relpath(real, root_real).replace(os.sep, "/"))
 
 
 def _subtree_start(
@@ -186,8 +213,10 @@ def _subtree_start(
     return directory, "/".join(parts), layers
 
 
-def is_ignored(root: Path, path: Path, exclude: Sequence[str] = ()) -> bool:
-    """True when `path` (absolute or relative to root) would not be walked: gitignored, hidden dir, or outside."""
+def is_ignored(
+    root: Path, path: Path, exclude: Sequence[str] = (), secrets: SecretFiles | None = DEFAULT_SECRETS
+) -> bool:
+    """True when `path` (absolute or relative to root) would not be walked: gitignored, hidden dir, secret, outside."""
     root = Path(root).absolute()
     path = Path(path)
     if not path.is_absolute():
@@ -212,6 +241,8 @@ def is_ignored(root: Path, path: Path, exclude: Sequence[str] = ()) -> bool:
         last = i == len(rel_parts) - 1
         is_dir = (not last) or path.is_dir()
         if is_dir and _skip_dir_name(part):
+            return True
+        if secrets is not None and secrets.is_secret(rel, is_dir=is_dir):
             return True
         if _ignored(layers + ([extra] if extra else []), rel, is_dir):
             return True

@@ -71,8 +71,8 @@ def test_walk_entries_match_the_path_walk(repo: Path) -> None:
 
 
 def test_gitignore_root_and_nested(repo: Path) -> None:
+    assert ".env" in _rels(repo, walk_workspace(repo, secrets=None))  # a secret file: walked only when asked
     assert _rels(repo, walk_workspace(repo)) == [
-        ".env",
         ".gitignore",
         "main.py",
         "other/scratch.tmp",
