@@ -214,6 +214,21 @@ class Editor:
             await asyncio.sleep(0.1)
         raise AssertionError(f"index never ready: {status}")
 
+    def edit_events(self, run_id: str) -> list[dict]:
+        """The `edits` events of a run (what the server settled as applied or rejected)."""
+        return self.run_events(run_id, "edits")
+
+    async def wait_edits(self, run_id: str, count: int, timeout: float = 10) -> list[dict]:
+        """Wait until a run has `count` edits events; returns them."""
+        deadline = time.monotonic() + timeout
+        while len(self.edit_events(run_id)) < count:
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"{count} edits event(s) expected for run {run_id}: {self.edit_events(run_id)}"
+                )
+            await asyncio.sleep(0.05)
+        return self.edit_events(run_id)
+
     async def ask(self, task: str, **extra: Any) -> str:
         """lspAgent.ask; returns the run id."""
         return (await self.command("lspAgent.ask", {"task": task, **extra}))["runId"]
@@ -249,14 +264,7 @@ async def start_editor(
     """Spawn the server, initialize it with `root` as the workspace folder; the editor measures initialize."""
     client = make_test_lsp_client()
     editor = Editor(client, root)
-    # lsprotocol reads any code action with a "command" key as a Command; editors check its type instead.
-    converter = client.protocol._converter
-    converter.register_structure_hook(
-        types.Command | types.CodeAction,
-        lambda obj, _: converter.structure(
-            obj, types.Command if isinstance(obj.get("command"), str) else types.CodeAction
-        ),
-    )
+    # No structure hooks: the client reads code actions exactly as any lsprotocol/pygls client does.
 
     @client.feature("lspAgent/event")
     def _event(params: Any) -> None:
