@@ -20,7 +20,9 @@ class Session:
     def __init__(self, id: str | None = None, exchanges: list[str] | None = None) -> None:  # noqa: A002
         self.id = id or uuid.uuid4().hex[:12]
         self.exchanges: deque[str] = deque(exchanges or [], maxlen=MAX_EXCHANGES)
-        self.permissions = SessionPermissions()  # "reject once" and session grants: kept while the session lives
+        self.permissions = (
+            SessionPermissions()
+        )  # "reject once" and session grants: kept while the session lives
 
     def record(self, text: str) -> None:
         """Remember one exchange (e.g. "user applied the proposal of run X")."""

@@ -91,6 +91,7 @@ class Editor:
         self.applied: list[types.WorkspaceEdit] = []
         self.permission_answer: str | None = "Deny"  # the action the user picks; None = dismissed
         self.permission_prompts: list[str] = []
+        self.permission_titles: list[list[str]] = []  # the options each prompt offered
         self.registrations: list[types.Registration] = []
         self.initialize_seconds = 0.0  # initialize request -> reply, once the process is up
         self.startup_seconds = 0.0  # spawn -> process idle (interpreter start and imports)
@@ -277,6 +278,7 @@ async def start_editor(
     @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
     def _ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
         editor.permission_prompts.append(params.message)
+        editor.permission_titles.append([a.title for a in params.actions or []])
         return (
             None
             if editor.permission_answer is None

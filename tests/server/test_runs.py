@@ -284,7 +284,9 @@ async def test_stale_document_rebases_clean_hunks_and_refuses_conflicts(editor, 
     assert editor.text(uri) == user_text.replace("return x + 2\n", "return x + 2  # two\n")
     assert any("refused" in m.message for m in editor.client.messages if m.type == types.MessageType.Error)
     assert result["state"] == "pending"  # the refused change waits for the user: applied later, or rejected
-    rejected = await editor.command("lspAgent.rejectEdits", {"runId": run_id, "reason": "I changed f9 myself"})
+    rejected = await editor.command(
+        "lspAgent.rejectEdits", {"runId": run_id, "reason": "I changed f9 myself"}
+    )
     assert rejected["changes"] == [{"path": "long.py", "what": "line 29"}] and rejected["state"] == "applied"
     editor.close(uri)
 
