@@ -181,7 +181,7 @@ def _excerpt(text: str) -> str:
 def _notify(
     server: AgentServer, pending: PendingProposal, outcome: str, settled: list[Settled], reason: str | None
 ) -> None:
-    """The `edits` event: what was settled and what the proposal's state is now; hints refreshed."""
+    """Refresh the hints, then send the `edits` event: what was settled and the proposal's state now."""
     payload: dict[str, Any] = {
         "runId": pending.run_id,
         "kind": "edits",
@@ -192,5 +192,5 @@ def _notify(
     }
     if reason and reason.strip():
         payload["reason"] = reason.strip()
+    server.publish_hints(reconcile=False)  # the hints are gone before the editor hears of the outcome
     server.protocol.notify("lspAgent/event", payload)
-    server.publish_hints(reconcile=False)
