@@ -185,10 +185,17 @@ class ProposalStore:
                     severity=types.DiagnosticSeverity.Hint,
                     source=DIAGNOSTIC_SOURCE,
                     code=spot.pending.run_id,
-                    data={"runId": spot.pending.run_id, "hunk": spot.index},
+                    data={"runId": spot.pending.run_id, "hunk": spot.index, **_hunk_ref(spot)},
                 )
             )
         return out
+
+
+def _hunk_ref(spot: HunkSpot) -> dict[str, str]:
+    """The stable hunk id for a hint's data (what lspAgent.rejectEdits/applyEdits take in "hunks")."""
+    from lsp_agent.server.settle import hunk_id  # settle.py works on these proposals
+
+    return {"hunkId": hunk_id(spot.file, spot.index)} if spot.index >= 0 else {}
 
 
 def _reset(fp: FileProposal, change: FileChange) -> None:
