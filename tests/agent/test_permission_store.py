@@ -154,3 +154,35 @@ def test_cli_lists_and_revokes(tmp_path, monkeypatch, capsys):
     assert main(["permissions", "revoke", "--all", "--repo", str(ws)]) == 0
     assert store.rules() == []
     assert main(["permissions", "list", "--repo", str(Path(ws / "missing"))]) == 2
+
+
+def test_cli_ask_follows_remembered_answers_without_a_terminal(tmp_path, monkeypatch, capsys):
+    from lsp_agent.testing.scripted_model import ScriptedModelServer
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.py").write_text("A = 1\n")
+    PermissionStore(ws).remember(rule_for("run_command", {"argv": ["echo", "-n", "tests/x"]}, "allow"))
+    run = {"name": "run_command", "arguments": {"argv": ["echo", "-n", "tests/remembered"]}}
+    other = {"name": "run_command", "arguments": {"argv": ["printf", "not-remembered"]}}
+    done = {"name": "task_complete", "arguments": {"summary": "ran"}}
+    with ScriptedModelServer([{"content": "", "tool_calls": [run, other, done]}]) as server:
+        status = main(
+            [
+                "ask",
+                "run things",
+                "--repo",
+                str(ws),
+                "--model",
+                "openai/scripted",
+                "--api-base",
+                server.base_url,
+            ]
+            + ["--api-key", "test", "--tool-calling", "native", "--no-color"]
+        )
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "permission for run_command: allowed" in out and "tests/remembered" in out, out
+    assert "permission for run_command: denied" in out and "nobody is available to approve it" in out
+    assert (ws / "a.py").read_text() == "A = 1\n" and sorted(p.name for p in ws.iterdir()) == ["a.py"]
