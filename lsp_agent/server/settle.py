@@ -8,6 +8,7 @@ becomes a note on the run's session (the next exchange's prompt shows it) and an
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,8 @@ from lsp_agent.server.rebase import hunk_is_applied
 if TYPE_CHECKING:
     from lsp_agent.server.proposals import PendingProposal
     from lsp_agent.server.server import AgentServer
+
+log = logging.getLogger(__name__)
 
 EXCERPT_CHARS = 200
 
@@ -96,7 +99,11 @@ def reconcile_applied(server: AgentServer, uris: Iterable[str] | None = None) ->
         for fp in list(pending.files):
             if wanted is not None and fp.uri not in wanted:
                 continue
-            found = applied_in_text(fp, server.document_state(fp.abspath))
+            try:
+                found = applied_in_text(fp, server.document_state(fp.abspath))
+            except Exception:  # a failed check leaves the change pending; hints and commands go on
+                log.exception("checking %s for applied changes failed", fp.change.path)
+                continue
             if found is None or found:
                 selection.append((fp, found))
         if selection:

@@ -92,7 +92,9 @@ async def test_a_pygls_client_reads_every_action_with_its_edit_or_command(editor
         assert command.arguments[0]["runId"] == run_id
     assert reject_file.arguments[0]["files"] == [uri]
     hint = next(d for d in editor.client.diagnostics[uri] if d.range.start.line == 4)
-    assert hint.data["hunkId"] == reject_hunk.arguments[0]["hunks"][0]["id"], "hints name the hunk the same way"
+    assert hint.data["hunkId"] == reject_hunk.arguments[0]["hunks"][0]["id"], (
+        "hints name the hunk the same way"
+    )
     await editor.command("lspAgent.rejectEdits", {"runId": run_id})
     editor.close(uri)
 
