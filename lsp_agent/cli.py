@@ -75,6 +75,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-color", action="store_true", help="plain output")
     p.set_defaults(handler=("lsp_agent.agent.cli", "run_ask"))
 
+    p = sub.add_parser("permissions", help='list or revoke remembered "always" permission answers')
+    actions = p.add_subparsers(dest="action", metavar="ACTION")
+    listing = actions.add_parser("list", help="show the remembered answers of a workspace")
+    listing.add_argument("--repo", default=".", help="workspace root (default: current directory)")
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    revoke = actions.add_parser("revoke", help="forget a remembered answer (so the agent asks again)")
+    revoke.add_argument("rule", nargs="?", help='the rule as `list` shows it, e.g. "run_command: pytest -q"')
+    revoke.add_argument("--all", action="store_true", help="forget every remembered answer of the workspace")
+    revoke.add_argument("--repo", default=".", help="workspace root (default: current directory)")
+    p.set_defaults(handler=("lsp_agent.agent.permission_cli", "run_permissions"))
+
     p = sub.add_parser("serve", help="run the language server (stdio by default)")
     p.add_argument("--stdio", action="store_true", help="speak LSP over stdio (the default)")
     p.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")

@@ -21,3 +21,6 @@ for _var in (
 def _private_cache(tmp_path_factory, monkeypatch):
     """Each test gets its own XDG cache so index databases never leak between tests."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+    monkeypatch.setenv(
+        "XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config"))
+    )  # remembered permissions

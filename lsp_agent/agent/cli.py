@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from lsp_agent.agent.events import AgentEvent
+from lsp_agent.agent.permission_store import PREFIX_TOOLS, command_argv, command_prefix
 
 if TYPE_CHECKING:
     from lsp_agent.agent.run import AgentRun, RunResult
@@ -136,24 +137,38 @@ def open_index(root: Path, settings: Settings, out: TextIO) -> Any:
         return None
 
 
+# Terminal keys for the four answers (the editors' "Allow once", "Allow always", "Reject once", "Reject always").
+TERMINAL_ANSWERS = {
+    "y": "allow_once",
+    "yes": "allow_once",
+    "a": "allow_always",
+    "always": "allow_always",
+    "n": "reject_once",
+    "no": "reject_once",
+    "r": "reject_always",
+    "never": "reject_always",
+}
+
+
 def terminal_asker(out: TextIO) -> Any:
-    """A PermissionAsker asking y/a/n on the terminal."""
+    """A PermissionAsker on the terminal: [y] allow once, [a] allow always, [n] reject once, [r] reject always."""
 
     async def ask(tool: str, arguments: dict, reason: str) -> str:
         preview = ", ".join(f"{k}={str(v)[:80]!r}" for k, v in arguments.items())
+        scope = ""
+        if tool in PREFIX_TOOLS and (argv := command_argv(arguments)):
+            scope = f' ("always" covers commands starting with: {" ".join(command_prefix(argv))})'
         question = (
-            f"\nPermission: {tool}({preview}) {reason}. Allow? [y]es once / [a]lways this session / [N]o: "
+            f"\nPermission: {tool}({preview}) {reason}.{scope}\n"
+            "[y] allow once / [a] allow always / [N] reject once / [r] reject always: "
         )
         try:
             answer = await asyncio.to_thread(_read_answer, question, out)
         except (EOFError, OSError):
-            return "deny"
-        answer = answer.strip().lower()
-        if answer in ("y", "yes"):
-            return "once"
-        if answer in ("a", "always"):
-            return "session"
-        return "deny"
+            return "dismissed"
+        if not answer:  # end of input: nobody is there to answer
+            return "dismissed"
+        return TERMINAL_ANSWERS.get(answer.strip().lower(), "reject_once")
 
     return ask
 

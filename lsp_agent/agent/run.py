@@ -19,7 +19,8 @@ from lsp_agent.agent.events import AgentEvent, EventSink
 from lsp_agent.agent.model import ModelClient, ModelError, ModelReply, context_window, get_litellm
 from lsp_agent.agent.outcome import _Outcome, _Stop
 from lsp_agent.agent.parsing import ToolCall, parse_reply
-from lsp_agent.agent.permissions import PermissionAsker, PermissionGate, denial_message
+from lsp_agent.agent.permission_store import PermissionStore
+from lsp_agent.agent.permissions import PermissionAsker, PermissionGate, SessionPermissions, denial_message
 from lsp_agent.agent.planned import run_planned
 from lsp_agent.agent.session import Session
 from lsp_agent.agent.transcript import Transcript
@@ -104,7 +105,12 @@ class AgentRun:
         self.session = session
         self.context = context
         self.run_id = run_id or uuid.uuid4().hex[:12]
-        self.gate = PermissionGate(dict(settings.permissions or {}), permission)
+        self.gate = PermissionGate(
+            dict(settings.permissions or {}),
+            permission,
+            session.permissions if session is not None else SessionPermissions(),
+            PermissionStore(self.root),
+        )
         self.prompt_extra = ""
         self.style_loop: Callable[[AgentRun, str], Any] | None = None  # a style's own loop (codeact)
         if registry is None:

@@ -1,4 +1,4 @@
-"""Session memory: short summaries of earlier exchanges that a follow-up task sees."""
+"""Session memory: short summaries of earlier exchanges that a follow-up task sees, and its permission answers."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import uuid
 from collections import deque
 from pathlib import Path
 
+from lsp_agent.agent.permissions import SessionPermissions
+
 MAX_EXCHANGES = 20
 
 
@@ -18,6 +20,9 @@ class Session:
     def __init__(self, id: str | None = None, exchanges: list[str] | None = None) -> None:  # noqa: A002
         self.id = id or uuid.uuid4().hex[:12]
         self.exchanges: deque[str] = deque(exchanges or [], maxlen=MAX_EXCHANGES)
+        self.permissions = (
+            SessionPermissions()
+        )  # "reject once" and session grants: kept while the session lives
 
     def record(self, text: str) -> None:
         """Remember one exchange (e.g. "user applied the proposal of run X")."""

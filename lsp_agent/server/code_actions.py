@@ -1,5 +1,11 @@
 """Code actions: apply or reject pending agent edits, ask about a selection, ask to fix a diagnostic.
 
+Two shapes, chosen so every client family reads them alike (vscode-languageclient, Neovim, lsprotocol/pygls):
+- "Apply" is a CodeAction carrying only its `edit`. No `command` rides along: lsprotocol 2025.0.0 reads any code
+  action with a `command` key as a bare Command, which would lose the edit. The server learns that the edit was
+  applied from the document text that follows (settle.py), never from a client's claim.
+- Everything that runs a server command (reject, ask) is a bare Command, which all clients execute as is.
+
 A code action handler never calls the model and never waits on I/O beyond reading closed files of a proposal.
 """
 
@@ -12,6 +18,7 @@ from pygls.uris import to_fs_path
 
 from lsp_agent.server.edits import build_edit
 from lsp_agent.server.proposals import DIAGNOSTIC_SOURCE, HunkSpot, PendingProposal
+from lsp_agent.server.settle import hunk_id
 
 if TYPE_CHECKING:
     from lsp_agent.server.server import AgentServer
@@ -35,11 +42,13 @@ def _wanted(only: list[str] | None, kind: str) -> bool:
     return any(kind == k or kind.startswith(f"{k}.") for k in only)
 
 
-def code_actions(server: AgentServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+def code_actions(
+    server: AgentServer, params: types.CodeActionParams
+) -> list[types.CodeAction | types.Command]:
     """All lsp-agent actions for a range of a document."""
     uri, rng, only = params.text_document.uri, params.range, params.context.only
     only = [str(getattr(k, "value", k)) for k in only] if only else None
-    actions: list[types.CodeAction] = []
+    actions: list[types.CodeAction | types.Command] = []
     doc = server.workspace.text_documents.get(uri)
     if doc is not None and _wanted(only, APPLY_KIND.value):
         spots = [
@@ -50,24 +59,24 @@ def code_actions(server: AgentServer, params: types.CodeActionParams) -> list[ty
         seen: set[str] = set()
         for spot in spots:
             actions.append(_apply_spot(server, spot))
+            if spot.index >= 0 and (len(spot.file.hunks) > 1 or len(spot.pending.files) > 1):
+                actions.append(_reject_spot(spot))
         for spot in spots:
             if spot.pending.run_id in seen:
                 continue
             seen.add(spot.pending.run_id)
             if len(spot.pending.files) > 1 or len(spot.file.hunks) > 1:
                 actions.append(_apply_all(server, spot.pending))
+            if len(spot.pending.files) > 1 and len(spot.file.hunks) > 1:
+                actions.append(_reject_file(spot))
             actions.append(_reject(spot.pending))
     if to_fs_path(uri) and _wanted(only, ASK_KIND.value):
         if rng.start != rng.end:
             actions.append(
-                types.CodeAction(
+                types.Command(
                     title="Ask agent about this selection",
-                    kind=ASK_KIND,
-                    command=types.Command(
-                        title="Ask agent about this selection",
-                        command="lspAgent.ask",
-                        arguments=[{"uri": uri, "range": _range_dict(rng), "needsTask": True}],
-                    ),
+                    command="lspAgent.ask",
+                    arguments=[{"uri": uri, "range": _range_dict(rng), "needsTask": True}],
                 )
             )
     if _wanted(only, APPLY_KIND.value):
@@ -107,11 +116,6 @@ def _apply_spot(server: AgentServer, spot: HunkSpot) -> types.CodeAction:
         action.disabled = types.CodeActionDisabled(reason="; ".join(plan.refused) or "nothing left to apply")
         return action
     action.edit = plan.edit
-    action.command = types.Command(
-        title="record the applied agent edit",
-        command="lspAgent.editsApplied",
-        arguments=[{"runId": pending.run_id, "uri": spot.file.uri, "hunk": spot.index}],
-    )
     return action
 
 
@@ -126,51 +130,67 @@ def _apply_all(server: AgentServer, pending: PendingProposal) -> types.CodeActio
         label=f"lsp-agent: {pending.summary}",
     )
     n = len(pending.files)
+    refused = (
+        f"; {len(plan.refused)} change{'s' if len(plan.refused) != 1 else ''} refused" if plan.refused else ""
+    )
     action = types.CodeAction(
-        title=f"Apply all agent edits ({n} file{'s' if n != 1 else ''}): {pending.summary}", kind=APPLY_KIND
+        title=f"Apply all agent edits ({n} file{'s' if n != 1 else ''}{refused}): {pending.summary}",
+        kind=APPLY_KIND,
     )
     if plan.edit is None:
         action.disabled = types.CodeActionDisabled(reason="; ".join(plan.refused) or "nothing left to apply")
         return action
     action.edit = plan.edit
-    action.command = types.Command(
-        title="record the applied agent edits",
-        command="lspAgent.editsApplied",
-        arguments=[{"runId": pending.run_id, "files": plan.files, "refused": plan.refused}],
-    )
     return action
 
 
-def _reject(pending: PendingProposal) -> types.CodeAction:
+def _reject(pending: PendingProposal) -> types.Command:
     """Reject the whole proposal."""
-    return types.CodeAction(
+    return types.Command(
         title=f"Reject agent edit: {pending.summary}",
-        kind=APPLY_KIND,
-        command=types.Command(
-            title="Reject agent edit", command="lspAgent.rejectEdits", arguments=[{"runId": pending.run_id}]
-        ),
+        command="lspAgent.rejectEdits",
+        arguments=[{"runId": pending.run_id}],
     )
 
 
-def _ask_fix(uri: str, diagnostic: types.Diagnostic) -> types.CodeAction:
+def _reject_spot(spot: HunkSpot) -> types.Command:
+    """Reject one hunk (named by its stable id, so a neighbour applied meanwhile does not shift it)."""
+    line = spot.range.start.line + 1
+    return types.Command(
+        title=f"Reject this agent change (line {line})",
+        command="lspAgent.rejectEdits",
+        arguments=[
+            {
+                "runId": spot.pending.run_id,
+                "hunks": [{"uri": spot.file.uri, "id": hunk_id(spot.file, spot.index)}],
+            }
+        ],
+    )
+
+
+def _reject_file(spot: HunkSpot) -> types.Command:
+    """Reject every change of the proposal in this file."""
+    return types.Command(
+        title=f"Reject all agent changes in {spot.file.change.path}",
+        command="lspAgent.rejectEdits",
+        arguments=[{"runId": spot.pending.run_id, "files": [spot.file.uri]}],
+    )
+
+
+def _ask_fix(uri: str, diagnostic: types.Diagnostic) -> types.Command:
     """Start a run that fixes one diagnostic (the command starts it; this handler does not)."""
     message = " ".join(diagnostic.message.split())
     short = message if len(message) <= 60 else message[:57] + "..."
     where = f"line {diagnostic.range.start.line + 1}"
     source = f" ({diagnostic.source})" if diagnostic.source else ""
-    return types.CodeAction(
+    return types.Command(
         title=f"Ask agent to fix: {short}",
-        kind=APPLY_KIND,
-        diagnostics=[diagnostic],
-        command=types.Command(
-            title=f"Ask agent to fix: {short}",
-            command="lspAgent.ask",
-            arguments=[
-                {
-                    "task": f"Fix this problem reported at {where}{source}: {message}",
-                    "uri": uri,
-                    "range": _range_dict(diagnostic.range),
-                }
-            ],
-        ),
+        command="lspAgent.ask",
+        arguments=[
+            {
+                "task": f"Fix this problem reported at {where}{source}: {message}",
+                "uri": uri,
+                "range": _range_dict(diagnostic.range),
+            }
+        ],
     )

@@ -1,4 +1,4 @@
-"""workspace/executeCommand handlers: lspAgent.ask, cancel, status, search, reindex, applyEdits, rejectEdits."""
+"""workspace/executeCommand handlers: ask, cancel, status, search, reindex, apply/reject edits, permissions."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from lsp_agent.server.edits import build_edit
+from lsp_agent.server.edits import EditPlan, build_edit
+from lsp_agent.server.permissions import permissions_command
 from lsp_agent.server.runs import parse_ask
+from lsp_agent.server.settle import Selection, find_hunk, reconcile_applied, settle
 
 if TYPE_CHECKING:
     from lsp_agent.server.proposals import PendingProposal
@@ -57,6 +59,7 @@ def cancel(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
 
 async def status(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
     """Index statistics, runs, pending proposals and provider sections (e.g. "mcp")."""
+    reconcile_applied(server)  # what the user applied by hand or by a code action is not listed as pending
     status = await server.status()
     return {"index": status.pop("index"), "runs": status.pop("runs"), **status}
 
@@ -94,29 +97,63 @@ def _pending(server: AgentServer, run_id: str, command: str) -> PendingProposal:
     return pending
 
 
-async def apply_edits(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
-    """Send (part of) a proposal with workspace/applyEdit and report what the client applied."""
-    arg = _arg(args, "lspAgent.applyEdits", '{"runId": str, "files"?: [uri]}')
-    run_id = _run_id(arg, "lspAgent.applyEdits")
-    files = arg.get("files")
+def _selection(pending: PendingProposal, arg: dict[str, Any], command: str) -> Selection:
+    """The files and hunks a command names ({"files"?: [uri|path], "hunks"?: [{uri, id|hunk}]}); all when neither."""
+    files, hunks = arg.get("files"), arg.get("hunks")
     if files is not None and (not isinstance(files, list) or not all(isinstance(f, str) for f in files)):
-        raise CommandError('lspAgent.applyEdits: "files" must be a list of document URIs')
-    pending = _pending(server, run_id, "lspAgent.applyEdits")
-    selected = pending.select(files)
-    if not selected:
-        raise CommandError(f"lspAgent.applyEdits: none of {files} is part of run {run_id}'s pending edits")
-    plan = build_edit(
-        [(f, None) for f in selected],
+        raise CommandError(f'{command}: "files" must be a list of document URIs or workspace-relative paths')
+    if hunks is not None and (not isinstance(hunks, list) or not all(isinstance(h, dict) for h in hunks)):
+        raise CommandError(f'{command}: "hunks" must be a list of {{"uri": str, "id": str}} objects')
+    if files is None and hunks is None:
+        return [(f, None) for f in pending.files]
+    selection: Selection = [(f, None) for f in pending.select(files)] if files else []
+    missing = [f for f in files or [] if not pending.select([f])]
+    for ref in hunks or []:
+        fp = pending.by_uri(ref.get("uri")) if isinstance(ref.get("uri"), str) else None
+        hunk = find_hunk(fp, ref.get("id", ref.get("hunk"))) if fp is not None else None
+        if fp is None or (hunk is None and fp.change.kind == "modify"):
+            missing.append(f"{ref.get('uri')} change {ref.get('id', ref.get('hunk'))}")
+            continue
+        if any(f is fp and h is None for f, h in selection):
+            continue
+        entry = next((h for f, h in selection if f is fp), None)
+        if entry is None:
+            selection.append((fp, None if hunk is None else [hunk]))
+        elif hunk is not None and hunk not in entry:
+            entry.append(hunk)
+    if missing:
+        raise CommandError(
+            f"{command}: not pending in run {pending.run_id}: {', '.join(missing)} "
+            "(already applied or rejected? lspAgent.status lists what is pending)"
+        )
+    return selection
+
+
+def _plan(server: AgentServer, pending: PendingProposal, selection: Selection) -> EditPlan:
+    """The WorkspaceEdit for a selection of a pending proposal."""
+    return build_edit(
+        [(fp, None if hunks is None else [fp.hunks.index(h) for h in hunks]) for fp, hunks in selection],
         server.document_state,
         server.edit_support(),
         server.workspace.position_codec,
-        annotation_id=f"lsp-agent/{run_id}",
+        annotation_id=f"lsp-agent/{pending.run_id}",
         label=f"lsp-agent: {pending.summary}",
     )
+
+
+async def apply_edits(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
+    """Send (part of) a proposal with workspace/applyEdit; what the client reports applied is settled."""
+    arg = _arg(args, "lspAgent.applyEdits", '{"runId": str, "files"?: [uri], "hunks"?: [{uri, id}]}')
+    run_id = _run_id(arg, "lspAgent.applyEdits")
+    pending = _pending(server, run_id, "lspAgent.applyEdits")
+    reconcile_applied(server)
+    if server.proposals.get(run_id) is None:
+        return {"runId": run_id, "applied": True, "files": [], "refused": [], "state": pending.state}
+    plan = _plan(server, pending, _selection(pending, arg, "lspAgent.applyEdits"))
     result: dict[str, Any] = {"runId": run_id, "applied": False, "files": plan.files, "refused": plan.refused}
     if plan.edit is None:
         server.show_error("lsp-agent: nothing applied: " + "; ".join(plan.refused))
-        return result
+        return {**result, "state": pending.state}
     response = await server.workspace_apply_edit_async(
         types.ApplyWorkspaceEditParams(edit=plan.edit, label=f"lsp-agent: {pending.summary}")
     )
@@ -124,76 +161,48 @@ async def apply_edits(server: AgentServer, args: tuple[Any, ...]) -> dict[str, A
     if response.failure_reason:
         result["failureReason"] = response.failure_reason
     if response.applied:
-        record_applied(server, pending, plan.files, plan.refused)
+        settle(server, pending, "applied", plan.covers, via="workspace/applyEdit result")
     if plan.refused:
         server.show_error("lsp-agent: some edits were refused: " + "; ".join(plan.refused))
-    return result
-
-
-def record_applied(
-    server: AgentServer, pending: PendingProposal, paths: list[str], refused: list[str]
-) -> None:
-    """Note on the session what the user applied, drop it from the pending proposal, refresh the hints."""
-    done = [f for f in pending.files if f.change.path in set(paths)]
-    pending.drop(done)
-    note = f"user applied the proposal of run {pending.run_id} ({pending.summary}) to: {', '.join(paths)}"
-    if refused:
-        note += f"; refused because the user had edited those lines: {'; '.join(refused)}"
-    _record(server, pending, note)
-    server.proposals.prune(pending.run_id)
-    server.publish_hints()
+    return {**result, "state": pending.state}
 
 
 def edits_applied(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
-    """Sent by the client after it applied a code action's edit: record it and clear what was applied."""
-    arg = _arg(args, "lspAgent.editsApplied", '{"runId": str, "uri"?: str, "hunk"?: int, "files"?: [path]}')
+    """A client's claim that it applied edits: checked against the document text, never taken on its word."""
+    arg = _arg(args, "lspAgent.editsApplied", '{"runId": str}')
     pending = _pending(server, _run_id(arg, "lspAgent.editsApplied"), "lspAgent.editsApplied")
-    uri, hunk = arg.get("uri"), arg.get("hunk")
-    if isinstance(uri, str) and isinstance(hunk, int) and hunk >= 0:
-        fp = pending.by_uri(uri)
-        if fp is not None:
-            pending.drop_hunk(fp, hunk)
-            _record(
-                server, pending, f"user applied part of run {pending.run_id}'s proposal in {fp.change.path}"
-            )
-            server.proposals.prune(pending.run_id)
-            server.publish_hints()
-        return {"runId": pending.run_id, "remaining": len(pending.files)}
-    paths = arg.get("files")
-    if isinstance(uri, str) and (fp := pending.by_uri(uri)) is not None:
-        paths = [fp.change.path]
-    if not isinstance(paths, list):
-        paths = [f.change.path for f in pending.files]
-    refused = [r for r in arg.get("refused") or [] if isinstance(r, str)]
-    record_applied(server, pending, [p for p in paths if isinstance(p, str)], refused)
-    if refused:
-        server.show_error("lsp-agent: some edits were refused: " + "; ".join(refused))
-    return {"runId": pending.run_id, "remaining": len(pending.files)}
+    before = sum(len(f.hunks) or 1 for f in pending.files)
+    reconcile_applied(server, {f.uri for f in pending.files})
+    after = sum(len(f.hunks) or 1 for f in pending.files)
+    return {
+        "runId": pending.run_id,
+        "verified": before - after,
+        "state": pending.state,
+        "remaining": len(pending.files),
+    }
 
 
 def reject_edits(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
-    """Drop a run's pending proposal, recording the reason on its session."""
-    arg = _arg(args, "lspAgent.rejectEdits", '{"runId": str, "reason"?: str}')
+    """Reject a run's proposal, or some of its files or hunks, with an optional reason the next ask sees."""
+    usage = '{"runId": str, "files"?: [uri], "hunks"?: [{uri, id}], "reason"?: str}'
+    arg = _arg(args, "lspAgent.rejectEdits", usage)
     run_id = _run_id(arg, "lspAgent.rejectEdits")
     reason = arg.get("reason")
     if reason is not None and not isinstance(reason, str):
         raise CommandError('lspAgent.rejectEdits: "reason" must be a string')
     pending = _pending(server, run_id, "lspAgent.rejectEdits")
-    server.proposals.remove(run_id)
-    paths = ", ".join(f.change.path for f in pending.files)
-    note = f"user rejected the proposal of run {run_id} ({pending.summary}; files: {paths})"
-    if reason and reason.strip():
-        note += f": {reason.strip()}"
-    _record(server, pending, note)
-    server.publish_hints()
-    return {"runId": run_id, "rejected": True}
-
-
-def _record(server: AgentServer, pending: PendingProposal, note: str) -> None:
-    """Add a note to the session the proposal's run belonged to."""
-    if pending.session_id:
-        server.session(pending.session_id).record(note)
-    server.log_line(f"[run {pending.run_id}] {note}")
+    reconcile_applied(server)  # what the user already applied is not rejected afterwards
+    if server.proposals.get(run_id) is None:
+        raise CommandError(f"lspAgent.rejectEdits: run {run_id}'s edits were all applied already")
+    selection = _selection(pending, arg, "lspAgent.rejectEdits")
+    settled = settle(server, pending, "rejected", selection, reason=reason)
+    return {
+        "runId": run_id,
+        "rejected": bool(settled),
+        "changes": [s.to_dict() for s in settled],
+        "state": pending.state,
+        "remaining": [f.change.path for f in pending.files],
+    }
 
 
 COMMANDS = {
@@ -205,4 +214,5 @@ COMMANDS = {
     "lspAgent.applyEdits": apply_edits,
     "lspAgent.rejectEdits": reject_edits,
     "lspAgent.editsApplied": edits_applied,
+    "lspAgent.permissions": permissions_command,
 }

@@ -82,6 +82,8 @@ class EditPlan:
     edit: types.WorkspaceEdit | None
     files: list[str]
     refused: list[str]
+    # what the edit carries, per file: the proposal's own hunks, or None for a whole created/deleted file
+    covers: list[tuple[FileProposal, list[Hunk] | None]] = field(default_factory=list)
 
 
 def position_at_line(lines: Sequence[str], index: int, codec: PositionCodec) -> types.Position:
@@ -125,6 +127,7 @@ def build_edit(
     doc_changes: list = []
     changes: dict[str, list[types.TextEdit]] = {}
     covered: list[str] = []
+    covers: list[tuple[FileProposal, list[Hunk] | None]] = []
     refused: list[str] = []
     for fp, indexes in files:
         change = fp.change
@@ -154,6 +157,7 @@ def build_edit(
             else:
                 changes[fp.uri] = [_insert_all(text, None)]
             covered.append(change.path)
+            covers.append((fp, None))
         elif change.kind == "delete":
             if state.text is None:
                 refused.append(f"{change.path}: already deleted")
@@ -176,19 +180,22 @@ def build_edit(
                 )
             )
             covered.append(change.path)
+            covers.append((fp, None))
         else:
             if state.text is None:
                 refused.append(f"{change.path}: was deleted after the agent read it; the change was refused")
                 continue
             hunks, refusals = fp.rebased(state.text)
+            pairs = _pair(fp.hunks, hunks, refusals)
             if indexes is not None:
                 wanted = {fp.hunks[i] for i in indexes if 0 <= i < len(fp.hunks)}
-                pairs = [(orig, h) for orig, h in _pair(fp.hunks, hunks, refusals) if orig in wanted]
-                hunks = [h for _, h in pairs if h is not None]
+                pairs = [(orig, h) for orig, h in pairs if orig in wanted]
                 refusals = [r for r in refusals if r.hunk in wanted]
+            hunks = [h for _, h in pairs if h is not None]
             refused.extend(r.message() for r in refusals)
             if not hunks:
                 continue
+            covers.append((fp, [orig for orig, h in pairs if h is not None]))
             lines = split_lines(state.text)
             edits = [_text_edit(hunk_range(lines, h, codec), h.new_text, annotation) for h in hunks]
             if support.document_changes:
@@ -206,7 +213,7 @@ def build_edit(
             }
     else:
         edit = types.WorkspaceEdit(changes=changes)
-    return EditPlan(edit, covered, refused)
+    return EditPlan(edit, covered, refused, covers)
 
 
 def _pair(

@@ -12,7 +12,7 @@ from pygls.workspace.position_codec import PositionCodec
 
 from lsp_agent.server.edits import FileProposal, StateReader, file_proposals, hunk_range
 from lsp_agent.server.hunks import Hunk, apply_hunks, compute_hunks, split_lines
-from lsp_agent.workspace.proposal import Proposal
+from lsp_agent.workspace.proposal import FileChange, Proposal
 
 DIAGNOSTIC_SOURCE = "lsp-agent"
 
@@ -26,6 +26,7 @@ class PendingProposal:
     proposal: Proposal
     session_id: str | None = None
     files: list[FileProposal] = field(default_factory=list)
+    applied_any: bool = False  # some change of this proposal reached the user's text
 
     @classmethod
     def create(
@@ -59,20 +60,41 @@ class PendingProposal:
         self.files = [f for f in self.files if id(f) not in ids]
 
     def drop_hunk(self, fp: FileProposal, index: int) -> None:
-        """Forget one applied hunk: it becomes part of the base, so the neighbouring hunks still apply cleanly."""
-        if fp.change.kind == "modify" and 0 <= index < len(fp.hunks):
-            base = apply_hunks(fp.change.base_text or "", [fp.hunks[index]])
-            fp.change = dataclasses.replace(fp.change, base_text=base)
-            fp.hunks = compute_hunks(base, fp.change.new_text or "")
-            fp._rebaser = None
+        """Forget one applied hunk (by index)."""
+        if 0 <= index < len(fp.hunks):
+            self.drop_hunks(fp, [fp.hunks[index]])
+
+    def drop_hunks(self, fp: FileProposal, hunks: list[Hunk]) -> None:
+        """Forget applied hunks: they become part of the base, so the other hunks still apply cleanly."""
+        if fp.change.kind == "modify" and hunks:
+            base = apply_hunks(fp.change.base_text or "", hunks)
+            _reset(fp, dataclasses.replace(fp.change, base_text=base))
         if not fp.hunks:
             self.drop([fp])
+
+    def reject_hunks(self, fp: FileProposal, hunks: list[Hunk]) -> None:
+        """Take rejected hunks out of the proposal: its new text keeps only the other hunks."""
+        if fp.change.kind == "modify" and hunks:
+            rejected = set(hunks)
+            keep = [h for h in fp.hunks if h not in rejected]
+            new_text = apply_hunks(fp.change.base_text or "", keep)
+            _reset(fp, dataclasses.replace(fp.change, new_text=new_text))
+        if not fp.hunks or fp.change.kind != "modify":
+            self.drop([fp])
+
+    @property
+    def state(self) -> str:
+        """pending while files are left; then applied (if anything was) or rejected."""
+        if self.files:
+            return "pending"
+        return "applied" if self.applied_any else "rejected"
 
     def to_dict(self) -> dict:
         """JSON-ready summary for status and events."""
         return {
             "runId": self.run_id,
             "summary": self.summary,
+            "state": self.state,
             "files": [{"path": f.change.path, "uri": f.uri, "kind": f.change.kind} for f in self.files],
         }
 
@@ -163,10 +185,24 @@ class ProposalStore:
                     severity=types.DiagnosticSeverity.Hint,
                     source=DIAGNOSTIC_SOURCE,
                     code=spot.pending.run_id,
-                    data={"runId": spot.pending.run_id, "hunk": spot.index},
+                    data={"runId": spot.pending.run_id, "hunk": spot.index, **_hunk_ref(spot)},
                 )
             )
         return out
+
+
+def _hunk_ref(spot: HunkSpot) -> dict[str, str]:
+    """The stable hunk id for a hint's data (what lspAgent.rejectEdits/applyEdits take in "hunks")."""
+    from lsp_agent.server.settle import hunk_id  # settle.py works on these proposals
+
+    return {"hunkId": hunk_id(spot.file, spot.index)} if spot.index >= 0 else {}
+
+
+def _reset(fp: FileProposal, change: FileChange) -> None:
+    """Give a pending file a new base or new text and recompute its hunks."""
+    fp.change = change
+    fp.hunks = compute_hunks(change.base_text or "", change.new_text or "")
+    fp._rebaser = None
 
 
 def _whole_range(lines: Sequence[str], codec: PositionCodec) -> types.Range:

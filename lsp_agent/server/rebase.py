@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bisect
 
-from lsp_agent.server.hunks import Hunk, Refusal, matching_blocks, split_lines
+from lsp_agent.server.hunks import Hunk, Refusal, apply_hunks, matching_blocks, split_lines
 
 Block = tuple[int, int, int]  # (line in a, line in b, number of equal lines)
 
@@ -132,3 +132,20 @@ class Rebaser:
         hunks, refused = rebase_with(self.path, self.base, current, self.hunks, LineMap(blocks))
         self._last = (current_text, blocks, hunks, refused)
         return hunks, refused
+
+
+def hunk_is_applied(path: str, base_text: str, hunk: Hunk, current_text: str) -> bool:
+    """True when current_text holds `hunk` applied: its new lines, with one intact line of context each side.
+
+    The check runs against the base with only this hunk applied, so the user's other edits (and the proposal's
+    other hunks, applied or not) elsewhere in the file do not matter. A hunk that still applies to current_text
+    (its old lines are there) is never reported as applied.
+    """
+    applied = apply_hunks(base_text, [hunk])
+    size = len(hunk.new_lines)
+    probe = Hunk(hunk.start, hunk.start + size, hunk.new_lines)
+    moved, refused = rebase_hunks(path, applied, current_text, [probe])
+    if refused or not moved:
+        return False
+    still_open, _ = rebase_hunks(path, base_text, current_text, [hunk])
+    return not still_open

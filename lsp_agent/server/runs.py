@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from lsp_agent.config import ModelNotConfigured
 from lsp_agent.server.permissions import EditorPermissionAsker
 from lsp_agent.server.progress import ProgressReporter
+from lsp_agent.server.settle import reconcile_applied
 
 if TYPE_CHECKING:
     from lsp_agent.agent.events import AgentEvent
@@ -126,6 +127,7 @@ class RunManager:
         run_id = uuid.uuid4().hex[:8]
         root = self.server.root_for(request.uri)
         session = self.server.session(request.session_id)
+        reconcile_applied(self.server)  # the new exchange sees what the user applied since the last one
         record = RunRecord(run_id, request.task, root, session)
         self.runs[run_id] = record
         self._forget_old()
@@ -235,9 +237,7 @@ class RunManager:
             index=self.server.indexes.index_for(record.root),
             overlay=overlay,
             session=record.session,
-            permission=EditorPermissionAsker(
-                self.server, record.run_id, record.session.id, self.server.permission_grants
-            ),
+            permission=EditorPermissionAsker(self.server, record.run_id),
             run_id=record.run_id,
             context=self.server.selection_context(request.uri, request.range, record.root),
         )

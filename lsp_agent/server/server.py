@@ -20,6 +20,7 @@ from lsp_agent.server.progress import ProgressReporter
 from lsp_agent.server.proposals import PendingProposal, ProposalStore
 from lsp_agent.server.runs import RunManager, RunRecord
 from lsp_agent.server.setting_names import editor_wording
+from lsp_agent.server.settle import reconcile_applied
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,6 @@ class AgentServer(LanguageServer):
         self.runs = RunManager(self)
         self.proposals = ProposalStore()
         self.sessions: dict[str, Any] = {}
-        self.permission_grants: dict[str, set[str]] = {}  # session id -> tools allowed for the session
         self.progress_cancel_handlers: dict[str | int, Callable[[], None]] = {}
         # name -> callable returning JSON-ready data merged into lspAgent.status (e.g. "mcp": server states)
         self.status_providers: dict[str, Callable[[], Any]] = {}
@@ -239,10 +239,15 @@ class AgentServer(LanguageServer):
         self.publish_hints()
         return pending
 
-    def publish_hints(self) -> None:
-        """(Re)publish the hint diagnostics of every open document touched by a pending proposal."""
+    def publish_hints(self, reconcile: bool = True) -> None:
+        """(Re)publish the hint diagnostics of every open document touched by a pending proposal.
+
+        First settles what the open documents now hold of the proposals (an applied code action shows up here).
+        """
         codec = self.workspace.position_codec
         wanted = self.proposals.uris() & set(self.workspace.text_documents)
+        if reconcile and wanted and reconcile_applied(self, wanted):
+            return  # settling republished the hints
         for uri in wanted | self.diagnosed_uris:
             diagnostics = self.proposals.diagnostics(uri, self.document_state, codec) if uri in wanted else []
             self.text_document_publish_diagnostics(

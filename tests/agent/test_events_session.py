@@ -67,7 +67,15 @@ def test_session_round_trip_and_damaged_file(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("typed", "answer"), [("y\n", "once"), ("a\n", "session"), ("n\n", "deny"), ("\n", "deny"), ("", "deny")]
+    ("typed", "answer"),
+    [
+        ("y\n", "allow_once"),
+        ("a\n", "allow_always"),
+        ("n\n", "reject_once"),
+        ("r\n", "reject_always"),
+        ("\n", "reject_once"),
+        ("", "dismissed"),
+    ],
 )
 async def test_terminal_asker(monkeypatch, typed, answer):
     monkeypatch.setattr(sys, "stdin", io.StringIO(typed))

@@ -135,6 +135,7 @@ def test_ask_then_apply_by_code_action_and_by_agent_apply(tmp_path: Path) -> Non
         "tool_result",
         "proposal",
         "done",
+        "edits",  # (the list is live) the server settled the code action's edit from the buffer text
     ]
     # The selection (lines 1-2) went along with the task.
     user = [m["content"] for m in r["requests"][0]["messages"] if m["role"] == "user"][-1]
@@ -246,3 +247,48 @@ def test_without_vim_lsp_enable_the_plugin_starts_the_client_with_vim_lsp_start(
     assert r["root_dir"] == r["root"]
     assert r["after_ask"]["proposal"] == "pending" and r["after_ask"]["files"] == ["greet.py"]
     assert r["buffer"] == GREET.replace('return "Hello " + name', 'return f"Hello, {name}!"')
+
+
+@pytest.mark.timeout(170)
+def test_reject_one_hunk_by_code_action_then_the_four_permission_answers(tmp_path: Path) -> None:
+    hints = [
+        {
+            "name": "edit_file",
+            "arguments": {
+                "path": "greet.py",
+                "old_text": "def greet(name):",
+                "new_text": "def greet(name: str):",
+            },
+        },
+        {
+            "name": "edit_file",
+            "arguments": {
+                "path": "greet.py",
+                "old_text": "def farewell(name):",
+                "new_text": "def farewell(name: str):",
+            },
+        },
+        {"name": "task_complete", "arguments": {"summary": "type hints"}},
+    ]
+    echo = [
+        {"name": "run_command", "arguments": {"argv": ["echo", "-n", "tests/x"]}},
+        {"name": "run_command", "arguments": {"argv": ["echo", "-n", "tests/y"]}},
+        {"name": "task_complete", "arguments": {"summary": "echoed"}},
+    ]
+    script = [{"match": "HUNKS-TASK", "tool_calls": hints}, {"match": "PERMISSION-TASK", "tool_calls": echo}]
+    r = run_scenario("hunks", script, tmp_path)
+    assert "Reject this agent change (line 5)" in r["actions_farewell"]
+    assert r["prompts"] == ["Reason (optional): "], "the code action's reject asks for an optional reason"
+    assert r["after_reject"]["proposal"] == "pending", "the other hunk still waits"
+    assert not any(t.startswith(("Apply agent edit", "Reject this")) for t in r["after_reject"]["actions"])
+    assert r["buffer"] == GREET.replace("def greet(name):", "def greet(name: str):"), "applied by code action"
+    assert r["disk"] == GREET, "in the buffer only: saving is the user's call"
+    transcript = "\n".join(r["transcript"])
+    assert "edits rejected: greet.py line 5 (reason: farewell stays untyped)" in transcript
+    assert "edits applied: greet.py line 1" in transcript
+    assert r["permission_titles"] == ["Allow once", "Allow always", "Reject once", "Reject always"]
+    assert r["permission_kinds"].count("permission") == 2 and r["permission_ui"] == "select"
+    listed = "\n".join(r["permissions_listed"])
+    assert "allow  run_command: echo -n" in listed, listed
+    revoked = "\n".join(r["permissions_revoked"])
+    assert "revoked: allow run_command: echo -n" in revoked and "no remembered permissions" in revoked

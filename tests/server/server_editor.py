@@ -91,6 +91,7 @@ class Editor:
         self.applied: list[types.WorkspaceEdit] = []
         self.permission_answer: str | None = "Deny"  # the action the user picks; None = dismissed
         self.permission_prompts: list[str] = []
+        self.permission_titles: list[list[str]] = []  # the options each prompt offered
         self.registrations: list[types.Registration] = []
         self.initialize_seconds = 0.0  # initialize request -> reply, once the process is up
         self.startup_seconds = 0.0  # spawn -> process idle (interpreter start and imports)
@@ -214,6 +215,21 @@ class Editor:
             await asyncio.sleep(0.1)
         raise AssertionError(f"index never ready: {status}")
 
+    def edit_events(self, run_id: str) -> list[dict]:
+        """The `edits` events of a run (what the server settled as applied or rejected)."""
+        return self.run_events(run_id, "edits")
+
+    async def wait_edits(self, run_id: str, count: int, timeout: float = 10) -> list[dict]:
+        """Wait until a run has `count` edits events; returns them."""
+        deadline = time.monotonic() + timeout
+        while len(self.edit_events(run_id)) < count:
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"{count} edits event(s) expected for run {run_id}: {self.edit_events(run_id)}"
+                )
+            await asyncio.sleep(0.05)
+        return self.edit_events(run_id)
+
     async def ask(self, task: str, **extra: Any) -> str:
         """lspAgent.ask; returns the run id."""
         return (await self.command("lspAgent.ask", {"task": task, **extra}))["runId"]
@@ -249,14 +265,7 @@ async def start_editor(
     """Spawn the server, initialize it with `root` as the workspace folder; the editor measures initialize."""
     client = make_test_lsp_client()
     editor = Editor(client, root)
-    # lsprotocol reads any code action with a "command" key as a Command; editors check its type instead.
-    converter = client.protocol._converter
-    converter.register_structure_hook(
-        types.Command | types.CodeAction,
-        lambda obj, _: converter.structure(
-            obj, types.Command if isinstance(obj.get("command"), str) else types.CodeAction
-        ),
-    )
+    # No structure hooks: the client reads code actions exactly as any lsprotocol/pygls client does.
 
     @client.feature("lspAgent/event")
     def _event(params: Any) -> None:
@@ -269,6 +278,7 @@ async def start_editor(
     @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
     def _ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
         editor.permission_prompts.append(params.message)
+        editor.permission_titles.append([a.title for a in params.actions or []])
         return (
             None
             if editor.permission_answer is None

@@ -251,10 +251,10 @@ async def test_code_actions_offer_to_ask_about_a_selection_and_to_fix_a_diagnost
         )
     )
     by_title = {a.title: a for a in actions}
-    ask = by_title["Ask agent about this selection"].command
+    ask = by_title["Ask agent about this selection"]  # a plain Command: every client family reads it alike
     assert ask.command == "lspAgent.ask" and ask.arguments[0]["needsTask"] is True
     assert ask.arguments[0]["uri"] == uri and ask.arguments[0]["range"]["end"] == {"line": 2, "character": 0}
-    fix = by_title["Ask agent to fix: 'card' may be None"].command
+    fix = by_title["Ask agent to fix: 'card' may be None"]
     assert fix.command == "lspAgent.ask"
     assert fix.arguments[0]["task"] == "Fix this problem reported at line 3 (mypy): 'card' may be None"
     with pytest.raises(Exception, match="prompt for the question"):

@@ -152,7 +152,7 @@ async def test_ask_events_pending_proposal_code_action_and_apply(editor, model):
     model.add_steps([finish("Nothing more to do")])
     follow_up = await editor.ask("anything else?", sessionId=asked["sessionId"])
     await editor.wait_event(follow_up, "done")
-    assert f"user applied the proposal of run {run_id}" in str(model.requests[-1]["messages"])
+    assert f"user applied changes of run {run_id}" in str(model.requests[-1]["messages"])
     editor.close(uri)
 
 
@@ -172,8 +172,11 @@ async def test_code_action_applies_one_hunk_and_records_it(editor, model):
     assert any(a.title.startswith("Apply all agent edits (1 file)") for a in actions)
     (doc_edit,) = apply.edit.document_changes
     assert [e.range.start.line for e in doc_edit.edits] == [34]
+    assert apply.command is None  # the edit alone: the server learns from the text that follows
     assert editor.apply(apply.edit).applied
-    await editor.command(apply.command.command, *apply.command.arguments)
+    (settled,) = await editor.wait_edits(run_id, 1)
+    assert settled["outcome"] == "applied" and settled["state"] == "pending"
+    assert settled["changes"] == [{"path": "long.py", "what": "line 35"}]
     assert editor.text(uri) == LONG.replace("return x + 11\n", "return x + 11  # last\n")
     status = await editor.command("lspAgent.status")
     (pending,) = status["pending"]
@@ -280,6 +283,11 @@ async def test_stale_document_rebases_clean_hunks_and_refuses_conflicts(editor, 
     assert "long.py" in refusal and "line 29" in refusal and "edited after the agent read them" in refusal
     assert editor.text(uri) == user_text.replace("return x + 2\n", "return x + 2  # two\n")
     assert any("refused" in m.message for m in editor.client.messages if m.type == types.MessageType.Error)
+    assert result["state"] == "pending"  # the refused change waits for the user: applied later, or rejected
+    rejected = await editor.command(
+        "lspAgent.rejectEdits", {"runId": run_id, "reason": "I changed f9 myself"}
+    )
+    assert rejected["changes"] == [{"path": "long.py", "what": "line 29"}] and rejected["state"] == "applied"
     editor.close(uri)
 
 
@@ -313,17 +321,22 @@ async def test_code_actions_and_hints_follow_the_users_typing(editor, model):
     assert [e.range.start.line for e in f9.edit.document_changes[0].edits] == [29]
 
     editor.change(uri, "import os\n" + LONG.replace("return x + 9\n", "return x + 99\n"))
-    editor.client.messages.clear()
     actions = await code_actions(editor, uri, 8)
     apply_all = next(a for a in actions if a.title.startswith("Apply all agent edits"))
+    assert "1 change refused" in apply_all.title
     assert editor.apply(apply_all.edit).applied
-    await editor.command(apply_all.command.command, *apply_all.command.arguments)
+    (settled,) = await editor.wait_edits(run_id, 1)
+    assert settled["changes"] == [{"path": "long.py", "what": "line 8"}] and settled["remaining"] == [
+        "long.py"
+    ]
     assert editor.text(uri) == "import os\n" + LONG.replace("return x + 9\n", "return x + 99\n").replace(
         "return x + 2\n", "return x + 2  # two\n"
     )
-    shown = [m.message for m in editor.client.messages if m.type == types.MessageType.Error]
-    assert any("refused" in m and "line 29" in m for m in shown)
-    assert run_id not in [p["runId"] for p in (await editor.command("lspAgent.status"))["pending"]]
+    (pending,) = [p for p in (await editor.command("lspAgent.status"))["pending"] if p["runId"] == run_id]
+    assert (
+        pending["state"] == "pending"
+    )  # f9's refused change is neither applied nor lost: still the user's call
+    await editor.command("lspAgent.rejectEdits", {"runId": run_id})
     editor.close(uri)
 
 

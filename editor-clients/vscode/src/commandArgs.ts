@@ -47,9 +47,16 @@ export function applyArguments(runId: string, files?: string[]): [{ runId: strin
   return files && files.length ? [{ runId, files }] : [{ runId }];
 }
 
-export function rejectArguments(runId: string, reason?: string): [{ runId: string; reason?: string }] {
+export function rejectArguments(runId: string, reason?: string, files?: string[]): [{ runId: string; reason?: string; files?: string[] }] {
+  const arg: { runId: string; reason?: string; files?: string[] } = { runId };
   const r = (reason ?? "").trim();
-  return r ? [{ runId, reason: r }] : [{ runId }];
+  if (r) {
+    arg.reason = r;
+  }
+  if (files && files.length) {
+    arg.files = files;
+  }
+  return [arg];
 }
 
 /** A readable sentence from whatever `lspAgent.applyEdits` returned. */

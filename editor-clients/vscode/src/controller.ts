@@ -2,7 +2,7 @@
 
 import { applyArguments, askArguments, AskInput, cancelArguments, describeApplyResult, rejectArguments } from "./commandArgs";
 import { formatEvent } from "./eventFormat";
-import { AgentEvent, asAgentEvent, AskResult, ServerCommand, StatusResult } from "./protocol";
+import { AgentEvent, asAgentEvent, AskResult, PermissionListing, ServerCommand, StatusResult } from "./protocol";
 import { RunTracker } from "./runState";
 
 /** The one thing the controller needs from a language client: send workspace/executeCommand. */
@@ -49,14 +49,29 @@ export class AgentController {
 
   /**
    * Complete and send a command that came with a server code action (VS Code's middleware routes them here):
-   * "Ask agent about this selection" has no task yet, so `promptTask` asks the user; the others are tracked.
+   * "Ask agent about this selection" has no task yet, so `promptTask` asks the user; a reject asks for an optional
+   * reason (`promptReason`; dismissing it keeps the edits); the others are sent as they are and tracked.
    */
   async executeServerCommand(
     command: string,
     args: unknown[],
     send: (command: string, args: unknown[]) => Promise<unknown>,
     promptTask: () => Promise<string | undefined>,
+    promptReason?: () => Promise<string | undefined>,
   ): Promise<unknown> {
+    if (command === ServerCommand.rejectEdits && promptReason) {
+      const params: Record<string, unknown> = { ...((args[0] ?? {}) as Record<string, unknown>) };
+      if (typeof params.reason !== "string") {
+        const reason = await promptReason();
+        if (reason === undefined) {
+          return undefined;
+        }
+        if (reason.trim()) {
+          params.reason = reason.trim();
+        }
+      }
+      args = [params, ...args.slice(1)];
+    }
     if (command !== ServerCommand.ask) {
       const result = await send(command, args);
       this.noteServerCommand(command, args, result);
@@ -79,18 +94,23 @@ export class AgentController {
     return result;
   }
 
-  /** Note what a code action's command did: "Apply agent edit" records, "Reject agent edit" rejects. */
+  /** Note what an edits command did: the server's answer says whether the proposal is settled (`state`). */
   noteServerCommand(command: string, args: unknown[], result: unknown): void {
     const runId = (args[0] as { runId?: unknown } | undefined)?.runId;
     if (typeof runId !== "string") {
       return;
     }
-    if (command === ServerCommand.rejectEdits) {
-      this.tracker.settle(runId, "rejected");
-    } else if (command === ServerCommand.applyEdits && describeApplyResult(result).ok) {
-      this.tracker.settle(runId, "applied");
-    } else if (command === ServerCommand.editsApplied && (result as { remaining?: unknown } | null)?.remaining === 0) {
-      this.tracker.settle(runId, "applied");
+    const edits: string[] = [ServerCommand.rejectEdits, ServerCommand.applyEdits, ServerCommand.editsApplied];
+    if (edits.includes(command)) {
+      this.settleFrom(runId, result);
+    }
+  }
+
+  /** Settle a run's proposal when a command's result says it is no longer pending. */
+  private settleFrom(runId: string, result: unknown): void {
+    const state = (result as { state?: unknown } | null | undefined)?.state;
+    if (state === "applied" || state === "rejected") {
+      this.tracker.settle(runId, state);
     }
   }
 
@@ -102,17 +122,30 @@ export class AgentController {
   async apply(runId: string, files?: string[]): Promise<{ ok: boolean; message: string }> {
     const result = await this.connection.executeCommand(ServerCommand.applyEdits, applyArguments(runId, files));
     const outcome = describeApplyResult(result);
-    if (outcome.ok) {
-      this.tracker.settle(runId, "applied");
-    }
+    this.settleFrom(runId, result);
     this.log(`[${runId.slice(0, 8)}] ${outcome.message}`);
     return outcome;
   }
 
-  async reject(runId: string, reason?: string): Promise<void> {
-    await this.connection.executeCommand(ServerCommand.rejectEdits, rejectArguments(runId, reason));
-    this.tracker.settle(runId, "rejected");
+  /** Reject a run's edits (all of them, or some files); the reason reaches the agent's next exchange. */
+  async reject(runId: string, reason?: string, files?: string[]): Promise<void> {
+    const result = await this.connection.executeCommand(ServerCommand.rejectEdits, rejectArguments(runId, reason, files));
+    this.settleFrom(runId, result);
     this.log(`[${runId.slice(0, 8)}] edits rejected${reason ? `: ${reason}` : ""}`);
+  }
+
+  /** The remembered "Allow always" / "Reject always" answers of the workspace folders. */
+  async permissions(): Promise<PermissionListing> {
+    return (await this.connection.executeCommand(ServerCommand.permissions, [{ action: "list" }])) as PermissionListing;
+  }
+
+  /** Forget a remembered answer (by its key as listed) so the agent asks again. */
+  async revokePermission(key: string, workspace?: string): Promise<PermissionListing> {
+    const arg: Record<string, unknown> = { action: "revoke", key };
+    if (workspace) {
+      arg.workspace = workspace;
+    }
+    return (await this.connection.executeCommand(ServerCommand.permissions, [arg])) as PermissionListing;
   }
 
   async reindex(): Promise<void> {

@@ -103,6 +103,13 @@ export function describeEvent(event: AgentEvent): string {
       lines.push("   (apply with the code action \"Apply agent edit\" or \"LSP Agent: Apply Pending Edits\")");
       return lines.join("\n");
     }
+    case "edits": {
+      const changes = Array.isArray(e.changes) ? (e.changes as Record<string, unknown>[]) : [];
+      const what = changes.map((c) => `${str(c.path, "?")} ${str(c.what)}`.trim()).join(", ");
+      const reason = e.reason ? ` (reason: ${cut(str(e.reason), 200)})` : "";
+      const left = Array.isArray(e.remaining) && e.remaining.length ? `; still pending: ${e.remaining.join(", ")}` : "";
+      return `edits ${str(e.outcome)}: ${what}${reason}${left}`;
+    }
     case "done": {
       const answer = str(e.answer).trim();
       const error = e.error ? `, error: ${str(e.error)}` : "";

@@ -56,6 +56,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   register("lsp-agent.applyPending", () => applyCommand());
   register("lsp-agent.rejectPending", () => rejectCommand());
   register("lsp-agent.reindexWorkspace", () => reindexCommand(ui));
+  register("lsp-agent.managePermissions", () => permissionsCommand());
   register("lsp-agent.showTranscript", () => transcriptCommand(ui));
   register("lsp-agent.restartServer", () => restart(ui, sessionId));
 
@@ -169,6 +170,12 @@ async function completeServerCommand(command: string, args: unknown[], next: Exe
         prompt: "What should the agent do with this code?",
         ignoreFocusOut: true,
       }),
+    async () =>
+      vscode.window.showInputBox({
+        title: "LSP Agent: Reject",
+        prompt: "Why? (optional; the agent sees it on the next ask. Escape keeps the edits)",
+        ignoreFocusOut: true,
+      }),
   );
 }
 
@@ -272,6 +279,18 @@ async function rejectCommand(): Promise<void> {
   if (!run) {
     return;
   }
+  let files: string[] | undefined;
+  if (run.files.length > 1) {
+    await ctl.status();
+    const picked = await vscode.window.showQuickPick(
+      run.files.map((f) => ({ label: f, picked: true })),
+      { canPickMany: true, title: "LSP Agent: files to reject" },
+    );
+    if (!picked || !picked.length) {
+      return;
+    }
+    files = picked.length === run.files.length ? undefined : picked.map((p) => fileUri(run, p.label));
+  }
   const reason = await vscode.window.showInputBox({
     title: "LSP Agent: Reject Pending Edits",
     prompt: "Why? (optional; the agent sees it on the next ask)",
@@ -280,7 +299,34 @@ async function rejectCommand(): Promise<void> {
   if (reason === undefined) {
     return;
   }
-  await ctl.reject(run.runId, reason);
+  await ctl.reject(run.runId, reason, files);
+}
+
+/** List the remembered "always" permission answers; picking one offers to revoke it. */
+async function permissionsCommand(): Promise<void> {
+  const ctl = requireController();
+  const listing = await ctl.permissions();
+  const items = listing.workspaces.flatMap((w) =>
+    w.rules.map((r) => ({
+      label: r.key,
+      description: r.decision === "allow" ? "Allow always" : "Reject always",
+      detail: `${w.workspace}${r.created ? `, since ${r.created}` : ""}`,
+      workspace: w.workspace,
+    })),
+  );
+  if (!items.length) {
+    void vscode.window.showInformationMessage("LSP Agent: no remembered permissions in this workspace.");
+    return;
+  }
+  const picked = await vscode.window.showQuickPick(items, { title: "LSP Agent: remembered permissions (pick one to revoke)" });
+  if (!picked) {
+    return;
+  }
+  const confirm = await vscode.window.showWarningMessage(`Revoke "${picked.label}"? The agent will ask again.`, "Revoke");
+  if (confirm === "Revoke") {
+    await ctl.revokePermission(picked.label, picked.workspace);
+    void vscode.window.showInformationMessage(`LSP Agent: revoked "${picked.label}".`);
+  }
 }
 
 async function reindexCommand(ui: Ui): Promise<void> {

@@ -9,9 +9,14 @@ export const ServerCommand = {
   reindex: "lspAgent.reindex",
   applyEdits: "lspAgent.applyEdits",
   rejectEdits: "lspAgent.rejectEdits",
-  /** Sent by the "Apply agent edit" code actions after the client applied their edit. */
+  /** A client's claim that it applied edits; the server checks the document text and settles only what it finds. */
   editsApplied: "lspAgent.editsApplied",
+  /** `{action: "list"}` or `{action: "revoke", key | all}`: the remembered "always" permission answers. */
+  permissions: "lspAgent.permissions",
 } as const;
+
+/** The four answers of a permission prompt (window/showMessageRequest action titles; ACP's option kinds). */
+export const PERMISSION_TITLES = ["Allow once", "Allow always", "Reject once", "Reject always"] as const;
 
 /** The notification carrying one run event. */
 export const EVENT_NOTIFICATION = "lspAgent/event";
@@ -31,6 +36,7 @@ export const EVENT_KINDS = [
   "permission",
   "error",
   "proposal",
+  "edits",
   "done",
 ] as const;
 
@@ -63,6 +69,31 @@ export interface AskParams {
 
 export interface AskResult {
   runId: string;
+}
+
+/** The `edits` event: what the server settled (applied: found in the text or reported by applyEdit; rejected). */
+export interface EditsEvent extends AgentEvent {
+  kind: "edits";
+  outcome: "applied" | "rejected";
+  changes: { path: string; what: string }[];
+  /** The proposal afterwards: still pending, or settled as applied (anything applied) or rejected. */
+  state: "pending" | "applied" | "rejected";
+  remaining: string[];
+  reason?: string;
+}
+
+/** One remembered permission rule as `lspAgent.permissions` lists it. */
+export interface PermissionRule {
+  tool: string;
+  decision: "allow" | "deny";
+  key: string;
+  prefix?: string[];
+  created?: string;
+}
+
+export interface PermissionListing {
+  workspaces: { workspace: string; file: string; rules: PermissionRule[] }[];
+  revoked?: PermissionRule[];
 }
 
 export interface PendingSummary {

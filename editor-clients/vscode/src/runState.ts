@@ -73,6 +73,14 @@ export class RunTracker {
         run.files = proposalChanges(event).map((c) => c.path);
         run.summary = typeof event.summary === "string" ? event.summary : "";
         break;
+      case "edits":
+        if (event.state === "applied" || event.state === "rejected") {
+          run.proposal = event.state;
+        }
+        if (Array.isArray(event.remaining) && event.remaining.length) {
+          run.files = event.remaining.filter((f): f is string => typeof f === "string");
+        }
+        break;
       case "done":
         run.answer = typeof event.answer === "string" ? event.answer : "";
         run.state = doneState(event);
@@ -85,7 +93,7 @@ export class RunTracker {
     return run;
   }
 
-  /** Mark a run's proposal as applied or rejected by the user. */
+  /** Mark a run's proposal as applied or rejected by the user (from a command's result `state`). */
   settle(runId: string, outcome: "applied" | "rejected"): void {
     const run = this.runs.get(runId);
     if (run && run.proposal === "pending") {

@@ -17,7 +17,7 @@ import {
 } from "vscode-languageserver-protocol/node";
 import { AgentController } from "../src/controller";
 import { ProgressTokenView, ProgressValue } from "../src/progressView";
-import { AgentEvent, EVENT_NOTIFICATION } from "../src/protocol";
+import { AgentEvent, EVENT_NOTIFICATION, PERMISSION_TITLES } from "../src/protocol";
 import { serverSettings } from "../src/settings";
 import { ScriptedModel, ServerSession, tempWorkspace, waitFor } from "./support/lspHarness";
 import { applyWorkspaceEdit } from "./support/textEdits";
@@ -37,6 +37,23 @@ const SCRIPT = [
     match: "REJECT-TASK",
     tool_calls: [{ name: "write_file", arguments: { path: "notes.txt", content: "not wanted\n" } }],
   },
+  {
+    match: "HUNKS-TASK",
+    tool_calls: [
+      { name: "edit_file", arguments: { path: "greet.py", old_text: "def greet(name):", new_text: "def greet(name: str):" } },
+      { name: "edit_file", arguments: { path: "greet.py", old_text: "def farewell(name):", new_text: "def farewell(name: str):" } },
+      { name: "task_complete", arguments: { summary: "type hints" } },
+    ],
+  },
+  {
+    match: "PERMISSION-TASK",
+    tool_calls: [
+      { name: "run_command", arguments: { argv: ["echo", "-n", "tests/x"] } },
+      { name: "run_command", arguments: { argv: ["echo", "-n", "tests/y"] } },
+      { name: "task_complete", arguments: { summary: "echoed" } },
+    ],
+  },
+  { match: "what did I reject?", content: "You rejected the type hint on farewell." },
   { match: "CANCEL-TASK", delay: 30, content: "too late" },
   { match: "PROGRESS-CANCEL", delay: 30, content: "too late" },
   { tool_calls: [{ name: "task_complete", arguments: { summary: "greeting uses an f-string" } }] },
@@ -151,15 +168,16 @@ test("ask streams events, the proposal becomes a code action, and applying it ch
   const list = await codeActions(greetUri, 1);
   const apply = titled(list, "Apply agent edit: ");
   assert.ok(apply?.edit, `no "Apply agent edit" action among ${list.map((a) => a.title).join(" | ")}`);
-  assert.ok(titled(list, "Reject agent edit"));
+  const reject = list.find((a) => a.title.startsWith("Reject agent edit"));
+  assert.ok(reject && typeof reject.command === "string", "reject is a plain Command every client runs as is");
+  assert.equal(apply.command, undefined, "the edit alone: one click, and the server checks the text that follows");
   applyWorkspaceEdit(server.docs, apply.edit as never);
   server.sendChange(greetUri);
-  if (apply.command) {
-    const result = await server.connection.sendRequest(ExecuteCommandRequest.type, { command: apply.command.command, arguments: apply.command.arguments });
-    controller.noteServerCommand(apply.command.command, apply.command.arguments ?? [], result);
-  }
   assert.equal(server.docs.get(greetUri)!.text, GREET.replace('return "Hello " + name', 'return f"Hello, {name}!"'));
-  assert.equal(run.proposal, "applied");
+  await waitFor("the server to settle the applied edit from the document text", () => run.proposal === "applied", 10_000);
+  const settled = events.find((e) => e.runId === runId && e.kind === "edits")!;
+  assert.deepEqual(settled.changes, [{ path: "greet.py", what: "line 2" }]);
+  assert.ok(transcript.some((l) => l.includes("edits applied: greet.py line 2")), transcript.join("\n"));
   const status = await controller.status();
   assert.deepEqual((status.pending ?? []).map((p) => p.runId), []);
   assert.equal(status.model, "openai/scripted");
@@ -200,6 +218,61 @@ test("Reject Pending Edits drops the proposal and keeps the documents", async ()
   await assert.rejects(controller.apply(runId), /no pending edits/);
 });
 
+test("Reject this agent change rejects one hunk through the code action, with the reason the user typed", async () => {
+  const runId = await controller.ask({ task: "HUNKS-TASK: add type hints", uri: greetUri });
+  await finished(runId);
+  const run = controller.tracker.get(runId)!;
+  const list = await codeActions(greetUri, 4);
+  const reject = list.find((a): a is Command => a.title.startsWith("Reject this agent change") && typeof a.command === "string");
+  assert.ok(reject, `no "Reject this agent change" among ${list.map((a) => a.title).join(" | ")}`);
+  const reasons: string[] = [];
+  const send = (command: string, args: unknown[]) => server.connection.sendRequest(ExecuteCommandRequest.type, { command, arguments: args });
+  const noTask = async () => assert.fail("a reject never asks for a task");
+  assert.equal(await controller.executeServerCommand(reject.command, reject.arguments ?? [], send, noTask, async () => undefined), undefined, "Escape keeps the edits");
+  const result = (await controller.executeServerCommand(reject.command, reject.arguments ?? [], send, noTask, async () => {
+    reasons.push("asked");
+    return "keep farewell untyped";
+  })) as { changes: { what: string }[]; state: string };
+  assert.deepEqual(reasons, ["asked"]);
+  assert.deepEqual(result.changes, [{ path: "greet.py", what: "line 5" }]);
+  assert.equal(result.state, "pending");
+  assert.equal(run.proposal, "pending", "the other hunk still waits");
+  const left = await codeActions(greetUri, 0);
+  const apply = titled(left, "Apply agent edit: ")!;
+  assert.ok(!titled(await codeActions(greetUri, 4), "Apply agent edit: "), "the rejected hunk has no action any more");
+  applyWorkspaceEdit(server.docs, apply.edit as never);
+  server.sendChange(greetUri);
+  await waitFor("the applied remainder to settle the run", () => run.proposal === "applied", 10_000);
+  assert.match(server.docs.get(greetUri)!.text, /def greet\(name: str\):\n[\s\S]*def farewell\(name\):/);
+  const before = model.requests.length;
+  const follow = await controller.ask({ task: "what did I reject?", uri: greetUri });
+  await waitFor("the follow-up to reach the model", () => model.requests.length > before, 30_000);
+  assert.match(model.userText(before), /user rejected changes of run [\s\S]*reason: keep farewell untyped/);
+  await finished(follow);
+  const doc = server.docs.get(greetUri)!; // the user undoes the hint; the later tests expect the plain signature
+  doc.text = doc.text.replace("def greet(name: str):", "def greet(name):");
+  doc.version += 1;
+  server.sendChange(greetUri);
+});
+
+test("a guarded tool offers the four permission answers; Allow always is remembered, listed and revoked", async () => {
+  server.messageAnswer = "Allow always";
+  const asked = server.messageRequests.length;
+  const runId = await controller.ask({ task: "PERMISSION-TASK: echo things", uri: greetUri });
+  await finished(runId);
+  const prompts = server.messageRequests.slice(asked);
+  assert.equal(prompts.length, 1, "the prefix `echo -n` covers the second command");
+  assert.deepEqual(prompts[0].titles, [...PERMISSION_TITLES]);
+  const results = events.filter((e) => e.runId === runId && e.kind === "tool_result" && e.name === "run_command");
+  assert.deepEqual(results.map((r) => r.ok), [true, true]);
+  const listing = await controller.permissions();
+  assert.deepEqual(listing.workspaces[0].rules.map((r) => [r.key, r.decision]), [["run_command: echo -n", "allow"]]);
+  const after = await controller.revokePermission("run_command: echo -n");
+  assert.deepEqual(after.revoked?.map((r) => r.key), ["run_command: echo -n"]);
+  assert.deepEqual(after.workspaces[0].rules, []);
+  server.messageAnswer = null;
+});
+
 test("Cancel Run stops a run mid-request to the model within seconds", async () => {
   const before = model.requests.length;
   // Start it the way the "Ask agent about this selection" code action does: the client asks for the task.
@@ -208,12 +281,12 @@ test("Cancel Run stops a run mid-request to the model within seconds", async () 
     range: { start: { line: 0, character: 0 }, end: { line: 1, character: 10 } },
     context: { diagnostics: [] },
   });
-  const askAction = (list ?? []).find((a) => a.title === "Ask agent about this selection") as CodeAction | undefined;
-  assert.ok(askAction?.command, `no "Ask agent about this selection" among ${(list ?? []).map((a) => a.title).join(" | ")}`);
+  const askAction = (list ?? []).find((a): a is Command => a.title === "Ask agent about this selection" && typeof a.command === "string");
+  assert.ok(askAction, `no "Ask agent about this selection" Command among ${(list ?? []).map((a) => a.title).join(" | ")}`);
   const prompts: string[] = [];
   const result = (await controller.executeServerCommand(
-    askAction.command.command,
-    askAction.command.arguments ?? [],
+    askAction.command,
+    askAction.arguments ?? [],
     (command, args) => server.connection.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }),
     async () => {
       prompts.push("asked");

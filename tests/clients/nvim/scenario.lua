@@ -117,6 +117,58 @@ local function commands_scenario(buf)
   results.reindexed = true
 end
 
+-- Reject one hunk by its code action (with a reason), apply the other, then answer a permission prompt.
+function hunks_and_permissions_scenario(buf)
+  results.prompts = {}
+  vim.ui.input = function(opts, on_confirm)
+    results.prompts[#results.prompts + 1] = opts.prompt
+    on_confirm("farewell stays untyped")
+  end
+  vim.cmd("AgentAsk HUNKS-TASK: add type hints")
+  local run = finished_run(nil)
+  results.hunk_files = vim.deepcopy(run.files)
+  results.actions_farewell = code_action_titles(buf, 4)
+  vim.api.nvim_win_set_cursor(0, { 5, 0 })
+  vim.lsp.buf.code_action({
+    filter = function(a) return a.title:find("^Reject this agent change") ~= nil end,
+    apply = true,
+  })
+  wait("the hunk rejection", 10000, function() return vim.tbl_contains(run.kinds, "edits") end)
+  results.after_reject = { proposal = run.proposal, actions = code_action_titles(buf, 4) }
+  vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  vim.lsp.buf.code_action({
+    filter = function(a) return a.title:find("^Apply agent edit") ~= nil end,
+    apply = true,
+  })
+  wait("the applied hunk to settle the run", 10000, function() return run.proposal == "applied" end)
+  results.buffer = lines(buf)
+
+  results.permission_titles, results.permission_ui = nil, nil
+  local choose = function(items)
+    results.permission_titles = vim.tbl_map(function(a) return a.title end, items)
+    for i, a in ipairs(items) do
+      if a.title == "Allow always" then
+        return i, a
+      end
+    end
+  end
+  vim.ui.select = function(items, _, on_choice)
+    results.permission_ui = "select"
+    local _, item = choose(items)
+    on_choice(item)
+  end
+  vim.cmd("AgentAsk PERMISSION-TASK: echo things")
+  local echoed = finished_run(run.id)
+  results.permission_kinds = echoed.kinds
+  vim.cmd("AgentPermissions")
+  wait("the permission listing", 10000, function() return agent.last_permissions ~= nil end)
+  results.permissions_listed = agent.last_permissions
+  agent.last_permissions = nil
+  vim.cmd("AgentPermissions revoke run_command: echo -n")
+  wait("the revocation", 10000, function() return agent.last_permissions ~= nil end)
+  results.permissions_revoked = agent.last_permissions
+end
+
 local function scenario()
   if cfg.mode == "health" then
     -- No buffer opened: the health check must start the server itself to tell whether it works.
@@ -226,6 +278,8 @@ local function scenario()
     results.buffer = lines(buf)
   elseif cfg.mode == "commands" then
     commands_scenario(buf)
+  elseif cfg.mode == "hunks" then
+    hunks_and_permissions_scenario(buf)
   end
   results.transcript = vim.api.nvim_buf_get_lines(runs.transcript_buffer(), 0, -1, false)
   results.progress = agent.progress_seen

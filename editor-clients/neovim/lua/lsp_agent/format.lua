@@ -114,6 +114,15 @@ function M.describe(e)
     end
     lines[#lines + 1] = "   (apply with the code action \"Apply agent edit\" or :AgentApply; :AgentReject to drop)"
     return table.concat(lines, "\n")
+  elseif k == "edits" then
+    local parts = {}
+    for _, c in ipairs(type(e.changes) == "table" and e.changes or {}) do
+      parts[#parts + 1] = vim.trim(("%s %s"):format(str(c.path, "?"), str(c.what)))
+    end
+    local reason = (e.reason and e.reason ~= vim.NIL) and (" (reason: " .. cut(str(e.reason), 200) .. ")") or ""
+    local left = type(e.remaining) == "table" and #e.remaining > 0
+        and ("; still pending: " .. table.concat(vim.tbl_map(tostring, e.remaining), ", ")) or ""
+    return ("edits %s: %s%s%s"):format(str(e.outcome), table.concat(parts, ", "), reason, left)
   elseif k == "done" then
     local err = (e.error and e.error ~= vim.NIL) and (", error: " .. str(e.error)) or ""
     local head = ("done: %s after %d iterations%s"):format(str(e.stopReason, "?"), num(e.iterations), err)

@@ -141,7 +141,7 @@ function M.apply(run_id)
   end
   M.execute("lspAgent.applyEdits", { { runId = id } }, function(result)
     if type(result) == "table" and result.applied == true then
-      runs.settle(id, "applied")
+      runs.settle(id, result.state)
       local refused = type(result.refused) == "table" and result.refused or {}
       if #refused > 0 then
         notify("applied, but refused: " .. table.concat(refused, "; "), vim.log.levels.WARN)
@@ -155,7 +155,8 @@ function M.apply(run_id)
   end)
 end
 
-function M.reject(run_id, reason)
+--- Reject a run's edits: all of them, or `files` (URIs or workspace-relative paths); `reason` is optional.
+function M.reject(run_id, reason, files)
   local id = target(runs.pending(), run_id, "run with pending edits")
   if not id then
     return
@@ -164,9 +165,46 @@ function M.reject(run_id, reason)
   if reason and vim.trim(reason) ~= "" then
     args.reason = vim.trim(reason)
   end
-  M.execute("lspAgent.rejectEdits", { args }, function()
-    runs.settle(id, "rejected")
-    notify("rejected the edits of run " .. id)
+  if files and #files > 0 then
+    args.files = files
+  end
+  M.execute("lspAgent.rejectEdits", { args }, function(result)
+    runs.settle(id, type(result) == "table" and result.state or "rejected")
+    notify("rejected " .. (args.files and table.concat(args.files, ", ") or "the edits") .. " of run " .. id)
+  end)
+end
+
+--- The remembered "Allow always" / "Reject always" answers: list them, or revoke one (`key` as listed, or "all").
+function M.permissions(action, key)
+  local args = { action = action or "list" }
+  if args.action == "revoke" then
+    if not key or vim.trim(key) == "" then
+      notify('name the rule to revoke as :AgentPermissions lists it, e.g. :AgentPermissions revoke run_command: pytest -q', vim.log.levels.WARN)
+      return
+    end
+    if vim.trim(key) == "all" then
+      args.all = true
+    else
+      args.key = vim.trim(key)
+    end
+  end
+  M.execute("lspAgent.permissions", { args }, function(result)
+    local lines = {}
+    for _, r in ipairs((type(result) == "table" and result.revoked) or {}) do
+      lines[#lines + 1] = "revoked: " .. r.decision .. " " .. r.key
+    end
+    for _, w in ipairs((type(result) == "table" and result.workspaces) or {}) do
+      if #w.rules == 0 then
+        lines[#lines + 1] = "no remembered permissions for " .. w.workspace
+      else
+        lines[#lines + 1] = ("remembered permissions for %s (%s):"):format(w.workspace, w.file)
+        for _, r in ipairs(w.rules) do
+          lines[#lines + 1] = ("  %-5s  %s"):format(r.decision, r.key)
+        end
+      end
+    end
+    M.last_permissions = lines
+    notify(table.concat(lines, "\n"))
   end)
 end
 
@@ -223,21 +261,26 @@ local function register_code_action_commands()
       vim.ui.input({ prompt = "Ask agent about the selection: " }, send)
     end
   end
-  vim.lsp.commands["lspAgent.editsApplied"] = function(command, ctx)
-    local run_id = ((command.arguments or {})[1] or {}).runId
-    M.execute(command.command, command.arguments, function(result)
-      if type(result) == "table" and result.remaining == 0 and run_id then
-        runs.settle(run_id, "applied")
-      end
-    end, ctx.bufnr)
-  end
   vim.lsp.commands["lspAgent.rejectEdits"] = function(command, ctx)
-    local run_id = ((command.arguments or {})[1] or {}).runId
-    M.execute(command.command, command.arguments, function()
-      if run_id then
-        runs.settle(run_id, "rejected")
+    local params = vim.deepcopy((command.arguments or {})[1] or {})
+    local function send(reason)
+      if reason == nil then
+        return -- dismissed: the edits stay
       end
-    end, ctx.bufnr)
+      if vim.trim(reason) ~= "" then
+        params.reason = vim.trim(reason)
+      end
+      M.execute(command.command, { params }, function(result)
+        if params.runId then
+          runs.settle(params.runId, type(result) == "table" and result.state or "rejected")
+        end
+      end, ctx.bufnr)
+    end
+    if type(params.reason) == "string" then
+      send(params.reason)
+    else
+      vim.ui.input({ prompt = "Reason (optional): " }, send)
+    end
   end
 end
 
@@ -351,6 +394,10 @@ local function create_commands()
     end
   end, { nargs = "*", desc = "Reject the newest pending edits, with an optional reason" })
   cmd("AgentTranscript", M.transcript, { desc = "Show the agent's transcript" })
+  cmd("AgentPermissions", function(o)
+    local action, key = o.args:match("^%s*(%S*)%s*(.-)%s*$")
+    M.permissions(action ~= "" and action or "list", key)
+  end, { nargs = "*", desc = "List remembered permissions, or: revoke <rule> | revoke all" })
   cmd("AgentReindex", M.reindex, { desc = "Rebuild the workspace index" })
 end
 

@@ -100,6 +100,14 @@ function M.on_event(event, client_id)
     run.proposal = "pending"
     run.files = vim.tbl_map(function(c) return c.path end, format.changes(event))
     run.summary = type(event.summary) == "string" and event.summary or ""
+  elseif k == "edits" then
+    -- The server settled changes (found in the text, applied through applyEdit, or rejected).
+    if event.state == "applied" or event.state == "rejected" then
+      run.proposal = event.state
+    end
+    if type(event.remaining) == "table" and #event.remaining > 0 then
+      run.files = vim.tbl_filter(function(f) return type(f) == "string" end, event.remaining)
+    end
   elseif k == "done" then
     run.answer = type(event.answer) == "string" and event.answer or ""
     if event.stopReason == "cancelled" then
@@ -118,8 +126,11 @@ function M.on_event(event, client_id)
   return run
 end
 
---- Mark a run's pending proposal applied or rejected.
+--- Mark a run's pending proposal applied or rejected (from a command result's `state`; "pending" is a no-op).
 function M.settle(run_id, outcome)
+  if outcome ~= "applied" and outcome ~= "rejected" then
+    return
+  end
   local run = M.runs[run_id]
   if run and run.proposal == "pending" then
     run.proposal = outcome

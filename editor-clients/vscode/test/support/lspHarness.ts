@@ -113,6 +113,9 @@ export class ServerSession {
   private readonly notificationHandlers: ((method: string, params: unknown) => void)[] = [];
   stderr = "";
   configurationRequests = 0;
+  /** The action the user picks in window/showMessageRequest prompts (null: dismissed), and the prompts seen. */
+  messageAnswer: string | null = null;
+  readonly messageRequests: { message: string; titles: string[] }[] = [];
 
   private constructor(
     readonly root: string,
@@ -125,7 +128,11 @@ export class ServerSession {
    * workspace/configuration for `lspAgent` (VS Code sends the whole section there, client-only keys included).
    */
   static async start(root: string, settings: Record<string, unknown>, section: Record<string, unknown> = settings): Promise<ServerSession> {
-    const proc = spawn(PYTHON, ["-m", "lsp_agent", "serve"], { cwd: root, env: pythonEnv(), stdio: ["pipe", "pipe", "pipe"] });
+    // A private config dir: remembered permissions ("Allow always") never reach the user's own.
+    const config = mkdtempSync(join(tmpdir(), "lsp-agent-vscode-config-"));
+    const env = pythonEnv({ XDG_CONFIG_HOME: config });
+    const proc = spawn(PYTHON, ["-m", "lsp_agent", "serve"], { cwd: root, env, stdio: ["pipe", "pipe", "pipe"] });
+    proc.on("exit", () => rmSync(config, { recursive: true, force: true }));
     const connection = createProtocolConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));
     const session = new ServerSession(root, proc, connection);
     proc.stderr!.on("data", (chunk: Buffer) => {
@@ -149,7 +156,10 @@ export class ServerSession {
     });
     connection.onRequest(WorkDoneProgressCreateRequest.type, () => null);
     connection.onRequest(RegistrationRequest.type, () => null);
-    connection.onRequest(ShowMessageRequest.type, () => null);
+    connection.onRequest(ShowMessageRequest.type, (params) => {
+      session.messageRequests.push({ message: params.message, titles: (params.actions ?? []).map((a) => a.title) });
+      return session.messageAnswer === null ? null : { title: session.messageAnswer };
+    });
     connection.onNotification(LogMessageNotification.type, (p) => session.logs.push(p.message));
     connection.onNotification(ShowMessageNotification.type, (p) => session.shown.push(p));
     for (const method of ["lspAgent/event", "textDocument/publishDiagnostics", "$/progress"]) {
