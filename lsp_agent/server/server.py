@@ -42,6 +42,7 @@ class AgentServer(HardenedServer):
             lambda: self.settings,
             self.open_buffers,
             self.show_error,
+            self.activity.yield_to_editor,
         )
         self.runs = RunManager(self)
         self.proposals = ProposalStore()

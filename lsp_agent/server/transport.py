@@ -12,6 +12,7 @@ import asyncio
 import logging
 import sys
 import threading
+import time
 from typing import Any, BinaryIO
 
 from pygls.io_ import StdoutWriter
@@ -25,12 +26,40 @@ log = logging.getLogger(__name__)
 READ_CHUNK = 256 * 1024
 
 
+class EditorActivity:
+    """Whether the event loop is busy with the editor's messages right now; background work yields to it.
+
+    Two CPU-bound Python threads share the GIL half and half, so an indexing thread would double the time every
+    editor request takes. The indexing thread calls yield_to_editor() between files instead: while the loop
+    handles a burst of messages it sleeps (releasing the GIL), so the editor's work runs at full speed.
+    """
+
+    MAX_PAUSE = 0.25  # a pause never lasts longer, so background work cannot starve
+
+    def __init__(self) -> None:
+        self.busy = False
+
+    def yield_to_editor(self) -> None:
+        """Sleep while the loop is handling editor messages (called by background threads)."""
+        deadline = time.monotonic() + self.MAX_PAUSE
+        while self.busy and time.monotonic() < deadline:
+            time.sleep(0.0005)
+
+
 class FramedReader(asyncio.Protocol):
     """Feeds a byte stream to the server's protocol; `closed` resolves when the stream ends."""
 
-    def __init__(self, protocol: AgentProtocol, stop: threading.Event, *, replies_here: bool = False) -> None:
+    def __init__(
+        self,
+        protocol: AgentProtocol,
+        stop: threading.Event,
+        *,
+        replies_here: bool = False,
+        activity: EditorActivity | None = None,
+    ) -> None:
         self.protocol = protocol
         self.stop = stop
+        self.activity = activity or EditorActivity()
         self.replies_here = replies_here  # a socket: replies go back through the same transport
         self.framer = MessageFramer()
         self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -41,13 +70,17 @@ class FramedReader(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         """Handle every message these bytes complete."""
-        for item in self.framer.feed(data):
-            if self.stop.is_set():
-                return
-            if isinstance(item, FramingError):
-                self.protocol.handle_framing_error(item)
-            else:
-                self.protocol.handle_body(item)
+        self.activity.busy = True
+        try:
+            for item in self.framer.feed(data):
+                if self.stop.is_set():
+                    return
+                if isinstance(item, FramingError):
+                    self.protocol.handle_framing_error(item)
+                else:
+                    self.protocol.handle_body(item)
+        finally:
+            self.activity.busy = False
 
     def eof_received(self) -> bool:
         return False  # close the transport
@@ -85,6 +118,7 @@ class HardenedServer(LanguageServer):
     def __init__(self, name: str, version: str, **kwargs: Any) -> None:
         kwargs.setdefault("protocol_cls", AgentProtocol)
         super().__init__(name, version, **kwargs)
+        self.activity = EditorActivity()
 
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Serve over stdin/stdout until the client exits or closes the stream."""
@@ -92,7 +126,7 @@ class HardenedServer(LanguageServer):
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
 
         async def serve() -> None:
-            reader = FramedReader(self.protocol, self._stop_event)  # type: ignore[arg-type]
+            reader = FramedReader(self.protocol, self._stop_event, activity=self.activity)  # type: ignore[arg-type]
             await _read_stdin(stdin or sys.stdin.buffer, reader)
 
         try:
@@ -112,7 +146,7 @@ class HardenedServer(LanguageServer):
             done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
             def connected() -> FramedReader:
-                reader = FramedReader(self.protocol, stop, replies_here=True)  # type: ignore[arg-type]
+                reader = FramedReader(self.protocol, stop, replies_here=True, activity=self.activity)  # type: ignore[arg-type]
                 reader.closed.add_done_callback(lambda _: done.done() or done.set_result(None))
                 return reader
 
