@@ -15,6 +15,8 @@ import threading
 import time
 from typing import Any, BinaryIO
 
+from lsprotocol import types
+from pygls.exceptions import FeatureRequestError
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
@@ -119,6 +121,24 @@ class HardenedServer(LanguageServer):
         kwargs.setdefault("protocol_cls", AgentProtocol)
         super().__init__(name, version, **kwargs)
         self.activity = EditorActivity()
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """A failed notification handler goes to the log and the client's output, not into an error pop-up.
+
+        (pygls shows "Error in server: ..." for each one; a didChange for a document that is not open would
+        otherwise interrupt the user with a message they cannot act on.) Request errors are in their responses.
+        """
+        if source is FeatureRequestError:
+            return
+        log.warning("handling a notification failed: %s", error)
+        try:
+            self.window_log_message(
+                types.LogMessageParams(
+                    type=types.MessageType.Warning, message=f"lsp-agent: a notification failed: {error}"
+                )
+            )
+        except Exception:  # no transport any more: the log line is all there is
+            pass
 
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Serve over stdin/stdout until the client exits or closes the stream."""

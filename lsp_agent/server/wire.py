@@ -19,6 +19,7 @@ pipe reader, or TCP) feeds the bytes through framing.MessageFramer.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 from typing import Any
@@ -142,7 +143,7 @@ class AgentProtocol(LanguageServerProtocol):
                 return
             if data.get("method") == types.INITIALIZE and kind == "request":
                 self.initialize_received = True
-            self.handle_message(message)
+            self._dispatch(kind, message)
         except RequestError as exc:
             if kind == "request":
                 self.send_error(msg_id, exc.code, str(exc))
@@ -152,6 +153,18 @@ class AgentProtocol(LanguageServerProtocol):
             log.exception("handling %s failed", data.get("method", "a response"))
             if kind == "request":
                 self.send_error(msg_id, INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
+
+    def _dispatch(self, kind: str, message: Any) -> None:
+        """pygls' handle_message without its runtime Protocol isinstance checks (the kind is known already)."""
+        ctx = contextvars.copy_context()
+        if kind == "request":
+            ctx.run(self._handle_request, message.id, message.method, message.params)
+        elif kind == "notification":
+            ctx.run(self._handle_notification, message.method, message.params)
+        elif getattr(message, "error", None) is not None:
+            ctx.run(self._handle_response, message.id, None, message.error)
+        else:
+            ctx.run(self._handle_response, message.id, message.result)
 
     # ----- checks ---------------------------------------------------------------------------------------------
 

@@ -8,7 +8,6 @@ import time
 from raw_wire import RawServer
 from server_editor import write_tree
 
-
 FILES = {
     "shop/cart.py": "class Cart:\n    def total(self):\n        return 0\n",
     "shop/payment.py": "def charge_card(card, amount):\n    return card.charge(amount)\n",

@@ -132,8 +132,17 @@ def test_bad_notifications_are_logged_never_answered(server):
     server.send({"jsonrpc": "1.0", "method": "initialized", "params": {}})
     server.send({"jsonrpc": "2.0", "method": "$/unknownNotification", "params": {}})
     server.send({"jsonrpc": "2.0", "id": 999_999, "result": {"unexpected": True}})  # a response nobody awaits
+    closed = {"textDocument": {"uri": "file:///not/open.py", "version": 2}, "contentChanges": [{"text": "x"}]}
+    server.send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": closed})  # its handler fails
     assert server.no_reply()
     server.still_answers()
+    methods = [n["method"] for n in server.notifications]
+    assert "window/showMessage" not in methods  # no pop-up for what the user cannot act on
+    assert any(
+        "notification failed" in n["params"]["message"]
+        for n in server.notifications
+        if n["method"] == "window/logMessage"
+    )
 
 
 def test_a_huge_content_length_is_refused_without_allocating_it(server):
