@@ -26,6 +26,9 @@ from lsp_agent.server.wire import AgentProtocol
 log = logging.getLogger(__name__)
 
 READ_CHUNK = 256 * 1024
+# The loop thread waits up to this long for the GIL when it wakes while an indexing thread runs (Python's
+# default is 5 ms, paid on every wake-up of an editor request).
+GIL_SWITCH_SECONDS = 0.001
 
 
 class EditorActivity:
@@ -142,6 +145,7 @@ class HardenedServer(LanguageServer):
 
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Serve over stdin/stdout until the client exits or closes the stream."""
+        sys.setswitchinterval(GIL_SWITCH_SECONDS)
         self._stop_event = threading.Event()
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
 
@@ -160,6 +164,7 @@ class HardenedServer(LanguageServer):
 
     def start_tcp(self, host: str, port: int) -> None:
         """Serve one client over TCP (the server stops when it disconnects)."""
+        sys.setswitchinterval(GIL_SWITCH_SECONDS)
         self._stop_event = stop = threading.Event()
 
         async def serve() -> None:
