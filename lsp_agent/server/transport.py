@@ -12,7 +12,6 @@ import asyncio
 import logging
 import sys
 import threading
-import time
 from typing import Any, BinaryIO
 
 from lsprotocol import types
@@ -42,13 +41,24 @@ class EditorActivity:
     MAX_PAUSE = 0.25  # a pause never lasts longer, so background work cannot starve
 
     def __init__(self) -> None:
-        self.busy = False
+        self._idle = threading.Event()
+        self._idle.set()
+
+    @property
+    def busy(self) -> bool:
+        """True while the loop handles editor messages."""
+        return not self._idle.is_set()
+
+    @busy.setter
+    def busy(self, value: bool) -> None:
+        if value:
+            self._idle.clear()
+        else:
+            self._idle.set()
 
     def yield_to_editor(self) -> None:
-        """Sleep while the loop is handling editor messages (called by background threads)."""
-        deadline = time.monotonic() + self.MAX_PAUSE
-        while self.busy and time.monotonic() < deadline:
-            time.sleep(0.0005)
+        """Wait (without holding the GIL) while the loop is handling editor messages; called by background threads."""
+        self._idle.wait(self.MAX_PAUSE)
 
 
 class FramedReader(asyncio.Protocol):

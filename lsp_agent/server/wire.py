@@ -28,7 +28,9 @@ import cattrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import LanguageServerProtocol
+from pygls.workspace import Workspace
 
+from lsp_agent.server.documents import LineWorkspace
 from lsp_agent.server.framing import FramingError
 
 log = logging.getLogger(__name__)
@@ -98,6 +100,17 @@ class AgentProtocol(LanguageServerProtocol):
     def __init__(self, server: Any, converter: Any) -> None:
         super().__init__(server, converter)
         self.initialize_received = False
+
+    @property
+    def _workspace(self) -> Workspace | None:
+        return self.__dict__.get("_line_workspace")
+
+    @_workspace.setter
+    def _workspace(self, workspace: Workspace | None) -> None:
+        """pygls' initialize builds a plain Workspace: make it a LineWorkspace (cheap incremental didChange)."""
+        if workspace is not None and not isinstance(workspace, LineWorkspace):
+            workspace.__class__ = LineWorkspace
+        self.__dict__["_line_workspace"] = workspace
 
     # ----- entry points from the transport ------------------------------------------------------------------
 
