@@ -56,8 +56,8 @@ def _usable_id(value: Any) -> bool:
 
 
 def message_kind(message: dict[str, Any]) -> str:
-    """ "request", "notification" or "response" (an object with an id and neither method nor result is a request
-    missing its method: it gets an answer)."""
+    """The kind of a message: "request", "notification" or "response" (an object with an id and neither a method
+    nor a result is a request missing its method: it gets an answer)."""
     if "method" in message:
         return "request" if "id" in message else "notification"
     if "result" in message or "error" in message:
