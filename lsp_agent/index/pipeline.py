@@ -103,8 +103,20 @@ def _ready() -> None:
     """A no-op task: submitting it makes the pool spawn a worker, which imports this module (and chunking)."""
 
 
+def _lower_priority(niceness: int) -> None:
+    """Worker initializer: run at a lower CPU priority (a background index yields the CPU to the editor)."""
+    try:
+        os.nice(niceness)
+    except OSError:  # not permitted here: run at the normal priority
+        pass
+
+
 class Workers:
     """The worker processes of one refresh, started early so they boot while the caller is still walking."""
+
+    niceness = (
+        0  # the language server raises it: its index runs in the background, the CLI's in the foreground
+    )
 
     def __init__(self) -> None:
         self.count = worker_count()
@@ -115,7 +127,12 @@ class Workers:
         """Spawn the workers now (no-op with one CPU or when already started)."""
         if self.pool is None and self.count > 1:
             # spawn, not fork: the language server has threads, and forking a threaded process can deadlock.
-            self.pool = ProcessPoolExecutor(self.count, mp_context=multiprocessing.get_context("spawn"))
+            self.pool = ProcessPoolExecutor(
+                self.count,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_lower_priority if self.niceness else None,
+                initargs=(self.niceness,),
+            )
             for _ in range(self.count):
                 self.pool.submit(_ready)  # each submit spawns one more worker
 

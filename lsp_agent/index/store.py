@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -21,6 +22,7 @@ log = logging.getLogger(__name__)
 SCHEMA_VERSION = "8"  # bump when chunking or tokenization changes: the index is rebuilt
 BULK_CACHE_KIB = -65536  # page cache while loading a first index (negative: KiB)
 BINARY_LANGUAGE = "binary"  # files kept only so that refreshes skip them; never counted or searched
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -40,6 +42,20 @@ CREATE INDEX IF NOT EXISTS symbols_file ON symbols(file_id);
 CREATE TABLE IF NOT EXISTS vectors(model TEXT NOT NULL, hash TEXT NOT NULL, vec BLOB NOT NULL,
     PRIMARY KEY(model, hash));
 """
+
+
+def storable(text: str | None) -> str | None:
+    """Text SQLite can store: a lone surrogate (an editor buffer with a broken escape) becomes U+FFFD.
+
+    SQLite takes UTF-8 only; one "\\ud800" would fail the whole transaction, and every later flush with it.
+    """
+    if text is None or text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return LONE_SURROGATE.sub("\ufffd", text)
+    return text
 
 
 def cache_root() -> Path:
@@ -232,7 +248,9 @@ class IndexStore:
                     moved.append((start, end, chunk_id))
                 continue
             chunk_id = self._new_chunk_id()
-            inserts.append((chunk_id, file_id, start, end, symbol, kind, text, length, blob, h))
+            inserts.append(
+                (chunk_id, file_id, start, end, storable(symbol), kind, storable(text), length, blob, h)
+            )
             added.append((chunk_id, h, blob))
         removed = [chunk_id for left in existing.values() for chunk_id, _, _ in left]
         if removed:
@@ -249,6 +267,7 @@ class IndexStore:
 
     def _replace_symbols(self, file_id: int, new: list[tuple], diff: bool) -> None:
         """Write a file's symbols, deleting and inserting only the rows that differ from the stored ones."""
+        new = [(storable(name), storable(qualified), *rest) for name, qualified, *rest in new]
         if diff:
             stored: dict[tuple, list[int]] = {}
             for rowid, *values in self.conn.execute(

@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 
 DEBOUNCE_SECONDS = 0.3
 REPORT_INTERVAL = 0.1
+INDEX_WORKER_NICENESS = 10  # parsing processes yield the CPU to the process answering the editor
 
 
 @dataclass
@@ -66,7 +67,9 @@ class IndexManager:
         settings: Callable[[], Settings],
         open_buffers: Callable[[], list[tuple[Path, str]]] = list,
         warn: Callable[[str], None] = log.warning,
+        yield_to_editor: Callable[[], None] = lambda: None,
     ) -> None:
+        self._yield_to_editor = yield_to_editor  # called between files: pauses while the editor is served
         self._progress = progress
         self._warn = warn
         self._settings = settings
@@ -207,6 +210,7 @@ class IndexManager:
 
             def progress(done: int, total: int, rel: str) -> None:
                 nonlocal last
+                self._yield_to_editor()
                 folder.progress = (done, total)
                 now = time.monotonic()
                 if now - last >= REPORT_INTERVAL or done == total:
@@ -231,7 +235,10 @@ class IndexManager:
         with self._lock:
             if folder.index is None:
                 from lsp_agent.index import IndexConfig, WorkspaceIndex
+                from lsp_agent.index.pipeline import Workers
                 from lsp_agent.workspace.secrets import secret_files_of
+
+                Workers.niceness = INDEX_WORKER_NICENESS
 
                 s = self._settings()
                 config = IndexConfig(

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
-from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from lsp_agent import __version__
@@ -21,6 +20,7 @@ from lsp_agent.server.proposals import PendingProposal, ProposalStore
 from lsp_agent.server.runs import RunManager, RunRecord
 from lsp_agent.server.setting_names import editor_wording
 from lsp_agent.server.settle import reconcile_applied
+from lsp_agent.server.transport import HardenedServer
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +28,7 @@ SECTION = "lspAgent"
 MAX_CONTEXT_CHARS = 20_000
 
 
-class AgentServer(LanguageServer):
+class AgentServer(HardenedServer):
     """lsp-agent's LanguageServer: handlers live in features.py and commands.py and use this state."""
 
     def __init__(self) -> None:
@@ -43,6 +43,7 @@ class AgentServer(LanguageServer):
             lambda: self.settings,
             self.open_buffers,
             self.show_error,
+            self.activity.yield_to_editor,
         )
         self.runs = RunManager(self)
         self.proposals = ProposalStore()

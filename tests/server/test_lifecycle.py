@@ -8,6 +8,7 @@ import asyncio
 import pytest
 import pytest_asyncio
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from server_editor import start_editor, stop_editor, write_tree
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -79,6 +80,21 @@ async def test_search_returns_hits_with_uris(editor):
     assert hits and hits[0]["path"] == "shop/payment.py"
     assert hits[0]["uri"] == editor.uri("shop/payment.py")
     assert {"start", "end", "score", "text"} <= set(hits[0])
+
+
+async def test_a_second_initialize_is_refused_and_the_session_kept(editor):
+    await editor.wait_index_ready()
+    again = types.InitializeParams(
+        capabilities=types.ClientCapabilities(), root_uri=None, workspace_folders=[]
+    )
+    with pytest.raises(JsonRpcException) as refused:
+        await editor.client.protocol.send_request_async(types.INITIALIZE, again)
+    assert refused.value.code == -32600 and "already initialized" in refused.value.message
+    hits = await editor.command("lspAgent.search", {"query": "charge credit card", "topK": 1})
+    assert hits[0]["uri"] == editor.uri("shop/payment.py")  # the workspace folder is still there
+    run_id = await editor.ask("summarise the shop")  # needs the folder: no "needs a workspace folder" error
+    error = await editor.wait_event(run_id, "error", timeout=5)
+    assert "workspace folder" not in error["message"] and "lspAgent.model" in error["message"]
 
 
 async def test_unsaved_buffer_text_reaches_the_index(editor):
