@@ -24,6 +24,7 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
     "embeddings": ("LSP_AGENT_EMBEDDINGS",),
     "style": ("LSP_AGENT_STYLE",),
     "python": ("LSP_AGENT_PYTHON",),
+    "allow_unisolated_exec": ("LSP_AGENT_ALLOW_UNISOLATED_EXEC",),
 }
 
 # Editor (camelCase, section `lspAgent`) key -> field name; dotted keys reach into nested objects.
@@ -49,6 +50,7 @@ CLIENT_KEYS: dict[str, str] = {
     "mcpServers": "mcp_servers",
     "execTimeout": "exec_timeout",
     "python": "python",
+    "allowUnisolatedExec": "allow_unisolated_exec",
     "requestTimeout": "request_timeout",
     "transcript": "transcript",
 }
@@ -98,6 +100,7 @@ class Settings:
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
     exec_timeout: float = 60.0
     python: str | None = None  # interpreter for run_python/run_tests (default: the workspace venv)
+    allow_unisolated_exec: bool = False  # run code even where no sandbox mechanism works (the result says so)
     request_timeout: float = 120.0
     transcript: str | None = None
 
@@ -157,7 +160,7 @@ def _coerce(name: str, value: Any) -> Any:
         if number <= 0:
             raise ValueError("expected a positive number")
         return number
-    if name in ("plan", "compaction_summary"):
+    if name in ("plan", "compaction_summary", "allow_unisolated_exec"):
         if isinstance(value, bool):
             return value
         if isinstance(value, str) and value.strip().lower() in (

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsp_agent.sandbox.codeact_reply import SCHEMA_TEXT, ReplyError, parse_codeact_reply
 from lsp_agent.sandbox.interpreter import InterpreterError
+from lsp_agent.sandbox.isolation import SandboxUnavailable
 
 if TYPE_CHECKING:
     from lsp_agent.agent.run import AgentRun
@@ -144,7 +145,7 @@ async def _execute(run: AgentRun, code: str, step: int, *, first: bool) -> tuple
         sandbox = await asyncio.to_thread(sandbox_for, run.ctx)  # the first use probes the machine
         interpreter = await run._guard(asyncio.to_thread(sandbox.interpreter, overlay, timeout=timeout))
         result = await run._guard(asyncio.to_thread(interpreter.execute, code, overlay, cancel=run._cancel))
-    except InterpreterError as exc:
+    except (InterpreterError, SandboxUnavailable) as exc:
         text = f"Error: {exc}"
         _report(run, call_id, False, text, 0.0)
         return text, False, 0.0

@@ -31,6 +31,7 @@ class ExecResult:
     changes: ChangeReport = field(default_factory=ChangeReport)
     isolation: list[str] = field(default_factory=list)
     error: str | None = None
+    container: bool = False  # True only when the command really ran in a Docker container
 
     @property
     def ok(self) -> bool:

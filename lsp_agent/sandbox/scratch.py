@@ -134,6 +134,7 @@ class ScratchWorkspace:
         self.copy_method = "overlayfs copy-on-write" if mode == "overlay" else "copy"
         self._snapshot: dict[str, tuple[int, int, int]] = {}
         self._injected: set[str] = set()
+        self.left_out: list[str] = []  # top-level virtual environments a copy leaves out (they run in place)
         self.closed = False
         for d in (self.workspace, self.home, self.tmp):
             d.mkdir()
@@ -152,6 +153,7 @@ class ScratchWorkspace:
         cloned = copied = 0
         made: set[Path] = set()
         venvs = _top_level_venvs(self.root)
+        self.left_out = sorted(venvs)
         for path in walk_workspace(self.root, exclude=self.exclude):
             rel = path.relative_to(self.root)
             if rel.parts[0] in venvs:

@@ -19,9 +19,10 @@ _SANDBOXES: weakref.WeakKeyDictionary[Overlay, Sandbox] = weakref.WeakKeyDiction
 _LOCK = threading.Lock()
 
 _WHERE = (
-    " Runs in a private scratch copy of the workspace with this run's proposed edits applied (the user's files "
-    "are never touched); files it creates, changes or deletes there join the proposal. The result gives the "
-    "exit status, stdout and stderr (long output is cut in the middle) and the isolation in force."
+    " Runs isolated, in a private view of the workspace (at its usual path) with this run's proposed edits "
+    "applied (the user's files are never touched); files it creates, changes or deletes there join the "
+    "proposal. The result gives the exit status, stdout and stderr (long output is cut in the middle) and the "
+    "isolation in force."
 )
 _TIMEOUT = {
     "type": "number",
@@ -39,7 +40,12 @@ def sandbox_for(ctx: ToolContext) -> Sandbox:
     with _LOCK:
         sandbox = _SANDBOXES.get(ctx.overlay)
         if sandbox is None:
-            sandbox = Sandbox(ctx.root, exclude=ctx.exclude, python=getattr(ctx.settings, "python", None))
+            sandbox = Sandbox(
+                ctx.root,
+                exclude=ctx.exclude,
+                python=getattr(ctx.settings, "python", None),
+                allow_unisolated=bool(getattr(ctx.settings, "allow_unisolated_exec", False)),
+            )
             _SANDBOXES[ctx.overlay] = sandbox
             weakref.finalize(ctx.overlay, sandbox.close)
         weakref.finalize(ctx, sandbox.close)  # a context dropped without close(): drop the scratch copy
@@ -89,9 +95,14 @@ def _run(
     cwd_rel = ctx.overlay.normalize(cwd)
     if not ctx.overlay.is_dir(cwd_rel):
         raise ToolError(f"cwd {cwd!r} is not a directory in the workspace")
-    result = sandbox_for(ctx).run(
-        argv, ctx.overlay, timeout=seconds, stdin=stdin, cwd_rel=cwd_rel, cancel=ctx.cancel
-    )
+    from lsp_agent.sandbox.isolation import SandboxUnavailable
+
+    try:
+        result = sandbox_for(ctx).run(
+            argv, ctx.overlay, timeout=seconds, stdin=stdin, cwd_rel=cwd_rel, cancel=ctx.cancel
+        )
+    except SandboxUnavailable as exc:
+        raise ToolError(str(exc)) from None
     return result.format(seconds, MAX_OUTPUT_CHARS)
 
 
