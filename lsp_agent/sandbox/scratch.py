@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lsp_agent.sandbox import safe_fs
 from lsp_agent.workspace.overlay import Overlay
 from lsp_agent.workspace.walk import is_ignored, walk_workspace
 
@@ -194,16 +195,11 @@ class ScratchWorkspace:
         else:
             for rel in self._injected - set(changes):
                 self._restore_from_disk(rel)
-            for rel, text in changes.items():
-                target = self.workspace / rel
+            for rel, text in changes.items():  # the code may have planted symlinks here: never follow one
                 if text is None:
-                    if target.is_file() or target.is_symlink():
-                        target.unlink()
+                    safe_fs.unlink(self.workspace, rel)
                 else:
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    if target.is_symlink():
-                        target.unlink()
-                    target.write_bytes(text.encode("utf-8"))
+                    safe_fs.write_file(self.workspace, rel, text.encode("utf-8"))
             self._snapshot = self._scan_copy()
         self._injected = set(changes)
 
@@ -250,15 +246,14 @@ class ScratchWorkspace:
 
     def _take_file(self, overlay: Overlay, rel: str, report: ChangeReport) -> None:
         """Read one file the code wrote and propose it unless it equals the current view."""
-        path = (self.upper if self.mode == "overlay" else self.workspace) / rel
+        base = self.upper if self.mode == "overlay" else self.workspace
         try:
-            size = path.stat().st_size
-            if size > MAX_TEXT_BYTES:
-                report.skipped.append(f"{rel}: {size:,} bytes is too large to propose")
-                return
-            text = _decode_text(path.read_bytes())
+            text = _decode_text(safe_fs.read_regular(base, rel, MAX_TEXT_BYTES))
         except OSError as exc:
-            report.skipped.append(f"{rel}: unreadable ({exc.strerror})")
+            if exc.errno == errno.EFBIG:
+                report.skipped.append(f"{rel}: {exc.strerror}")
+            else:
+                report.skipped.append(f"{rel}: unreadable ({exc.strerror})")
             return
         if text is None:
             report.skipped.append(f"{rel}: binary file (only text files can be proposed)")
@@ -329,21 +324,15 @@ class ScratchWorkspace:
 
     def _drop_upper(self, rel: str) -> None:
         """Remove a copied-up file or whiteout so the staging layer (or the disk) shows through again."""
-        target = self.upper / rel
-        try:
-            if target.is_symlink() or not target.is_dir():
-                target.unlink()
-        except FileNotFoundError:
-            pass
+        safe_fs.unlink(self.upper, rel)
 
     def _restore_from_disk(self, rel: str) -> None:
         """Copy mode: put the disk version of a file back after its proposed change was reverted."""
-        src, dst = self.root / rel, self.workspace / rel
-        if dst.exists() or dst.is_symlink():
-            dst.unlink()
+        src = self.root / rel
         if src.is_file():
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dst)
+            safe_fs.write_file(self.workspace, rel, src.read_bytes(), stat.S_IMODE(src.stat().st_mode))
+        else:
+            safe_fs.unlink(self.workspace, rel)
 
     # ----- teardown -------------------------------------------------------------------------------------
 
