@@ -8,10 +8,11 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+MAX_DEPTH = 64  # directories nested deeper are not scanned (nor proposed)
 
 
 def _parts(rel: str) -> list[str]:
@@ -110,3 +111,45 @@ def remove(dir_fd: int, name: str) -> None:
         return
     if not stat.S_ISDIR(st.st_mode):
         os.unlink(name, dir_fd=dir_fd)
+
+
+def scan(base: Path, skip_dir: Callable[[str], bool]) -> tuple[list[tuple[str, os.stat_result]], list[str]]:
+    """(rel, lstat) of every non-directory under `base`, and the directories left out for being more than
+    MAX_DEPTH deep; directories named so that skip_dir(name) are not entered. Works at any path length."""
+    found: list[tuple[str, os.stat_result]] = []
+    too_deep: list[str] = []
+
+    def walk(fd: int, prefix: str, depth: int) -> None:
+        with os.scandir(fd) as it:
+            entries = list(it)
+        for entry in entries:
+            rel = prefix + entry.name
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if not stat.S_ISDIR(st.st_mode):
+                found.append((rel, st))
+            elif skip_dir(entry.name):
+                continue
+            elif depth >= MAX_DEPTH:
+                too_deep.append(rel)
+            else:
+                try:
+                    child = os.open(entry.name, DIR_FLAGS, dir_fd=fd)
+                except OSError:
+                    continue
+                try:
+                    walk(child, rel + "/", depth + 1)
+                finally:
+                    os.close(child)
+
+    try:
+        root = os.open(base, DIR_FLAGS)
+    except OSError:
+        return [], []
+    try:
+        walk(root, "", 1)
+    finally:
+        os.close(root)
+    return found, too_deep

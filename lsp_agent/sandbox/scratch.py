@@ -7,6 +7,7 @@ import fcntl
 import os
 import shutil
 import stat
+import subprocess
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -135,6 +136,7 @@ class ScratchWorkspace:
         self.copy_method = "overlayfs copy-on-write" if mode == "overlay" else "copy"
         self._snapshot: dict[str, tuple[int, int, int]] = {}
         self._injected: set[str] = set()
+        self._too_deep: list[str] = []
         self.left_out: list[str] = []  # top-level virtual environments a copy leaves out (they run in place)
         self.closed = False
         for d in (self.workspace, self.home, self.tmp):
@@ -229,6 +231,10 @@ class ScratchWorkspace:
             touched = sorted(rel for rel, sig in now.items() if self._snapshot.get(rel) != sig)
             removed = sorted(rel for rel in self._snapshot if rel not in now)
             self._snapshot = now
+        for rel in self._too_deep:
+            report.skipped.append(
+                f"{rel}/: more than {safe_fs.MAX_DEPTH} directories deep; its files are not proposed"
+            )
         for rel in touched:
             if self._ignored(rel):
                 continue
@@ -281,45 +287,14 @@ class ScratchWorkspace:
 
     def _scan_copy(self) -> dict[str, tuple[int, int, int]]:
         """rel -> (size, mtime_ns, inode) of every regular file in the copy, caches skipped."""
-        out: dict[str, tuple[int, int, int]] = {}
-        stack = [(self.workspace, "")]
-        while stack:
-            directory, prefix = stack.pop()
-            try:
-                entries = list(os.scandir(directory))
-            except OSError:
-                continue
-            for entry in entries:
-                rel = prefix + entry.name
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in JUNK_DIRS:
-                        stack.append((Path(entry.path), rel + "/"))
-                elif entry.is_file(follow_symlinks=False):
-                    st = entry.stat(follow_symlinks=False)
-                    out[rel] = (st.st_size, st.st_mtime_ns, st.st_ino)
-        return out
+        found, self._too_deep = safe_fs.scan(self.workspace, JUNK_DIRS.__contains__)
+        return {rel: (st.st_size, st.st_mtime_ns, st.st_ino) for rel, st in found if stat.S_ISREG(st.st_mode)}
 
     def _scan_upper(self) -> tuple[list[str], list[str]]:
         """Files written (regular files) and deleted (whiteouts: 0/0 character devices) in the overlay's upper dir."""
-        written: list[str] = []
-        removed: list[str] = []
-        stack = [(self.upper, "")]
-        while stack:
-            directory, prefix = stack.pop()
-            try:
-                entries = list(os.scandir(directory))
-            except OSError:
-                continue
-            for entry in entries:
-                rel = prefix + entry.name
-                st = entry.stat(follow_symlinks=False)
-                if stat.S_ISDIR(st.st_mode):
-                    if entry.name not in JUNK_DIRS:
-                        stack.append((Path(entry.path), rel + "/"))
-                elif stat.S_ISREG(st.st_mode):
-                    written.append(rel)
-                elif stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
-                    removed.append(rel)
+        found, self._too_deep = safe_fs.scan(self.upper, JUNK_DIRS.__contains__)
+        written = [rel for rel, st in found if stat.S_ISREG(st.st_mode)]
+        removed = [rel for rel, st in found if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0]
         return sorted(written), sorted(removed)
 
     def _drop_upper(self, rel: str) -> None:
@@ -341,4 +316,9 @@ class ScratchWorkspace:
         if self.closed:
             return
         self.closed = True
-        shutil.rmtree(self.base, ignore_errors=True)
+        try:
+            shutil.rmtree(self.base, ignore_errors=True)
+        except (
+            RecursionError
+        ):  # the code made a tree deeper than Python's recursion limit: rm(1) walks any depth
+            subprocess.run(["rm", "-rf", "--one-file-system", "--", str(self.base)], check=False, timeout=600)

@@ -119,6 +119,8 @@ def run_command(ctx: ToolContext, argv: list[str], timeout: float | None = None,
         raise ToolError(
             'argv must be a non-empty list of strings, e.g. ["make", "test"] or ["sh", "-c", "ls | wc"]'
         )
+    if any("\0" in a for a in argv):
+        raise ToolError("argv must not contain NUL bytes (the kernel cannot pass them to a program)")
     return _run(ctx, list(argv), timeout, cwd=cwd)
 
 
