@@ -24,7 +24,7 @@ def attempt(path, data, mode="w"):
         parent = os.path.dirname(path)
         if parent and mode == "w":
             os.makedirs(parent, exist_ok=True)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         pass
     try:
         with open(path, mode) as f:

@@ -16,7 +16,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from exec_attack_arena import ATTEMPT, SECRET, SH_ATTEMPT, Arena, build_arena  # noqa: E402
 
-from lsp_agent.sandbox.isolation import current_isolation  # noqa: E402
+from lsp_agent.sandbox.isolation import Isolation, current_isolation  # noqa: E402
+from lsp_agent.sandbox.session import Sandbox  # noqa: E402
 from lsp_agent.tools.exec_tools import close_sandbox, run_command, run_python, run_tests, sandbox_for  # noqa: E402
 from lsp_agent.tools.registry import ToolContext, ToolError  # noqa: E402
 
@@ -94,7 +95,8 @@ TOOLS = ["run_python", "run_command", "codeact"]
 @pytest.fixture
 def arena(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Arena]:
     """A fresh arena per case; removes whatever an escape left behind (there should be nothing)."""
-    made = build_arena(tmp_path, request.node.callspec.id.replace("[", "-").replace("]", "")[:40])
+    callspec = getattr(request.node, "callspec", None)
+    made = build_arena(tmp_path, (callspec.id if callspec else request.node.name)[:40])
     yield made
     made.cleanup()
 
@@ -146,3 +148,263 @@ def test_write_attack(
     else:
         assert all(proposal.get(rel) != arena.case for rel in ("notes.txt", "pkg/calc.py")), output
     assert SECRET not in output
+
+
+# ----- run_tests: the attack sits in a test module of the workspace -----------------------------------------
+
+RUN_TESTS_TARGETS = [t for t in TARGETS if t[2] is not None or t[0] in {
+    "planted-link-far", "planted-linkdir", "planted-chain", "planted-rel-up", "outside-tmp-existing",
+    "outside-far-new", "etc-new", "etc-passwd", "usr-local-bin", "root-dir", "tmp", "dev-shm", "home",
+    "proc-self-root-etc", "dev-block", "scratch-upper", "nul-outside", "long-path",
+}]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "template", "lands", "mode"), RUN_TESTS_TARGETS, ids=[t[0] for t in RUN_TESTS_TARGETS]
+)
+def test_run_tests_attack(
+    arena: Arena, name: str, template: str, lands: str | None, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # the attack needs no plugins: faster
+    (arena.ws / "test_attack.py").write_text(
+        ATTEMPT + "import json, sys\n\ndef test_attack():\n"
+        "    attempt(json.load(open('attack.json'))['path'], 'ATTACK-FROM-TEST', json.load(open('attack.json'))['mode'])\n"
+    )
+    ctx = arena.context()
+    scratch = sandbox_for(ctx).scratch
+    path = template.format(**arena.values(upper=str(scratch.upper), staging=str(scratch.staging)))
+    import json
+
+    (arena.ws / "attack.json").write_text(json.dumps({"path": path, "mode": mode}))
+    arena.watch(*_watched(path))
+    try:
+        output = run_tests(ctx, ["-s", "test_attack.py"])
+    finally:
+        close_sandbox(ctx)
+    assert arena.escapes() == [], output
+    assert "1 passed" in output, output
+    proposal = ctx.overlay.overrides()
+    if lands is not None:
+        assert "WROTE" in output and proposal.get(lands) == "ATTACK-FROM-TEST", (proposal, output)
+    assert SECRET not in output
+
+
+# ----- links and special files the code makes itself ----------------------------------------------------------
+
+SELF_MADE = {
+    "symlink-to-etc-passwd": (
+        "os.symlink('/etc/passwd', 'evil'); attempt('evil', '', 'a')",
+        'ln -s /etc/passwd evil && printf "" >> evil && echo WROTE || echo REFUSED',
+    ),
+    "symlink-dir-to-etc": (
+        "os.symlink('/etc', 'evil'); attempt('evil/lsp-agent-attack', 'x')",
+        "ln -s /etc evil && (printf x > evil/lsp-agent-attack && echo WROTE || echo REFUSED)",
+    ),
+    "symlink-chain-to-far": (
+        "os.symlink('b', 'a'); os.symlink('c', 'b'); os.symlink('{far}/new.txt', 'c'); attempt('a', 'x')",
+        "ln -s b a && ln -s c b && ln -s {far}/new.txt c && (printf x > a && echo WROTE || echo REFUSED)",
+    ),
+    "symlink-to-hidden-tmp": (
+        "os.symlink('{out}/secret.txt', 'evil'); attempt('evil', '', 'a'); print(open('evil').read())",
+        "ln -s {out}/secret.txt evil; cat evil; printf '' >> evil && echo WROTE || echo REFUSED",
+    ),
+    "replace-pkg-dir-with-link": (
+        "import shutil; shutil.rmtree('pkg'); os.symlink('{far}', 'pkg'); attempt('pkg/calc.py', 'x')",
+        "rm -rf pkg && ln -s {far} pkg && (printf x > pkg/calc.py && echo WROTE || echo REFUSED)",
+    ),
+    "hardlink-from-far": (
+        "os.link('{far}/target.txt', 'hl'); attempt('hl', '', 'a')",
+        "ln {far}/target.txt hl && (printf '' >> hl && echo WROTE || echo REFUSED) || echo REFUSED",
+    ),
+    "hardlink-from-etc": (
+        "os.link('/etc/passwd', 'hl')",
+        "ln /etc/passwd hl && echo WROTE || echo REFUSED",
+    ),
+    "hardlink-from-hidden-tmp": (
+        "os.link('{out}/secret.txt', 'hl')",
+        "ln {out}/secret.txt hl && echo WROTE || echo REFUSED",
+    ),
+    "mknod-char-device": (
+        "os.mknod('mem', 0o600 | __import__('stat').S_IFCHR, os.makedev(1, 1))",
+        "mknod mem c 1 1 && echo WROTE || echo REFUSED",
+    ),
+    "mknod-block-device": (
+        "os.mknod('/tmp/vda', 0o600 | __import__('stat').S_IFBLK, os.makedev(254, 0))",
+        "mknod /tmp/vda b 254 0 && echo WROTE || echo REFUSED",
+    ),
+    "mkfifo-in-workspace": (
+        "os.mkfifo('pipe'); print('made')",
+        "mkfifo pipe && echo made",
+    ),
+    "fifo-replaces-file": (
+        "os.unlink('notes.txt'); os.mkfifo('notes.txt'); print('made')",
+        "rm notes.txt && mkfifo notes.txt && echo made",
+    ),
+    "planted-fifo-write": (
+        "fd = os.open('fifo', os.O_WRONLY | os.O_NONBLOCK)",
+        "exec 3<>fifo && echo opened",
+    ),
+    "read-hidden-tmp": (
+        "print(open('{out}/secret.txt').read())",
+        "cat {out}/secret.txt link-out.txt",
+    ),
+    "read-host-process": (
+        "print(open('/proc/{hostpid}/environ').read()); print(os.listdir('/proc/{hostpid}/root{out}'))",
+        "cat /proc/{hostpid}/environ; ls /proc/{hostpid}/root{out}",
+    ),
+}
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+@pytest.mark.parametrize("name", sorted(SELF_MADE))
+def test_self_made_link_attack(arena: Arena, tool: str, name: str) -> None:
+    python, shell = (part.format(**arena.values()) for part in SELF_MADE[name])
+    ctx = arena.context()
+    arena.watch("/etc/lsp-agent-attack", "/tmp/vda", f"{arena.far}/new.txt")
+    if tool == "run_command":
+        output = _run_command(ctx, ["sh", "-c", shell])
+    else:
+        code = (
+            ATTEMPT
+            + "try:\n"
+            + "".join(f"    {line}\n" for line in python.split("; "))
+            + (
+                "except (OSError, ValueError) as exc:\n    print('REFUSED', type(exc).__name__, exc.strerror)\n"
+            )
+        )
+        output = _run_python_or_codeact(ctx, tool, code)
+    assert arena.escapes() == [], output
+    assert "WROTE" not in output, output
+    assert SECRET not in output
+    proposal = ctx.overlay.overrides()
+    # Only regular text files join a proposal: never a link, device or FIFO, never an outside file's bytes.
+    assert set(proposal) <= {
+        "pkg/__init__.py",
+        "pkg/calc.py",
+        "notes.txt",
+        "a",
+        "b",
+        "c",
+        "evil",
+        "hl",
+        "pipe",
+    }
+    assert all(text in (None, "") for text in proposal.values()), proposal
+
+
+def _run_command(ctx: ToolContext, argv: list[str]) -> str:
+    try:
+        return run_command(ctx, argv)
+    finally:
+        close_sandbox(ctx)
+
+
+def _run_python_or_codeact(ctx: ToolContext, tool: str, code: str) -> str:
+    try:
+        if tool == "run_python":
+            return run_python(ctx, code)
+        return sandbox_for(ctx).interpreter(ctx.overlay, timeout=20).execute(code, ctx.overlay).format(20)
+    finally:
+        close_sandbox(ctx)
+
+
+# ----- undoing the sandbox: remounts, new namespaces, chroot ----------------------------------------------------
+
+UNDO = {
+    "remount-root-rw": "mount -o remount,rw /",
+    "remount-bind-root-rw": "mount -o remount,bind,rw /",
+    "bind-root-elsewhere": "mount --bind / /mnt",
+    "unmount-private-tmp": "umount -l /tmp",
+    "unmount-workspace-view": "umount -l {ws}",
+    "unmount-dev": "umount -l /dev",
+    "mount-fresh-proc": "mount -t proc proc /mnt",
+    "userns-remount-rw": "unshare -Urm sh -c 'mount -o remount,bind,rw / && touch /etc/lsp-agent-attack'",
+    "userns-unmount-tmp": "unshare -Urm sh -c 'umount -l /tmp && cat {out}/secret.txt'",
+    "userns-unmount-view": "unshare -Urm sh -c 'umount -l {ws} && touch {ws}/lsp-agent-attack'",
+    "chroot": "chroot / true",
+    "nsenter-pid1": "nsenter -t 1 -m -p true",
+    "ctypes-mount": 'python3 -c "import ctypes; l = ctypes.CDLL(None, use_errno=True); '
+    "r = l.mount(None, b'/', None, 32 | 4096, None); raise SystemExit(0 if r == 0 else 1)\"",
+    "setuid-binary": "su -c 'touch /etc/lsp-agent-attack' root",
+    "capabilities": "grep -q '^CapEff:.*[1-9a-f]' /proc/self/status",
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNDO))
+def test_sandbox_cannot_be_undone(arena: Arena, name: str) -> None:
+    undo = UNDO[name].format(**arena.values())
+    script = (
+        f"if {undo} >/dev/null 2>&1; then echo UNDONE; fi; "
+        f"(printf x > /etc/lsp-agent-attack && echo WROTE) 2>/dev/null; "
+        f"(printf x > {arena.far}/new.txt && echo WROTE) 2>/dev/null; cat {arena.out}/secret.txt 2>/dev/null; "
+        "echo done"
+    )
+    arena.watch("/etc/lsp-agent-attack", "/mnt")
+    ctx = arena.context()
+    output = _run_command(ctx, ["sh", "-c", script])
+    assert arena.escapes() == [], output
+    assert "done" in output and "UNDONE" not in output and "WROTE" not in output, output
+    assert SECRET not in output
+    assert set(ctx.overlay.overrides()) <= {"lsp-agent-attack"}
+
+
+# ----- races and leftovers ---------------------------------------------------------------------------------------
+
+
+def test_symlink_swapped_in_while_the_host_collects(arena: Arena) -> None:
+    """A thread flips race.txt between a regular file and a link to an outside secret while the host reads."""
+    ctx = arena.context()
+    arena.watch()
+    flipper = (
+        "import os, threading\n"
+        "def flip():\n"
+        "    while True:\n"
+        "        with open('race.tmp', 'w') as f: f.write('benign')\n"
+        "        os.replace('race.tmp', 'race.txt')\n"
+        f"        os.symlink({str(arena.far / 'target.txt')!r}, 'race.lnk')\n"
+        "        os.replace('race.lnk', 'race.txt')\n"
+        "threading.Thread(target=flip, daemon=True).start()\n"
+    )
+    try:
+        interpreter = sandbox_for(ctx).interpreter(ctx.overlay, timeout=20)
+        assert interpreter.execute(flipper, ctx.overlay).ok
+        seen = set()
+        for _ in range(60):
+            interpreter.execute("pass", ctx.overlay)
+            seen.add(ctx.overlay.overrides().get("race.txt"))
+    finally:
+        close_sandbox(ctx)
+    assert arena.escapes() == []
+    assert not any(SECRET in (text or "") for text in ctx.overlay.overrides().values())
+    assert seen <= {None, "benign"}
+
+
+def test_background_processes_die_with_the_run(arena: Arena) -> None:
+    marker = f"lsp-agent-orphan-{os.getpid()}"
+    ctx = arena.context()
+    code = f"import subprocess\nsubprocess.Popen(['sh', '-c', 'exec -a {marker} sleep 300'], start_new_session=True)\n"
+    _run_python_or_codeact(ctx, "run_python", code)
+    leftovers = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if marker.encode() in (entry / "cmdline").read_bytes():
+                leftovers.append(entry.name)
+        except OSError:
+            continue
+    assert leftovers == []
+
+
+def test_copy_view_never_writes_through_a_planted_parent_link(arena: Arena) -> None:
+    """Copy view: the code makes pkg a link to an outside dir; the agent's next edit of pkg/calc.py stays inside."""
+    arena.watch()
+    here = current_isolation()
+    copy_view = Isolation(overlay=False, bwrap=False, unshare_net=here.unshare_net, namespace=True)
+    with Sandbox(arena.ws, isolation=copy_view) as box:
+        overlay = arena.context().overlay
+        planted = box.run(["sh", "-c", f"rm -rf pkg && ln -s {arena.far} pkg"], overlay, timeout=20)
+        assert planted.ok and (box.scratch.workspace / "pkg").is_symlink(), planted.format(20)
+        overlay.write_text("pkg/calc.py", "EDITED BY THE AGENT\n")
+        result = box.run(["cat", "pkg/calc.py"], overlay, timeout=20)
+    assert arena.escapes() == []
+    assert not (arena.far / "calc.py").exists()
+    assert result.stdout == "EDITED BY THE AGENT\n", result.format(20)
