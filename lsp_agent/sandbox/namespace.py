@@ -8,7 +8,6 @@ tree read-only; own network (loopback only), PID, IPC and UTS namespaces; no cap
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -34,23 +33,21 @@ class NamespacePlan:
     home: str = "/tmp"  # HOME inside
     hidden_home: Path | None = None  # the user's home directory when it is replaced by a private one
 
-    def config(self) -> str:
-        """The launcher's CONFIG_JSON."""
-        return json.dumps(
-            {
-                "newroot": str(self.newroot),
-                "mounts": self.mounts,
-                "writable": self.writable,
-                "workspace": str(self.workspace),
-                "deletions": self.deletions,
-                "cwd": str(self.cwd),
-                "userns": os.geteuid() != 0,
-            }
-        )
+    def options(self) -> list[str]:
+        """The launcher's OPTIONS (see namespace_launcher.py)."""
+        args = ["--newroot", str(self.newroot), "--workspace", str(self.workspace), "--cwd", str(self.cwd)]
+        args += ["--userns", "1" if os.geteuid() != 0 else "0"]
+        for step in self.mounts:
+            args += ["--mount", step["kind"], step.get("source", ""), step["target"], step.get("options", "")]
+        for path in self.writable:
+            args += ["--writable", path]
+        for rel in self.deletions:
+            args += ["--delete", rel]
+        return args
 
     def argv(self, command: Sequence[str]) -> list[str]:
         """The full argv: this interpreter running the launcher, then the command."""
-        return [sys.executable, "-I", "-S", "-B", str(LAUNCHER), self.config(), "--", *command]
+        return [sys.executable, "-I", "-S", "-B", str(LAUNCHER), *self.options(), "--", *command]
 
 
 def plan_namespace(
@@ -89,7 +86,7 @@ def plan_namespace(
     for path in _kept(expose, hidden, workspace):
         plan.mounts.append({"kind": "bind", "source": str(path), "target": str(path)})
     if RUN.is_dir() and not workspace.is_relative_to(RUN) and not RUN.is_relative_to(workspace):
-        plan.mounts.append({"kind": "tmpfs", "target": str(RUN), "size": "64k"})
+        plan.mounts.append({"kind": "tmpfs", "target": str(RUN), "options": "64k"})
     plan.writable.append("/dev/shm")
     return plan
 

@@ -1,19 +1,20 @@
 """Starts a command inside new mount, network, PID, IPC and UTS namespaces with the workspace view mounted over the
-workspace's own path and every other mount read-only; run as `python -I -S this_file CONFIG_JSON -- ARGV...`.
+workspace's own path and every other mount read-only; run as `python -I -S this_file OPTIONS -- ARGV...`.
 
 Standalone on purpose (stdlib only, imports nothing from lsp_agent): it runs before the sandboxed program and
-must start fast. The host side (lsp_agent.sandbox.namespace) writes CONFIG_JSON. Steps, in the forked PID 1 of
+must start fast, so it imports neither json nor signal (re and enum cost tens of ms). The host side
+(lsp_agent.sandbox.namespace) writes the OPTIONS: --newroot DIR --workspace DIR --cwd DIR --userns 0|1, then
+--mount KIND SOURCE TARGET DATA, --writable PATH and --delete REL, each as often as needed. Steps, in the forked PID 1 of
 the new PID namespace: rbind / at a new root, mount the private /tmp and home, the workspace view (overlayfs or a
 bind of a copy), a minimal /dev, an empty /run and a fresh /proc; pivot into it; remount every mount read-only
 except the writable set, then verify that from /proc/self/mountinfo; bring up loopback; apply deletions; drop every
 capability (bounding set too) and set no_new_privs; exec the program. Any failure exits 125 before the program runs.
 """
 
+import _signal
 import ctypes
 import fcntl
-import json
 import os
-import signal
 import struct
 import sys
 
@@ -28,6 +29,7 @@ MNT_DETACH = 2
 PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_SECUREBITS = 1, 24, 28
 PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 38, 47, 4
 SECBITS_LOCKED_NOROOT = 0x3F  # NOROOT, NO_SETUID_FIXUP, KEEP_CAPS and their locks
+SIGKILL, SIGPIPE, SIGXFSZ = 9, 13, 25
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "arm64": 41}
 DEV_NODES = ("null", "zero", "full", "random", "urandom", "tty")
 DEV_LINKS = {
@@ -97,7 +99,9 @@ def build_root(cfg):
                 sys.stderr.write(f"{MOUNT_FAILED}: {exc}\n")
                 os._exit(125)
         elif kind == "tmpfs":
-            mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755,size=" + step.get("size", "1m"))
+            mount(
+                "tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755,size=" + (step["options"] or "1m")
+            )
     for covered in ("/dev", "/proc"):  # the host's, about to be replaced: detach rather than cover
         libc.umount2(_b(new + covered), MNT_DETACH)
     build_dev(new + "/dev")
@@ -229,20 +233,20 @@ def delete_paths(workspace, relatives):
 
 def child(cfg, argv):
     """PID 1 of the new namespace: set up, lock down, exec."""
-    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    prctl(PR_SET_PDEATHSIG, SIGKILL)
     try:
         build_root(cfg)
         pivot(cfg["newroot"])
         lock_down(set(cfg["writable"]), {"/dev/" + n for n in DEV_NODES})
         loopback_up()
-        delete_paths(cfg["workspace"], cfg.get("deletions", []))
+        delete_paths(cfg["workspace"], cfg["deletions"])
         os.chdir(cfg["cwd"])
         drop_privileges()
     except Exception as exc:  # noqa: BLE001 - any failure must stop before the program runs
         sys.stderr.write(f"{SETUP_FAILED}: {exc}\n")
         os._exit(125)
-    for sig in (signal.SIGPIPE, signal.SIGXFSZ):
-        signal.signal(sig, signal.SIG_DFL)
+    for sig in (SIGPIPE, SIGXFSZ):  # Python ignores these; an exec'd program must not inherit that
+        _signal.signal(sig, _signal.SIG_DFL)
     try:
         os.execvp(argv[0], argv)
     except OSError as exc:
@@ -263,19 +267,48 @@ def wait_for(pid):
             os._exit(1)
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
-        signal.signal(sig, signal.SIG_DFL)
+        _signal.signal(sig, _signal.SIG_DFL)
         os.kill(os.getpid(), sig)
         os._exit(128 + sig)
     os._exit(os.WEXITSTATUS(status))
 
 
+def parse(args):
+    """(config, argv) from `OPTIONS -- ARGV...`; ValueError on anything else."""
+    cfg = {"mounts": [], "writable": [], "deletions": [], "userns": False}
+    single = {"--newroot": "newroot", "--workspace": "workspace", "--cwd": "cwd"}
+    i = 0
+    while i < len(args) and args[i] != "--":
+        key = args[i]
+        if key == "--mount" and i + 4 < len(args):
+            kind, source, target, data = args[i + 1 : i + 5]
+            cfg["mounts"].append({"kind": kind, "source": source, "target": target, "options": data})
+            i += 5
+        elif key in ("--writable", "--delete", "--userns") + tuple(single) and i + 1 < len(args):
+            value = args[i + 1]
+            if key == "--writable":
+                cfg["writable"].append(value)
+            elif key == "--delete":
+                cfg["deletions"].append(value)
+            elif key == "--userns":
+                cfg["userns"] = value == "1"
+            else:
+                cfg[single[key]] = value
+            i += 2
+        else:
+            raise ValueError(f"bad option {key!r}")
+    if i >= len(args) - 1 or any(name not in cfg for name in single.values()):
+        raise ValueError("missing options or command")
+    return cfg, args[i + 1 :]
+
+
 def main():
-    """Parse `CONFIG_JSON -- ARGV...`, enter the namespaces, fork PID 1, wait."""
-    args = sys.argv[1:]
-    if len(args) < 3 or args[1] != "--":
-        sys.stderr.write("usage: namespace_launcher.py CONFIG_JSON -- ARGV...\n")
+    """Parse the options, enter the namespaces, fork PID 1, wait."""
+    try:
+        cfg, argv = parse(sys.argv[1:])
+    except ValueError as exc:
+        sys.stderr.write(f"namespace_launcher.py: {exc}; usage: OPTIONS -- ARGV...\n")
         os._exit(2)
-    cfg, argv = json.loads(args[0]), args[2:]
     try:
         enter_namespaces(cfg["userns"])
         pid = os.fork()
