@@ -85,7 +85,12 @@ def _private_lines(sandbox: Sandbox) -> list[str]:
     else:
         home = f"home: HOME is {plan.home}, private to this run"
     run = "; /run is empty" if any(m["target"] == "/run" for m in plan.mounts) else ""
-    return [
+    secrets = []
+    if plan.hidden_files:
+        names = ", ".join(str(p.relative_to(sandbox.root)) for p in plan.hidden_files[:5])
+        more = f" and {len(plan.hidden_files) - 5} more" if len(plan.hidden_files) > 5 else ""
+        secrets = [f"secret files: {names}{more} read as empty, read-only files"]
+    return secrets + [
         home,
         "/tmp: private to this run" if "/tmp" in plan.writable else "/tmp: inside the workspace view",
         "processes: own PID namespace (no other process is visible; all are killed when the run ends); /dev "

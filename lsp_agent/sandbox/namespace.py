@@ -32,6 +32,7 @@ class NamespacePlan:
     deletions: list[str] = field(default_factory=list)
     home: str = "/tmp"  # HOME inside
     hidden_home: Path | None = None  # the user's home directory when it is replaced by a private one
+    hidden_files: list[Path] = field(default_factory=list)  # files the view shows as empty and read-only
 
     def options(self) -> list[str]:
         """The launcher's OPTIONS (see namespace_launcher.py)."""
@@ -62,6 +63,8 @@ def plan_namespace(
     expose: Sequence[Path] = (),
     deletions: Sequence[str] = (),
     keep: Sequence[Path] = (),
+    hide: Sequence[Path] = (),
+    empty: Path | None = None,
 ) -> NamespacePlan:
     """Mounts for a run over `workspace` whose view is `view` (an overlay or bind step without its target).
 
@@ -73,6 +76,9 @@ def plan_namespace(
     plan.mounts.append({**view, "target": str(workspace)})
     plan.writable.append(str(workspace))
     plan.mounts += [{"kind": "bind", "source": str(p), "target": str(p)} for p in keep]
+    if empty is not None:
+        plan.mounts += [{"kind": "bind", "source": str(empty), "target": str(p)} for p in hide]
+        plan.hidden_files = list(hide)
     hidden: list[Path] = []
     if not TMP.is_relative_to(workspace):
         plan.mounts.append({"kind": "bind", "source": str(scratch_tmp), "target": str(TMP)})

@@ -87,8 +87,8 @@ def build_root(cfg):
     mount("/", new, None, MS_BIND | MS_REC)
     for step in sorted(cfg["mounts"], key=lambda s: s["target"].count("/")):
         target = new + step["target"]
-        if not os.path.isdir(target):
-            os.makedirs(target)  # only inside a private /tmp or home, which the host side checked
+        if not os.path.lexists(target):
+            os.makedirs(target)  # only inside a private /tmp, home or view, which the host side checked
         kind = step["kind"]
         if kind == "bind":
             mount(step["source"], target, None, MS_BIND | MS_REC)

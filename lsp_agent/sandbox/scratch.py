@@ -9,7 +9,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -90,6 +90,31 @@ def _top_level_venvs(root: Path) -> set[str]:
         return {e.name for e in os.scandir(root) if e.is_dir() and os.path.isfile(Path(e.path, "pyvenv.cfg"))}
     except OSError:
         return set()
+
+
+def find_files(root: Path, wanted: Callable[[str], bool], limit: int = 200_000) -> list[str]:
+    """Relative paths of the regular files under root that `wanted` names (gitignored ones too; caches, virtual
+    environments and node_modules skipped; at most `limit` entries looked at)."""
+    found: list[str] = []
+    seen = 0
+    for directory, dirs, files in os.walk(root):
+        rel_dir = os.path.relpath(directory, root)
+        prefix = "" if rel_dir == "." else rel_dir + "/"
+        dirs[:] = [
+            d for d in dirs
+            if d not in JUNK_DIRS and d != "node_modules" and not os.path.isfile(os.path.join(directory, d, "pyvenv.cfg"))
+        ]  # fmt: skip
+        seen += len(dirs) + len(files)
+        for name in files:
+            rel = prefix + name
+            try:
+                if wanted(rel) and stat.S_ISREG(os.lstat(os.path.join(directory, name)).st_mode):
+                    found.append(rel)
+            except OSError:
+                continue
+        if seen > limit:
+            break
+    return sorted(found)
 
 
 def clone_or_copy(src: Path, dst: Path, *, try_clone: bool) -> bool:

@@ -7,7 +7,7 @@ import logging
 import os
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,7 +33,7 @@ from lsp_agent.sandbox.limits import ResourceLimits, limits_for
 from lsp_agent.sandbox.namespace import NamespacePlan, overlay_options, plan_namespace
 from lsp_agent.sandbox.python_env import PythonChoice, choose_python
 from lsp_agent.sandbox.runner import ExecResult, run_process
-from lsp_agent.sandbox.scratch import ScratchWorkspace
+from lsp_agent.sandbox.scratch import ScratchWorkspace, find_files
 from lsp_agent.workspace.overlay import Overlay
 
 if TYPE_CHECKING:
@@ -56,6 +56,7 @@ class Sandbox:
     """Executes code against a view of `root` showing the run's overlay; never writes to `root`.
 
     Refuses to run code (SandboxUnavailable) when no isolation mechanism works, unless `allow_unisolated`.
+    `hide(rel)` names the workspace's secret files: the namespace sandbox shows them as empty, read-only files.
     """
 
     def __init__(
@@ -68,12 +69,15 @@ class Sandbox:
         scratch_parent: Path | None = None,
         python: str | None = None,
         allow_unisolated: bool = False,
+        hide: Callable[[str], bool] | None = None,
     ) -> None:
         self.root = Path(root).resolve()
         self.python_setting = python
         self.exclude = list(exclude)
         self.isolation = isolation or current_isolation()
         self.allow_unisolated = allow_unisolated
+        self.hide = hide
+        self._secret_files: list[str] | None = None
         self.memory_mib = memory_mib
         self._scratch_parent = scratch_parent
         self._scratch: ScratchWorkspace | None = None
@@ -162,11 +166,22 @@ class Sandbox:
             keep = [self.root / name for name in scratch.left_out]
         newroot = scratch.base / "root"
         newroot.mkdir(exist_ok=True)
+        empty = scratch.base / "hidden-secret"
+        if not empty.exists():
+            empty.touch(mode=0o444)
+        view_dir = self.root if scratch.mode == "overlay" else scratch.workspace
+        hidden = [self.root / rel for rel in self.secret_files() if (view_dir / rel).is_file()]
         return plan_namespace(
             self.root, view=view, scratch_tmp=scratch.tmp, scratch_home=scratch.home, newroot=newroot,
             cwd=self.root / cwd_rel, home=user_home(), expose=python_paths(self.python().needed_paths()),
-            deletions=deletions, keep=keep,
+            deletions=deletions, keep=keep, hide=hidden, empty=empty,
         )  # fmt: skip
+
+    def secret_files(self) -> list[str]:
+        """The workspace's regular files that `hide` names (found once per sandbox)."""
+        if self._secret_files is None:
+            self._secret_files = find_files(self.root, self.hide) if self.hide is not None else []
+        return self._secret_files
 
     def _environment(self, home: str, tmpdir: str, view: Path) -> dict[str, str]:
         """The scrubbed environment of every child; `view` is where the code sees the workspace."""

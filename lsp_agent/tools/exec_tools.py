@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import threading
 import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lsp_agent.tools.registry import Tool, ToolContext, ToolError, ToolRegistry
@@ -45,6 +46,7 @@ def sandbox_for(ctx: ToolContext) -> Sandbox:
                 exclude=ctx.exclude,
                 python=getattr(ctx.settings, "python", None),
                 allow_unisolated=bool(getattr(ctx.settings, "allow_unisolated_exec", False)),
+                hide=_secret_files(ctx),
             )
             _SANDBOXES[ctx.overlay] = sandbox
             weakref.finalize(ctx.overlay, sandbox.close)
@@ -54,6 +56,19 @@ def sandbox_for(ctx: ToolContext) -> Sandbox:
     # not whenever the garbage collector gets to the run. (No reference to ctx: that would be a cycle.)
     ctx.on_close(functools.partial(_release, ctx.extras, ctx.overlay, sandbox))
     return sandbox
+
+
+def _secret_files(ctx: ToolContext) -> Callable[[str], bool] | None:
+    """The predicate naming the workspace's secret files (.env, keys), which the sandbox shows as empty files.
+
+    It comes from lsp_agent.workspace.secrets, which arrives with the branch that adds secret-file handling;
+    until then nothing is hidden (the result then names no secret files).
+    """
+    try:
+        from lsp_agent.workspace.secrets import SecretFiles  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return SecretFiles(getattr(ctx.settings, "secret_files", None) or ()).is_secret
 
 
 def _release(extras: dict[str, Any], overlay: Overlay, sandbox: Sandbox) -> None:

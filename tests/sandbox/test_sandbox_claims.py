@@ -15,6 +15,7 @@ from sandbox_helpers import asker, run_scripted
 from lsp_agent.config import load_settings
 from lsp_agent.sandbox.isolation import (
     DISABLE_ENV,
+    Isolation,
     SandboxUnavailable,
     current_isolation,
     home_exposures,
@@ -112,6 +113,32 @@ def test_tmp_lives_as_long_as_the_interpreter(sandbox: Sandbox, overlay: Overlay
     step = interpreter.execute("open('/tmp/kept.txt').read()", overlay)
     assert step.value == repr("step 1")
     assert not Path("/tmp/kept.txt").exists() or Path("/tmp/kept.txt").read_text() != "step 1"
+
+
+@pytest.mark.parametrize("view", ["overlay", "copy"])
+def test_secret_files_read_as_empty_read_only_files(project: Path, view: str) -> None:
+    (project / ".env").write_text("API_KEY=sk-live-123\n")
+    (project / "deploy").mkdir()
+    (project / "deploy" / "server.pem").write_text("-----BEGIN PRIVATE KEY-----\n")
+    here = current_isolation()
+    isolation = here if view == "overlay" else Isolation(False, False, here.unshare_net, namespace=True)
+    code = (
+        "for name in ('.env', 'deploy/server.pem', 'notes.txt'):\n"
+        "    print(name, repr(open(name).read()))\n"
+        "    try:\n        open(name, 'a').write('more')\n"
+        "    except OSError as exc:\n        print(name, exc.strerror)\n"
+    )
+    overlay = Overlay(project)
+    with Sandbox(project, isolation=isolation, hide=lambda rel: rel.endswith((".env", ".pem"))) as box:
+        result = box.run([sys.executable, "-c", code], overlay, timeout=20)
+    text = result.format(20)
+    assert "sk-live" not in text and "PRIVATE KEY" not in text
+    assert ".env '' " in text.replace("\n", " ") and "deploy/server.pem ''" in text
+    for name in (".env", "deploy/server.pem"):  # mode 0444 and a read-only mount: either refusal comes first
+        assert f"{name} Permission denied" in text or f"{name} Read-only file system" in text
+    assert "notes.txt 'keep me\\n'" in text
+    assert "secret files: .env, deploy/server.pem read as empty, read-only files" in text
+    assert set(overlay.overrides()) == {"notes.txt"}  # the one file it could append to
 
 
 # ----- no mechanism: refuse, or say plainly that nothing is isolated ---------------------------------------------
