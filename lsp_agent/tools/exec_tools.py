@@ -20,10 +20,9 @@ _SANDBOXES: weakref.WeakKeyDictionary[Overlay, Sandbox] = weakref.WeakKeyDiction
 _LOCK = threading.Lock()
 
 _WHERE = (
-    " Runs isolated, in a private view of the workspace (at its usual path) with this run's proposed edits "
-    "applied (the user's files are never touched); files it creates, changes or deletes there join the "
-    "proposal. The result gives the exit status, stdout and stderr (long output is cut in the middle) and the "
-    "isolation in force."
+    " Runs in a private view of the workspace (at its usual path) with this run's proposed edits applied; files "
+    "it creates, changes or deletes there join the proposal. The result gives the exit status, stdout and "
+    "stderr (long output is cut in the middle) and the isolation in force."
 )
 _TIMEOUT = {
     "type": "number",
