@@ -108,10 +108,16 @@ def is_root() -> bool:
 
 
 def bwrap_prefix(
-    bind_dir: Path, cwd: Path, *, expose: Sequence[Path] = (), view: tuple[Path, Path] | None = None
+    bind_dir: Path,
+    cwd: Path,
+    *,
+    expose: Sequence[Path] = (),
+    view: tuple[Path, Path] | None = None,
+    keep: Sequence[Path] = (),
 ) -> list[str]:
     """bubblewrap: read-only root, home hidden (but `expose`), private /tmp, the sandbox dir writable, no network,
-    own pid/ipc/uts; `view` = (scratch copy, workspace path) also shows the copy at the workspace's own path."""
+    own pid/ipc/uts; `view` = (scratch copy, workspace path) also shows the copy at the workspace's own path, with
+    the real directories `keep` (virtual environments left out of a copy) read-only inside it."""
     argv = [
         "bwrap",
         "--ro-bind", "/", "/",
@@ -127,6 +133,7 @@ def bwrap_prefix(
         "--tmpfs", "/tmp",
         "--bind", str(bind_dir), str(bind_dir),
         *(["--bind", str(view[0]), str(view[1])] if view else []),
+        *[arg for path in keep for arg in ("--ro-bind", str(path), str(path))],
         "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
         "--die-with-parent",
     ]  # fmt: skip

@@ -146,7 +146,10 @@ class Sandbox:
             prefix += unshare_prefix(mount=False, net=True)
         if mechanism == "bwrap":  # the copy also shows at the workspace's own path
             expose = self.python().needed_paths()
-            prefix += bwrap_prefix(scratch.base, self.root / cwd_rel, expose=expose, view=(view, self.root))
+            keep = [self.root / name for name in scratch.left_out]
+            prefix += bwrap_prefix(
+                scratch.base, self.root / cwd_rel, expose=expose, view=(view, self.root), keep=keep
+            )
             env = self._environment(str(scratch.home), str(scratch.tmp), self.root)
         else:
             env = self._environment(str(scratch.home), str(scratch.tmp), view)
