@@ -357,8 +357,11 @@ def test_symlink_swapped_in_while_the_host_collects(arena: Arena) -> None:
     arena.watch()
     flipper = (
         "import os, threading\n"
+        "flips = 0\n"
         "def flip():\n"
+        "    global flips\n"
         "    while True:\n"
+        "        flips += 1\n"
         "        with open('race.tmp', 'w') as f: f.write('benign')\n"
         "        os.replace('race.tmp', 'race.txt')\n"
         f"        os.symlink({str(arena.far / 'target.txt')!r}, 'race.lnk')\n"
@@ -372,11 +375,13 @@ def test_symlink_swapped_in_while_the_host_collects(arena: Arena) -> None:
         for _ in range(60):
             interpreter.execute("pass", ctx.overlay)
             seen.add(ctx.overlay.overrides().get("race.txt"))
+        flips = interpreter.execute("flips", ctx.overlay).value
     finally:
         close_sandbox(ctx)
     assert arena.escapes() == []
     assert not any(SECRET in (text or "") for text in ctx.overlay.overrides().values())
     assert seen <= {None, "benign"}
+    assert int(flips or 0) > 100  # the link really was swapped in and out while the host collected
 
 
 def test_background_processes_die_with_the_run(arena: Arena) -> None:
