@@ -32,7 +32,7 @@ Reply with exactly ONE JSON object and nothing else:
 How the code runs:
 - A persistent Python interpreter: variables, imports and functions stay defined from one step to the next.
 - print() what you need to see; the value of a final bare expression is shown too.
-- The working directory is a private scratch copy of the workspace with the edits of this run. Read files with \
+- The working directory is the workspace, seen through a private view with the edits of this run. Read files with \
 open(); files you create, change or delete there become a proposed change that the user reviews before anything \
 touches their real files.
 - Each step is limited to {timeout:g} seconds; memory and processes are limited; the network may be cut off.
