@@ -78,12 +78,16 @@ def _private_lines(sandbox: Sandbox) -> list[str]:
     if sandbox.isolation.mechanism != "namespace" or plan is None:
         return [f"home: HOME is a private directory ({scratch.home}); TMPDIR is {scratch.tmp}"]
     if plan.hidden_home is not None:
-        home = (
-            f"home: {plan.hidden_home} is a private empty directory for this run (only the Python installation "
-            "inside it is visible, read-only)"
+        inside = (
+            "the workspace view and, read-only, the Python installation and PATH directories inside it are visible"
+            if sandbox.root.is_relative_to(plan.hidden_home)
+            else "the Python installation and PATH directories inside it are visible, read-only"
         )
+        home = f"home: {plan.hidden_home} is a private empty directory for this run (only {inside})"
     else:
-        home = f"home: HOME is {plan.home}, private to this run"
+        home = (
+            f"home: HOME is {plan.home}, private to this run; your home directory is not hidden (read-only)"
+        )
     run = "; /run is empty" if any(m["target"] == "/run" for m in plan.mounts) else ""
     secrets = []
     if plan.hidden_files:

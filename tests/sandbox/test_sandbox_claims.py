@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -59,7 +60,7 @@ def test_each_line_of_the_result_holds(sandbox: Sandbox, overlay: Overlay, tmp_p
     seen = json.loads(result.stdout)
     home = user_home()
     assert home is not None
-    # "home: <home> is a private empty directory for this run (only the Python installation inside it ...)"
+    # "home: <home> is a private empty directory for this run (only the Python installation and PATH dirs ...)"
     assert f"home: {home} is a private empty directory for this run" in text
     assert seen["home"] == str(home)
     _, exposed = home_exposures(sandbox.python().needed_paths())
@@ -113,6 +114,29 @@ def test_tmp_lives_as_long_as_the_interpreter(sandbox: Sandbox, overlay: Overlay
     step = interpreter.execute("open('/tmp/kept.txt').read()", overlay)
     assert step.value == repr("step 1")
     assert not Path("/tmp/kept.txt").exists() or Path("/tmp/kept.txt").read_text() != "step 1"
+
+
+def test_a_workspace_inside_the_hidden_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    home = Path.cwd() / f".lsp-agent-fake-home-{os.getpid()}"  # outside /tmp, which is private anyway
+    project = home / "proj"
+    (home / ".ssh").mkdir(parents=True)
+    project.mkdir()
+    try:
+        (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY")
+        (project / "main.py").write_text("print('hi')\n")
+        monkeypatch.setenv("HOME", str(home))
+        overlay = Overlay(project)
+        code = f"import os\nprint(sorted(os.listdir({str(home)!r})))\nopen({str(project / 'out.txt')!r}, 'w').write('x')\n"
+        with Sandbox(project) as box:
+            result = box.run([sys.executable, "-c", code], overlay, timeout=20)
+        assert result.stdout.strip() == "['proj']", result.format(20)  # the workspace shows, .ssh does not
+        assert overlay.view_text("out.txt") == "x" and not (project / "out.txt").exists()
+        assert (
+            f"home: {home} is a private empty directory for this run (only the workspace view and, read-only, the "
+            "Python installation and PATH directories inside it are visible)" in result.format(20)
+        )
+    finally:
+        shutil.rmtree(home)
 
 
 @pytest.mark.parametrize("view", ["overlay", "copy"])
