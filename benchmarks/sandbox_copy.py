@@ -109,8 +109,8 @@ def main() -> int:
         base = rows[0][1]
         kept.close()
     print(
-        f"workspace: {args.files} files; isolation here: overlay={isolation.overlay} bwrap={isolation.bwrap} "
-        f"unshare_net={isolation.unshare_net}; median of {args.repeat}"
+        f"workspace: {args.files} files; isolation here: {isolation.mechanism}, overlay={isolation.overlay} "
+        f"bwrap={isolation.bwrap} unshare_net={isolation.unshare_net}; median of {args.repeat}"
     )
     for name, seconds in rows:
         print(f"{name:58s} {seconds * 1000:9.1f} ms   ratio to baseline {seconds / base:6.3f}")

@@ -152,6 +152,13 @@ class Settings:
         optional_text,
         env="LSP_AGENT_PYTHON",
     )
+    allow_unisolated_exec: bool = setting(
+        False,
+        "allowUnisolatedExec",
+        "run code even where no sandbox mechanism works (each result says it was not isolated)",
+        boolean,
+        env="LSP_AGENT_ALLOW_UNISOLATED_EXEC",
+    )
     request_timeout: float = setting(
         120.0, "requestTimeout", "limit of one model request (s)", positive_number
     )

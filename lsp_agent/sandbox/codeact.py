@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsp_agent.sandbox.codeact_reply import SCHEMA_TEXT, ReplyError, parse_codeact_reply
 from lsp_agent.sandbox.interpreter import InterpreterError
+from lsp_agent.sandbox.isolation import SandboxUnavailable
 
 if TYPE_CHECKING:
     from lsp_agent.agent.run import AgentRun
@@ -31,7 +32,7 @@ Reply with exactly ONE JSON object and nothing else:
 How the code runs:
 - A persistent Python interpreter: variables, imports and functions stay defined from one step to the next.
 - print() what you need to see; the value of a final bare expression is shown too.
-- The working directory is a private scratch copy of the workspace with the edits of this run. Read files with \
+- The working directory is the workspace, seen through a private view with the edits of this run. Read files with \
 open(); files you create, change or delete there become a proposed change that the user reviews before anything \
 touches their real files.
 - Each step is limited to {timeout:g} seconds; memory and processes are limited; the network may be cut off.
@@ -144,7 +145,7 @@ async def _execute(run: AgentRun, code: str, step: int, *, first: bool) -> tuple
         sandbox = await asyncio.to_thread(sandbox_for, run.ctx)  # the first use probes the machine
         interpreter = await run._guard(asyncio.to_thread(sandbox.interpreter, overlay, timeout=timeout))
         result = await run._guard(asyncio.to_thread(interpreter.execute, code, overlay, cancel=run._cancel))
-    except InterpreterError as exc:
+    except (InterpreterError, SandboxUnavailable) as exc:
         text = run.ctx.redact(f"Error: {exc}")
         _report(run, call_id, False, text, 0.0)
         return text, False, 0.0

@@ -105,4 +105,5 @@ def run_in_docker(
         truncate_middle(err, 256_000),
         time.perf_counter() - start,
         timed_out=timed_out,
+        container=True,
     )

@@ -88,14 +88,14 @@ class PersistentInterpreter:
             wall_seconds=timeout, cpu_seconds=int(max(timeout, 1) * 50), memory_mib=self.limits.memory_mib,
             file_size_mib=self.limits.file_size_mib, processes=self.limits.processes,
         )  # fmt: skip
-        argv, start_dir = sandbox.wrap([sandbox.python().executable, "-u", "-c", CHILD_SOURCE])
+        launch = sandbox.prepare([sandbox.python().executable, "-u", "-c", CHILD_SOURCE])
         self._proc = subprocess.Popen(
-            argv,
+            launch.argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            cwd=start_dir,
-            env=sandbox.environment(),
+            cwd=launch.cwd,
+            env=launch.env,
             start_new_session=True,
             preexec_fn=self.limits.preexec(),  # noqa: PLW1509 - rlimits between fork and exec
         )

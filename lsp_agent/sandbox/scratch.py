@@ -7,11 +7,13 @@ import fcntl
 import os
 import shutil
 import stat
+import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lsp_agent.sandbox import safe_fs
 from lsp_agent.workspace.overlay import Overlay
 from lsp_agent.workspace.walk import is_ignored, walk_workspace
 
@@ -90,6 +92,31 @@ def _top_level_venvs(root: Path) -> set[str]:
         return set()
 
 
+def find_files(root: Path, wanted: Callable[[str], bool], limit: int = 200_000) -> list[str]:
+    """Relative paths of the regular files under root that `wanted` names (gitignored ones too; caches, virtual
+    environments and node_modules skipped; at most `limit` entries looked at)."""
+    found: list[str] = []
+    seen = 0
+    for directory, dirs, files in os.walk(root):
+        rel_dir = os.path.relpath(directory, root)
+        prefix = "" if rel_dir == "." else rel_dir + "/"
+        dirs[:] = [
+            d for d in dirs
+            if d not in JUNK_DIRS and d != "node_modules" and not os.path.isfile(os.path.join(directory, d, "pyvenv.cfg"))
+        ]  # fmt: skip
+        seen += len(dirs) + len(files)
+        for name in files:
+            rel = prefix + name
+            try:
+                if wanted(rel) and stat.S_ISREG(os.lstat(os.path.join(directory, name)).st_mode):
+                    found.append(rel)
+            except OSError:
+                continue
+        if seen > limit:
+            break
+    return sorted(found)
+
+
 def clone_or_copy(src: Path, dst: Path, *, try_clone: bool) -> bool:
     """Copy one file, sharing extents (reflink) when try_clone and the filesystem allows; True when cloned."""
     if try_clone:
@@ -134,6 +161,8 @@ class ScratchWorkspace:
         self.copy_method = "overlayfs copy-on-write" if mode == "overlay" else "copy"
         self._snapshot: dict[str, tuple[int, int, int]] = {}
         self._injected: set[str] = set()
+        self._too_deep: list[str] = []
+        self.left_out: list[str] = []  # top-level virtual environments a copy leaves out (they run in place)
         self.closed = False
         for d in (self.workspace, self.home, self.tmp):
             d.mkdir()
@@ -152,6 +181,7 @@ class ScratchWorkspace:
         cloned = copied = 0
         made: set[Path] = set()
         venvs = _top_level_venvs(self.root)
+        self.left_out = sorted(venvs)
         for path in walk_workspace(self.root, exclude=self.exclude):
             rel = path.relative_to(self.root)
             if rel.parts[0] in venvs:
@@ -192,16 +222,11 @@ class ScratchWorkspace:
         else:
             for rel in self._injected - set(changes):
                 self._restore_from_disk(rel)
-            for rel, text in changes.items():
-                target = self.workspace / rel
+            for rel, text in changes.items():  # the code may have planted symlinks here: never follow one
                 if text is None:
-                    if target.is_file() or target.is_symlink():
-                        target.unlink()
+                    safe_fs.unlink(self.workspace, rel)
                 else:
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    if target.is_symlink():
-                        target.unlink()
-                    target.write_bytes(text.encode("utf-8"))
+                    safe_fs.write_file(self.workspace, rel, text.encode("utf-8"))
             self._snapshot = self._scan_copy()
         self._injected = set(changes)
 
@@ -231,6 +256,10 @@ class ScratchWorkspace:
             touched = sorted(rel for rel, sig in now.items() if self._snapshot.get(rel) != sig)
             removed = sorted(rel for rel in self._snapshot if rel not in now)
             self._snapshot = now
+        for rel in self._too_deep:
+            report.skipped.append(
+                f"{rel}/: more than {safe_fs.MAX_DEPTH} directories deep; its files are not proposed"
+            )
         for rel in touched:
             if self._ignored(rel):
                 continue
@@ -248,15 +277,14 @@ class ScratchWorkspace:
 
     def _take_file(self, overlay: Overlay, rel: str, report: ChangeReport) -> None:
         """Read one file the code wrote and propose it unless it equals the current view."""
-        path = (self.upper if self.mode == "overlay" else self.workspace) / rel
+        base = self.upper if self.mode == "overlay" else self.workspace
         try:
-            size = path.stat().st_size
-            if size > MAX_TEXT_BYTES:
-                report.skipped.append(f"{rel}: {size:,} bytes is too large to propose")
-                return
-            text = _decode_text(path.read_bytes())
+            text = _decode_text(safe_fs.read_regular(base, rel, MAX_TEXT_BYTES))
         except OSError as exc:
-            report.skipped.append(f"{rel}: unreadable ({exc.strerror})")
+            if exc.errno == errno.EFBIG:
+                report.skipped.append(f"{rel}: {exc.strerror}")
+            else:
+                report.skipped.append(f"{rel}: unreadable ({exc.strerror})")
             return
         if text is None:
             report.skipped.append(f"{rel}: binary file (only text files can be proposed)")
@@ -284,64 +312,27 @@ class ScratchWorkspace:
 
     def _scan_copy(self) -> dict[str, tuple[int, int, int]]:
         """rel -> (size, mtime_ns, inode) of every regular file in the copy, caches skipped."""
-        out: dict[str, tuple[int, int, int]] = {}
-        stack = [(self.workspace, "")]
-        while stack:
-            directory, prefix = stack.pop()
-            try:
-                entries = list(os.scandir(directory))
-            except OSError:
-                continue
-            for entry in entries:
-                rel = prefix + entry.name
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in JUNK_DIRS:
-                        stack.append((Path(entry.path), rel + "/"))
-                elif entry.is_file(follow_symlinks=False):
-                    st = entry.stat(follow_symlinks=False)
-                    out[rel] = (st.st_size, st.st_mtime_ns, st.st_ino)
-        return out
+        found, self._too_deep = safe_fs.scan(self.workspace, JUNK_DIRS.__contains__)
+        return {rel: (st.st_size, st.st_mtime_ns, st.st_ino) for rel, st in found if stat.S_ISREG(st.st_mode)}
 
     def _scan_upper(self) -> tuple[list[str], list[str]]:
         """Files written (regular files) and deleted (whiteouts: 0/0 character devices) in the overlay's upper dir."""
-        written: list[str] = []
-        removed: list[str] = []
-        stack = [(self.upper, "")]
-        while stack:
-            directory, prefix = stack.pop()
-            try:
-                entries = list(os.scandir(directory))
-            except OSError:
-                continue
-            for entry in entries:
-                rel = prefix + entry.name
-                st = entry.stat(follow_symlinks=False)
-                if stat.S_ISDIR(st.st_mode):
-                    if entry.name not in JUNK_DIRS:
-                        stack.append((Path(entry.path), rel + "/"))
-                elif stat.S_ISREG(st.st_mode):
-                    written.append(rel)
-                elif stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
-                    removed.append(rel)
+        found, self._too_deep = safe_fs.scan(self.upper, JUNK_DIRS.__contains__)
+        written = [rel for rel, st in found if stat.S_ISREG(st.st_mode)]
+        removed = [rel for rel, st in found if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0]
         return sorted(written), sorted(removed)
 
     def _drop_upper(self, rel: str) -> None:
         """Remove a copied-up file or whiteout so the staging layer (or the disk) shows through again."""
-        target = self.upper / rel
-        try:
-            if target.is_symlink() or not target.is_dir():
-                target.unlink()
-        except FileNotFoundError:
-            pass
+        safe_fs.unlink(self.upper, rel)
 
     def _restore_from_disk(self, rel: str) -> None:
         """Copy mode: put the disk version of a file back after its proposed change was reverted."""
-        src, dst = self.root / rel, self.workspace / rel
-        if dst.exists() or dst.is_symlink():
-            dst.unlink()
+        src = self.root / rel
         if src.is_file():
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dst)
+            safe_fs.write_file(self.workspace, rel, src.read_bytes(), stat.S_IMODE(src.stat().st_mode))
+        else:
+            safe_fs.unlink(self.workspace, rel)
 
     # ----- teardown -------------------------------------------------------------------------------------
 
@@ -350,4 +341,9 @@ class ScratchWorkspace:
         if self.closed:
             return
         self.closed = True
-        shutil.rmtree(self.base, ignore_errors=True)
+        try:
+            shutil.rmtree(self.base, ignore_errors=True)
+        except (
+            RecursionError
+        ):  # the code made a tree deeper than Python's recursion limit: rm(1) walks any depth
+            subprocess.run(["rm", "-rf", "--one-file-system", "--", str(self.base)], check=False, timeout=600)

@@ -7,7 +7,8 @@ import logging
 import os
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,17 +16,24 @@ from lsp_agent.sandbox.docker_backend import docker_requested, docker_status, ru
 from lsp_agent.sandbox.environment import scrubbed_environment
 from lsp_agent.sandbox.isolation import (
     MOUNT_FAILED,
+    SETUP_FAILED,
     Isolation,
+    SandboxUnavailable,
     bwrap_prefix,
     current_isolation,
     overlay_mount_prefix,
     overlay_safe_path,
+    python_paths,
+    refusal_message,
     unshare_prefix,
+    user_home,
 )
+from lsp_agent.sandbox.isolation_report import describe_isolation
 from lsp_agent.sandbox.limits import ResourceLimits, limits_for
+from lsp_agent.sandbox.namespace import NamespacePlan, overlay_options, plan_namespace
 from lsp_agent.sandbox.python_env import PythonChoice, choose_python
 from lsp_agent.sandbox.runner import ExecResult, run_process
-from lsp_agent.sandbox.scratch import ScratchWorkspace
+from lsp_agent.sandbox.scratch import ScratchWorkspace, find_files
 from lsp_agent.workspace.overlay import Overlay
 
 if TYPE_CHECKING:
@@ -35,8 +43,21 @@ log = logging.getLogger(__name__)
 _LIVE: weakref.WeakSet[Sandbox] = weakref.WeakSet()
 
 
+@dataclass
+class Launch:
+    """How to start one sandboxed command: the full argv, the directory to start it in, its environment."""
+
+    argv: list[str]
+    cwd: str
+    env: dict[str, str]
+
+
 class Sandbox:
-    """Executes code against a scratch copy of `root` showing the run's overlay; never writes to `root`."""
+    """Executes code against a view of `root` showing the run's overlay; never writes to `root`.
+
+    Refuses to run code (SandboxUnavailable) when no isolation mechanism works, unless `allow_unisolated`.
+    `hide(rel)` names the workspace's secret files: the namespace sandbox shows them as empty, read-only files.
+    """
 
     def __init__(
         self,
@@ -47,16 +68,22 @@ class Sandbox:
         memory_mib: int = 4096,
         scratch_parent: Path | None = None,
         python: str | None = None,
+        allow_unisolated: bool = False,
+        hide: Callable[[str], bool] | None = None,
     ) -> None:
         self.root = Path(root).resolve()
         self.python_setting = python
         self.exclude = list(exclude)
         self.isolation = isolation or current_isolation()
+        self.allow_unisolated = allow_unisolated
+        self.hide = hide
+        self._secret_files: list[str] | None = None
         self.memory_mib = memory_mib
         self._scratch_parent = scratch_parent
         self._scratch: ScratchWorkspace | None = None
         self._interpreter: PersistentInterpreter | None = None
         self._overlay_failed = False  # the workspace's filesystem refused to be an overlay layer
+        self._plan: NamespacePlan | None = None  # the namespace mounts of the last start
         self.docker_note: str | None = None  # set when the Docker backend was asked for
         self.use_docker = False
         if docker_requested():
@@ -85,71 +112,95 @@ class Sandbox:
             return self._scratch
 
     def python(self) -> PythonChoice:
-        """The interpreter for Python code and tests: the python setting, the workspace's venv, or the server's."""
-        if self.use_docker:
-            return PythonChoice("python", "container")
+        """The interpreter for Python code and tests on this machine: the python setting, the workspace's venv,
+        or the server's."""
         return choose_python(self.root, self.python_setting)
 
-    def describe(self, limits: ResourceLimits) -> list[str]:
-        """The isolation in force, one fact per line, for the tool's result."""
-        scratch = self.scratch
-        lines = [
-            f"workspace: scratch copy ({scratch.copy_method}) with the proposed edits applied; "
-            "your real files are untouched",
-            self.python().describe(),
-        ]
-        if self.use_docker:
-            lines.append("container: Docker (network none, memory and process limits)")
-        else:
-            lines += [self.isolation.network_line(), self.isolation.filesystem_line()]
-            if self.docker_note:
-                lines.append(self.docker_note + "; using the local sandbox")
-        lines.append(
-            "environment: secrets removed (API keys, tokens, passwords, AWS_*); HOME is a private directory"
-        )
-        lines.append(limits.describe())
-        return lines
+    def require_isolation(self) -> None:
+        """Raise SandboxUnavailable (saying what to install) unless code can run isolated here or is allowed not to."""
+        if not self.isolation.isolated and not self.allow_unisolated:
+            raise SandboxUnavailable(refusal_message(self.isolation))
 
-    def wrap(self, argv: Sequence[str], cwd_rel: str = ".") -> tuple[list[str], str]:
-        """The full argv (mount + isolation prefixes) and the cwd to start it in."""
+    def describe(self, limits: ResourceLimits, *, container: bool = False) -> list[str]:
+        """The isolation in force for code that just ran (in a Docker container only when `container`)."""
+        return describe_isolation(self, limits, container=container)
+
+    def prepare(self, argv: Sequence[str], cwd_rel: str = ".") -> Launch:
+        """The full argv (the isolation mechanism's prefix), start directory and environment for a local start."""
         scratch = self.scratch
-        cwd = (scratch.workspace / cwd_rel).resolve()
+        mechanism = self.isolation.mechanism
+        if mechanism == "namespace":
+            plan = self._namespace_plan(cwd_rel)
+            self._plan = plan
+            env = self._environment(plan.home, "/tmp", self.root)
+            return Launch(plan.argv(argv), str(scratch.base), env)
         prefix: list[str] = []
+        view = scratch.workspace
+        cwd = (view / cwd_rel).resolve()
         if scratch.mode == "overlay":
             prefix += unshare_prefix(mount=True, net=not self.isolation.bwrap)
             prefix += overlay_mount_prefix(
-                [scratch.staging, self.root],
-                scratch.upper,
-                scratch.work,
-                scratch.workspace,
-                scratch.deletions,
-                cwd,
+                [scratch.staging, self.root], scratch.upper, scratch.work, view, scratch.deletions, cwd
             )
-            start_dir = str(scratch.base)
+        elif mechanism == "none" and self.isolation.unshare_net:
+            prefix += unshare_prefix(mount=False, net=True)
+        if mechanism == "bwrap":  # the copy also shows at the workspace's own path
+            expose = self.python().needed_paths()
+            keep = [self.root / name for name in scratch.left_out]
+            prefix += bwrap_prefix(
+                scratch.base, self.root / cwd_rel, expose=expose, view=(view, self.root), keep=keep
+            )
+            env = self._environment(str(scratch.home), str(scratch.tmp), self.root)
         else:
-            if not self.isolation.bwrap and self.isolation.unshare_net:
-                prefix += unshare_prefix(mount=False, net=True)
-            start_dir = str(cwd)
-        if self.isolation.bwrap:
-            prefix += bwrap_prefix(scratch.base, cwd, expose=self.python().needed_paths())
-        return prefix + list(argv), start_dir
+            env = self._environment(str(scratch.home), str(scratch.tmp), view)
+        start = str(scratch.base) if scratch.mode == "overlay" or mechanism == "bwrap" else str(cwd)
+        return Launch(prefix + list(argv), start, env)
 
-    def environment(self) -> dict[str, str]:
-        """The scrubbed environment of every child."""
+    def _namespace_plan(self, cwd_rel: str) -> NamespacePlan:
+        """The namespace sandbox's mounts: the view over the workspace's own path, private /tmp and home."""
         scratch = self.scratch
-        env = scrubbed_environment(os.environ, home=str(scratch.home), tmpdir=str(scratch.tmp))
+        if scratch.mode == "overlay":
+            lower = [scratch.staging, self.root]
+            view = {"kind": "overlay", "options": overlay_options(lower, scratch.upper, scratch.work)}
+            deletions = scratch.deletions.read_text(encoding="utf-8").splitlines()
+            keep = []
+        else:
+            view, deletions = {"kind": "bind", "source": str(scratch.workspace)}, []
+            keep = [self.root / name for name in scratch.left_out]
+        newroot = scratch.base / "root"
+        newroot.mkdir(exist_ok=True)
+        empty = scratch.base / "hidden-secret"
+        if not empty.exists():
+            empty.touch(mode=0o444)
+        view_dir = self.root if scratch.mode == "overlay" else scratch.workspace
+        hidden = [self.root / rel for rel in self.secret_files() if (view_dir / rel).is_file()]
+        return plan_namespace(
+            self.root, view=view, scratch_tmp=scratch.tmp, scratch_home=scratch.home, newroot=newroot,
+            cwd=self.root / cwd_rel, home=user_home(), expose=python_paths(self.python().needed_paths()),
+            deletions=deletions, keep=keep, hide=hidden, empty=empty,
+        )  # fmt: skip
+
+    def secret_files(self) -> list[str]:
+        """The workspace's regular files that `hide` names (found once per sandbox)."""
+        if self._secret_files is None:
+            self._secret_files = find_files(self.root, self.hide) if self.hide is not None else []
+        return self._secret_files
+
+    def _environment(self, home: str, tmpdir: str, view: Path) -> dict[str, str]:
+        """The scrubbed environment of every child; `view` is where the code sees the workspace."""
+        env = scrubbed_environment(os.environ, home=home, tmpdir=tmpdir)
         venv = self.python().venv
         if venv is not None:  # as if activated: its bin/ first on PATH, so `python` and `pytest` are its own
             env["VIRTUAL_ENV"] = str(venv)
             env["PATH"] = os.pathsep.join(filter(None, [str(venv / "bin"), env.get("PATH", "")]))
             env.pop("PYTHONHOME", None)
-        path = self._python_path(env.get("PYTHONPATH", ""))
+        path = self._python_path(env.get("PYTHONPATH", ""), view)
         if path:
             env["PYTHONPATH"] = path
         return env
 
-    def _python_path(self, inherited: str) -> str:
-        """PYTHONPATH with entries inside the workspace moved to the scratch copy, plus its src/ when present.
+    def _python_path(self, inherited: str, view: Path) -> str:
+        """PYTHONPATH with entries inside the workspace moved to the view, plus its src/ when present.
 
         So imports load the proposed code even for a src-layout project installed in editable mode.
         """
@@ -157,9 +208,9 @@ class Sandbox:
         for entry in filter(None, inherited.split(os.pathsep)):
             real = Path(entry).resolve()
             if real.is_relative_to(self.root):
-                entry = str(self.scratch.workspace / real.relative_to(self.root))
+                entry = str(view / real.relative_to(self.root))
             entries.append(entry)
-        src = str(self.scratch.workspace / "src")
+        src = str(view / "src")
         if (self.root / "src").is_dir() and src not in entries:
             entries.insert(0, src)
         return os.pathsep.join(entries)
@@ -180,20 +231,23 @@ class Sandbox:
         cwd_rel: str = ".",
         cancel: threading.Event | None = None,
     ) -> ExecResult:
-        """Run argv in the scratch copy showing `overlay`; the files it changes become overlay writes."""
+        """Run argv in the view showing `overlay`; the files it changes become overlay writes."""
         limits = self.limits(timeout)
         with self._lock:
+            if not self.use_docker:
+                self.require_isolation()
             self.close_interpreter()  # one mount of the copy at a time
             scratch = self.scratch
             scratch.sync_in(overlay)
             if self.use_docker:
+                env = self._environment(str(scratch.home), str(scratch.tmp), scratch.workspace)
                 result = run_in_docker(
-                    argv, scratch.workspace, limits=limits, env=self.environment(), stdin=stdin
+                    argv, scratch.workspace, limits=limits, env=env, stdin=stdin, cwd_rel=cwd_rel
                 )
             else:
-                full, start_dir = self.wrap(argv, cwd_rel)
+                launch = self.prepare(argv, cwd_rel)
                 result = run_process(
-                    full, env=self.environment(), cwd=start_dir, limits=limits, stdin=stdin, cancel=cancel
+                    launch.argv, env=launch.env, cwd=launch.cwd, limits=limits, stdin=stdin, cancel=cancel
                 )
             if scratch.mode == "overlay" and result.exit_code == 125 and MOUNT_FAILED in result.stderr:
                 log.warning(
@@ -205,16 +259,20 @@ class Sandbox:
                 scratch.close()
                 self._scratch = None
                 return self.run(argv, overlay, timeout=timeout, stdin=stdin, cwd_rel=cwd_rel, cancel=cancel)
+            if result.exit_code == 125 and SETUP_FAILED in result.stderr:
+                result.error = "the sandbox could not be set up, so nothing ran: " + result.stderr.strip()
             result.argv = list(argv)
             result.changes = scratch.collect_changes(overlay)
-            result.isolation = self.describe(limits)
+            result.isolation = self.describe(limits, container=result.container)
             return result
 
     def interpreter(self, overlay: Overlay, *, timeout: float) -> PersistentInterpreter:
-        """The run's long-lived Python process (started, with the overlay synced in, on first use)."""
+        """The run's long-lived Python process in the local sandbox (started, with the overlay synced in, on
+        first use); never in a container, whatever the backend."""
         from lsp_agent.sandbox.interpreter import InterpreterError, PersistentInterpreter
 
         with self._lock:
+            self.require_isolation()
             if self._interpreter is None or not self._interpreter.alive:
                 if self._interpreter is not None:
                     self._interpreter.close()

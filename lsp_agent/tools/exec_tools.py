@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import threading
 import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lsp_agent.tools.registry import Tool, ToolContext, ToolError, ToolRegistry
@@ -19,9 +20,9 @@ _SANDBOXES: weakref.WeakKeyDictionary[Overlay, Sandbox] = weakref.WeakKeyDiction
 _LOCK = threading.Lock()
 
 _WHERE = (
-    " Runs in a private scratch copy of the workspace with this run's proposed edits applied (the user's files "
-    "are never touched); files it creates, changes or deletes there join the proposal. The result gives the "
-    "exit status, stdout and stderr (long output is cut in the middle) and the isolation in force."
+    " Runs in a private view of the workspace (at its usual path) with this run's proposed edits applied; files "
+    "it creates, changes or deletes there join the proposal. The result gives the exit status, stdout and "
+    "stderr (long output is cut in the middle) and the isolation in force."
 )
 _TIMEOUT = {
     "type": "number",
@@ -39,7 +40,13 @@ def sandbox_for(ctx: ToolContext) -> Sandbox:
     with _LOCK:
         sandbox = _SANDBOXES.get(ctx.overlay)
         if sandbox is None:
-            sandbox = Sandbox(ctx.root, exclude=ctx.exclude, python=getattr(ctx.settings, "python", None))
+            sandbox = Sandbox(
+                ctx.root,
+                exclude=ctx.exclude,
+                python=getattr(ctx.settings, "python", None),
+                allow_unisolated=bool(getattr(ctx.settings, "allow_unisolated_exec", False)),
+                hide=_secret_files(ctx),
+            )
             _SANDBOXES[ctx.overlay] = sandbox
             weakref.finalize(ctx.overlay, sandbox.close)
         weakref.finalize(ctx, sandbox.close)  # a context dropped without close(): drop the scratch copy
@@ -48,6 +55,19 @@ def sandbox_for(ctx: ToolContext) -> Sandbox:
     # not whenever the garbage collector gets to the run. (No reference to ctx: that would be a cycle.)
     ctx.on_close(functools.partial(_release, ctx.extras, ctx.overlay, sandbox))
     return sandbox
+
+
+def _secret_files(ctx: ToolContext) -> Callable[[str], bool] | None:
+    """The predicate naming the workspace's secret files (.env, keys), which the sandbox shows as empty files.
+
+    It comes from lsp_agent.workspace.secrets, which arrives with the branch that adds secret-file handling;
+    until then nothing is hidden (the result then names no secret files).
+    """
+    try:
+        from lsp_agent.workspace.secrets import SecretFiles  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return SecretFiles(getattr(ctx.settings, "secret_files", None) or ()).is_secret
 
 
 def _release(extras: dict[str, Any], overlay: Overlay, sandbox: Sandbox) -> None:
@@ -89,9 +109,14 @@ def _run(
     cwd_rel = ctx.overlay.normalize(cwd)
     if not ctx.overlay.is_dir(cwd_rel):
         raise ToolError(f"cwd {cwd!r} is not a directory in the workspace")
-    result = sandbox_for(ctx).run(
-        argv, ctx.overlay, timeout=seconds, stdin=stdin, cwd_rel=cwd_rel, cancel=ctx.cancel
-    )
+    from lsp_agent.sandbox.isolation import SandboxUnavailable
+
+    try:
+        result = sandbox_for(ctx).run(
+            argv, ctx.overlay, timeout=seconds, stdin=stdin, cwd_rel=cwd_rel, cancel=ctx.cancel
+        )
+    except SandboxUnavailable as exc:
+        raise ToolError(str(exc)) from None
     return result.format(seconds, MAX_OUTPUT_CHARS)
 
 
@@ -108,6 +133,8 @@ def run_command(ctx: ToolContext, argv: list[str], timeout: float | None = None,
         raise ToolError(
             'argv must be a non-empty list of strings, e.g. ["make", "test"] or ["sh", "-c", "ls | wc"]'
         )
+    if any("\0" in a for a in argv):
+        raise ToolError("argv must not contain NUL bytes (the kernel cannot pass them to a program)")
     return _run(ctx, list(argv), timeout, cwd=cwd)
 
 

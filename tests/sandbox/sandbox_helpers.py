@@ -15,7 +15,7 @@ TEST_CALC = "from pkg.calc import add\n\n\ndef test_add():\n    assert add(2, 3)
 def copy_mode_isolation() -> Isolation:
     """This machine's isolation without the overlay mount (forces the copied scratch workspace)."""
     here = current_isolation()
-    return Isolation(overlay=False, bwrap=here.bwrap, unshare_net=here.unshare_net)
+    return Isolation(overlay=False, bwrap=here.bwrap, unshare_net=here.unshare_net, namespace=here.namespace)
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from lsp_agent.sandbox.environment import is_secret_name
-from lsp_agent.sandbox.isolation import current_isolation
 from lsp_agent.sandbox.output import truncate_middle
 from lsp_agent.sandbox.session import Sandbox
 from lsp_agent.workspace.overlay import Overlay
@@ -56,7 +55,10 @@ def test_secrets_are_absent_from_the_child_environment(
     assert not set(secrets) & set(env)
     assert not any(v in secrets.values() for v in env.values())
     assert env["HARMLESS_SETTING"] == "visible"
-    assert env["HOME"].startswith(str(sandbox.scratch.base))
+    if sandbox.isolation.namespace:  # the real home path, replaced by a private directory; /tmp private
+        assert env["HOME"] == sandbox._plan.home and env["TMPDIR"] == "/tmp"
+    else:
+        assert env["HOME"].startswith(str(sandbox.scratch.base))
     assert "secrets removed" in result.format(20)
 
 
@@ -66,8 +68,8 @@ def test_secret_names() -> None:
 
 
 def test_writes_outside_the_scratch_copy(sandbox: Sandbox, overlay: Overlay, project: Path) -> None:
-    # The real workspace, and a directory outside /tmp (bwrap gives the child a private /tmp).
-    targets = [project / "escaped.txt", Path.cwd() / f".lsp-agent-escape-test-{os.getpid()}"]
+    # The real workspace by its absolute path, and a directory outside /tmp and home.
+    inside, outside = project / "escaped.txt", Path.cwd() / f".lsp-agent-escape-test-{os.getpid()}"
     code = (
         "import sys\n"
         "for path in sys.argv[1:]:\n"
@@ -78,21 +80,24 @@ def test_writes_outside_the_scratch_copy(sandbox: Sandbox, overlay: Overlay, pro
         "        print('refused', path, exc.strerror)\n"
     )
     try:
-        result = sandbox.run([sys.executable, "-c", code, *map(str, targets)], overlay, timeout=20)
-        escaped = [t for t in targets if t.exists()]
+        result = sandbox.run([sys.executable, "-c", code, str(inside), str(outside)], overlay, timeout=20)
+        escaped = [t for t in (inside, outside) if t.exists()]
     finally:
-        for t in targets:
+        for t in (inside, outside):
             t.unlink(missing_ok=True)
-    if current_isolation().bwrap:
-        assert "WROTE" not in result.stdout
-        assert not escaped
-        assert "Read-only file system" in result.stdout  # outside /tmp the root is mounted read-only
-        assert "read-only outside the scratch copy" in result.format(20) and "(bwrap)" in result.format(20)
-    else:  # this machine has no mechanism: the result must say so plainly
-        assert "writes outside the scratch copy are NOT blocked" in result.format(20)
+    text = result.format(20)
+    assert not escaped, text
+    assert f"WROTE {inside}" in result.stdout  # the view at the workspace's own path took the write ...
+    assert overlay.view_text("escaped.txt") == "escaped"  # ... and it joined the proposal
+    assert "escaped.txt (created)" in text
+    assert f"refused {outside} Read-only file system" in result.stdout
+    assert (
+        "filesystem: everything outside the workspace view, /tmp and the home directory is read-only" in text
+    )
+    assert "your real files are untouched" in text
 
 
-def test_network_is_cut_off_where_possible(sandbox: Sandbox, overlay: Overlay) -> None:
+def test_network_is_cut_off(sandbox: Sandbox, overlay: Overlay) -> None:
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen(1)
@@ -100,15 +105,13 @@ def test_network_is_cut_off_where_possible(sandbox: Sandbox, overlay: Overlay) -
         code = (
             "import socket\ns = socket.socket()\ns.settimeout(2)\n"
             f"print('connect', s.connect_ex(('127.0.0.1', {port})))\n"
+            "inner = socket.socket(); inner.bind(('127.0.0.1', 0)); inner.listen(1)\n"
+            "print('loopback', socket.create_connection(inner.getsockname(), timeout=2).getpeername()[0])\n"
         )
         result = sandbox.run([sys.executable, "-c", code], overlay, timeout=20)
-    text = result.format(20)
-    if current_isolation().network_isolated:
-        assert "connect 0" not in result.stdout
-        assert "network: cut off" in text
-    else:
-        assert "connect 0" in result.stdout
-        assert "network: NOT isolated: bwrap/unshare unavailable" in text
+    assert "connect 0" not in result.stdout and "connect " in result.stdout, result.format(20)
+    assert "loopback 127.0.0.1" in result.stdout  # its own loopback works (servers in tests)
+    assert "network: cut off (own network namespace with only loopback)" in result.format(20)
 
 
 def test_long_output_is_cut_with_a_marker(sandbox: Sandbox, overlay: Overlay) -> None:
@@ -163,9 +166,8 @@ def test_home_is_hidden_but_python_still_runs(
     finally:
         shutil.rmtree(home)
     assert result.exit_code == 0, result.format(20)
-    if current_isolation().bwrap:
-        assert result.stdout.strip() == "[]"
-        assert "home directory hidden" in result.format(20)
+    assert result.stdout.strip() == "[]"
+    assert f"home: {home} is a private empty directory for this run" in result.format(20)
 
 
 def test_src_layout_imports_the_proposed_code(project: Path, overlay: Overlay) -> None:

@@ -87,7 +87,18 @@ def test_a_copied_scratch_workspace_leaves_the_venv_out(project: Path) -> None:
     venv = make_venv(project / "venv", system_site_packages=False)
     overlay = Overlay(project)
     with Sandbox(project, isolation=copy_mode_isolation(), memory_mib=512) as box:
-        code = "import os, sys; print(os.path.isdir('venv'), os.path.isfile('pkg/calc.py'), sys.prefix)"
+        code = (
+            "import os, sys\n"
+            "try:\n    open('venv/planted.txt', 'w')\nexcept OSError as exc:\n    print(exc.strerror.replace(' ', '-'))\n"
+            "print(os.path.isfile('venv/pyvenv.cfg'), os.path.isfile('pkg/calc.py'), sys.prefix)"
+        )
         result = box.run([box.python().executable, "-c", code], overlay, timeout=20)
-        assert result.stdout.split() == ["False", "True", str(venv)], result.format(20)
+        assert not (box.scratch.workspace / "venv" / "pyvenv.cfg").exists()  # not copied
+        if box.isolation.namespace:  # shown in place, read-only
+            assert result.stdout.split() == ["Read-only-file-system", "True", "True", str(venv)], (
+                result.format(20)
+            )
+        else:
+            assert result.stdout.split()[-3:] == ["False", "True", str(venv)], result.format(20)
         assert result.changes.is_empty()
+        assert not (venv / "planted.txt").exists()
