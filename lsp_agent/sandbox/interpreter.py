@@ -145,7 +145,7 @@ class PersistentInterpreter:
                 result.value = reply.get("value")
             time.sleep(0.01)  # let output written straight to stderr arrive
             result.stderr = self._stderr.take()
-            result.changes = self.sandbox.scratch.collect_changes(overlay)
+            result.changes = self.sandbox.scratch.collect_changes(overlay, self.sandbox.hide)
             return result
 
     def _read_line(self, deadline: float, cancel: threading.Event | None) -> str | None:

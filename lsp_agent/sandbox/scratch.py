@@ -246,8 +246,11 @@ class ScratchWorkspace:
         except OSError:
             return False
 
-    def collect_changes(self, overlay: Overlay) -> ChangeReport:
-        """Turn the files the code created, modified or deleted into overlay writes and deletions."""
+    def collect_changes(self, overlay: Overlay, secret: Callable[[str], bool] | None = None) -> ChangeReport:
+        """Turn the files the code created, modified or deleted into overlay writes and deletions.
+
+        Files that `secret` names (.env, keys) are never proposed: the code cannot write the user's secrets.
+        """
         report = ChangeReport()
         if self.mode == "overlay":
             touched, removed = self._scan_upper()
@@ -260,6 +263,11 @@ class ScratchWorkspace:
             report.skipped.append(
                 f"{rel}/: more than {safe_fs.MAX_DEPTH} directories deep; its files are not proposed"
             )
+        if secret is not None:
+            for rel in filter(secret, touched + removed):
+                report.skipped.append(f"{rel}: a secret file (secretFiles); changes to it are not proposed")
+            touched = [rel for rel in touched if not secret(rel)]
+            removed = [rel for rel in removed if not secret(rel)]
         for rel in touched:
             if self._ignored(rel):
                 continue

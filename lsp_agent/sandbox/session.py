@@ -262,7 +262,7 @@ class Sandbox:
             if result.exit_code == 125 and SETUP_FAILED in result.stderr:
                 result.error = "the sandbox could not be set up, so nothing ran: " + result.stderr.strip()
             result.argv = list(argv)
-            result.changes = scratch.collect_changes(overlay)
+            result.changes = scratch.collect_changes(overlay, self.hide)
             result.isolation = self.describe(limits, container=result.container)
             return result
 

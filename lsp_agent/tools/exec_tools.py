@@ -57,17 +57,11 @@ def sandbox_for(ctx: ToolContext) -> Sandbox:
     return sandbox
 
 
-def _secret_files(ctx: ToolContext) -> Callable[[str], bool] | None:
-    """The predicate naming the workspace's secret files (.env, keys), which the sandbox shows as empty files.
+def _secret_files(ctx: ToolContext) -> Callable[[str], bool]:
+    """The predicate naming the workspace's secret files (.env, keys), which the sandbox shows as empty files."""
+    from lsp_agent.workspace.secrets import secret_files_of
 
-    It comes from lsp_agent.workspace.secrets, which arrives with the branch that adds secret-file handling;
-    until then nothing is hidden (the result then names no secret files).
-    """
-    try:
-        from lsp_agent.workspace.secrets import SecretFiles  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    return SecretFiles(getattr(ctx.settings, "secret_files", None) or ()).is_secret
+    return secret_files_of(ctx.settings).is_secret
 
 
 def _release(extras: dict[str, Any], overlay: Overlay, sandbox: Sandbox) -> None:

@@ -148,8 +148,7 @@ def test_secret_files_read_as_empty_read_only_files(project: Path, view: str) ->
     isolation = here if view == "overlay" else Isolation(False, False, here.unshare_net, namespace=True)
     code = (
         "for name in ('.env', 'deploy/server.pem', 'notes.txt'):\n"
-        "    print(name, repr(open(name).read()))\n"
-        "    try:\n        open(name, 'a').write('more')\n"
+        "    try:\n        print(name, repr(open(name).read()))\n        open(name, 'a').write('more')\n"
         "    except OSError as exc:\n        print(name, exc.strerror)\n"
     )
     overlay = Overlay(project)
@@ -157,12 +156,43 @@ def test_secret_files_read_as_empty_read_only_files(project: Path, view: str) ->
         result = box.run([sys.executable, "-c", code], overlay, timeout=20)
     text = result.format(20)
     assert "sk-live" not in text and "PRIVATE KEY" not in text
-    assert ".env '' " in text.replace("\n", " ") and "deploy/server.pem ''" in text
-    for name in (".env", "deploy/server.pem"):  # mode 0444 and a read-only mount: either refusal comes first
-        assert f"{name} Permission denied" in text or f"{name} Read-only file system" in text
     assert "notes.txt 'keep me\\n'" in text
-    assert "secret files: .env, deploy/server.pem read as empty, read-only files" in text
+    if view == "overlay":
+        assert ".env '' " in text.replace("\n", " ") and "deploy/server.pem ''" in text
+        for name in (
+            ".env",
+            "deploy/server.pem",
+        ):  # mode 0444 and a read-only mount: either refusal comes first
+            assert f"{name} Permission denied" in text or f"{name} Read-only file system" in text
+        assert "secret files: .env, deploy/server.pem read as empty, read-only files" in text
+    else:  # the copy leaves secret files out (the walk skips them): code that writes one proposes nothing
+        assert (
+            ".env No such file or directory" in text and "deploy/server.pem No such file or directory" in text
+        )
     assert set(overlay.overrides()) == {"notes.txt"}  # the one file it could append to
+
+
+def test_code_that_writes_a_secret_file_proposes_nothing_for_it(project: Path) -> None:
+    overlay = Overlay(project)
+    code = "open('.env.local', 'w').write('TOKEN=x'); open('new.txt', 'w').write('ok')"
+    with Sandbox(project, hide=lambda rel: rel.startswith(".env")) as box:
+        result = box.run([sys.executable, "-c", code], overlay, timeout=20)
+    assert set(overlay.overrides()) == {"new.txt"}
+    assert ".env.local: a secret file (secretFiles); changes to it are not proposed" in result.format(20)
+    assert not (project / ".env.local").exists()
+
+
+def test_exec_tools_hide_the_default_and_configured_secret_files(project: Path) -> None:
+    (project / ".env").write_text("API_KEY=sk-live-123\n")
+    (project / "vault.txt").write_text("hunter2-hunter2\n")
+    settings, _ = load_settings(project, client={"secretFiles": ["vault.txt"]}, environ={})
+    ctx = ToolContext(root=project, overlay=Overlay(project), settings=settings)
+    try:
+        text = run_python(ctx, "print(repr(open('.env').read()), repr(open('vault.txt').read()))")
+    finally:
+        close_sandbox(ctx)
+    assert "sk-live" not in text and "hunter2" not in text
+    assert "'' ''" in text and "secret files: .env, vault.txt read as empty, read-only files" in text
 
 
 # ----- no mechanism: refuse, or say plainly that nothing is isolated ---------------------------------------------
