@@ -183,6 +183,7 @@ def query_dir(tmp_path: Path, monkeypatch) -> Iterator[Path]:
     caches = (
         languages.language_specs,
         languages._extension_map,
+        languages._detectors,
         languages.load_language,
         languages.full_query,
     )
