@@ -8,39 +8,21 @@
 ; Classes, structs, unions, enums, namespaces, functions and methods (definitions, and prototypes, which get no
 ; chunk), fields, type aliases, typedefs and macros; calls, `new`, base classes and type uses are references.
 
-; Function definitions: the declarator, under any `*` or `&`, is a name or `Scope::name` (two levels deep).
-(function_definition declarator: [
-  (function_declarator declarator: [(identifier) (field_identifier) (destructor_name) (operator_name)] @name.definition.function)
-  (pointer_declarator declarator: (function_declarator declarator: [(identifier) (field_identifier) (destructor_name) (operator_name)] @name.definition.function))
-  (reference_declarator (function_declarator declarator: [(identifier) (field_identifier) (destructor_name) (operator_name)] @name.definition.function))
-]) @definition.function
+; Functions and methods: the name in a function declarator (below any `*` or `&`), plain or `Scope::name`; its
+; span is the definition or prototype around it (spans without a name of their own name nothing). One simple
+; pattern per form: a query enumerating every declarator shape takes half a second to compile.
+[(function_definition) (declaration) (field_declaration)] @definition.function
 
-(function_definition declarator: [
-  (function_declarator declarator: (qualified_identifier scope: (_) @scope name: [(identifier) (destructor_name) (operator_name)] @name.definition.function))
-  (pointer_declarator declarator: (function_declarator declarator: (qualified_identifier scope: (_) @scope name: [(identifier) (destructor_name) (operator_name)] @name.definition.function)))
-  (reference_declarator (function_declarator declarator: (qualified_identifier scope: (_) @scope name: [(identifier) (destructor_name) (operator_name)] @name.definition.function)))
-]) @definition.function
+(function_declarator
+  declarator: [(identifier) (field_identifier) (destructor_name) (operator_name)] @name.definition.function)
 
-(function_definition declarator: [
-  (function_declarator declarator: (qualified_identifier scope: (_) @scope name: (qualified_identifier scope: (_) @scope
-    name: [(identifier) (destructor_name) (operator_name)] @name.definition.function)))
-  (pointer_declarator declarator: (function_declarator declarator: (qualified_identifier scope: (_) @scope name: (qualified_identifier scope: (_) @scope
-    name: [(identifier) (destructor_name) (operator_name)] @name.definition.function))))
-  (reference_declarator (function_declarator declarator: (qualified_identifier scope: (_) @scope name: (qualified_identifier scope: (_) @scope
-    name: [(identifier) (destructor_name) (operator_name)] @name.definition.function))))
-]) @definition.function
+(function_declarator declarator: (qualified_identifier
+  scope: (_) @scope
+  name: [(identifier) (destructor_name) (operator_name)] @name.definition.function))
 
-(declaration declarator: [
-  (function_declarator declarator: [(identifier) (destructor_name) (operator_name)] @name.definition.function)
-  (pointer_declarator declarator: (function_declarator declarator: [(identifier) (destructor_name) (operator_name)] @name.definition.function))
-  (reference_declarator (function_declarator declarator: [(identifier) (destructor_name) (operator_name)] @name.definition.function))
-]) @definition.function
-
-(field_declaration declarator: [
-  (function_declarator declarator: [(field_identifier) (destructor_name) (operator_name)] @name.definition.function)
-  (pointer_declarator declarator: (function_declarator declarator: [(field_identifier) (destructor_name) (operator_name)] @name.definition.function))
-  (reference_declarator (function_declarator declarator: [(field_identifier) (destructor_name) (operator_name)] @name.definition.function))
-]) @definition.function
+(function_declarator declarator: (qualified_identifier
+  scope: (_) @scope
+  name: (qualified_identifier scope: (_) @scope name: [(identifier) (destructor_name) (operator_name)] @name.definition.function)))
 
 (class_specifier name: [
   (type_identifier) @name.definition.class
