@@ -172,8 +172,8 @@ def pick_file(root: Path, target_lines: int = 2000) -> Path:
     return min(files, key=lambda p: abs(p.read_bytes().count(b"\n") - target_lines))
 
 
-def sample_queries(root: Path, n: int) -> list[str]:
-    """Natural-language and identifier queries taken from the code base itself."""
+def sample_queries(root: Path, n: int, python_share: float = 1.0) -> list[str]:
+    """Natural-language and identifier queries taken from the code base itself (Python's at most python_share)."""
     import re
 
     queries: list[str] = []
@@ -183,14 +183,21 @@ def sample_queries(root: Path, n: int) -> list[str]:
         for m in re.finditer(r'def (\w+)\(.*?\n\s+"""(.+?)(?:\n|""")', text):
             queries.append(m.group(2).strip())
             queries.append(m.group(1))
-        if len(queries) >= n:
-            return queries[:n]
-    # Other languages: comment lines as questions, called names as identifiers (a few per file).
+        if len(queries) >= n * python_share:
+            break
+    if len(queries) >= n:
+        return queries[:n]
+    # Other languages: a function's comment line as the question, its name as the identifier (two per file).
+    from lsp_agent.index.chunking import analyze
+
     for path in [p for p in files if p.suffix != ".py"][::7]:
         text = path.read_text(encoding="utf-8", errors="replace")
-        comments = re.findall(r"^\s*(?://+|\*|#)\s*([A-Za-z][^\n]{20,80})$", text, re.MULTILINE)[:2]
-        names = re.findall(r"\b([A-Za-z_]\w{5,})\s*\(", text)[:2]
-        queries += [q for pair in zip(comments, names, strict=False) for q in pair]
+        lines = text.split("\n")
+        functions = [s for s in analyze(path.name, text).symbols if s.kind in ("function", "method")][:2]
+        for sym in functions:
+            above = lines[sym.line - 2].strip() if sym.line > 1 else ""
+            comment = above.lstrip("/*# ") if above[:1] in "/*#" and len(above) > 20 else ""
+            queries += [comment or " ".join(re.findall(r"[A-Za-z][a-z]+", sym.name)), sym.name]
         if len(queries) >= n:
             break
     return queries[:n]
@@ -325,7 +332,7 @@ def main() -> int:
             edited.write_text(base, encoding="utf-8")
         print(f"refresh after saving that file to disk (walk + stat + re-index 1 file): {disk_ms:.0f} ms")
 
-        queries = sample_queries(root, args.queries)
+        queries = sample_queries(root, args.queries, 0.2 if args.mixed else 1.0)
         latencies = []
         for q in queries:
             t = time.perf_counter()
