@@ -350,3 +350,27 @@ def test_header_language_by_content_and_window_fallback(rel: str, text: str, lan
     assert a.language == language
     if language == "text":  # no grammar for Kotlin: line windows, no symbols
         assert [(c.kind, c.start, c.end) for c in a.chunks] == [("lines", 1, 3)] and a.symbols == []
+
+
+def test_typescript_declaration_files_and_namespaces() -> None:
+    text = (
+        'declare module "foo" {\n  export function bar(x: number): string;\n  export class Baz {\n    qux(): void;\n'
+        "  }\n}\nnamespace A.B {\n  export function d() {\n    return 2;\n  }\n}\n"
+    )
+    a = analyze("types/foo.d.ts", text)
+    assert [(s.kind, s.qualified_name, s.line) for s in a.symbols] == [
+        ("module", "foo", 1),
+        ("function", "foo.bar", 2),  # a signature: a symbol, no chunk
+        ("class", "foo.Baz", 3),
+        ("method", "foo.Baz.qux", 4),
+        ("namespace", "A.B", 7),
+        ("function", "A.B.d", 8),
+    ]
+    # Modules and namespaces open up: their members are chunked, the lines around them are module code.
+    assert _chunks(a) == [
+        (None, "module", 1, 2),
+        ("foo.Baz", "class", 3, 5),
+        (None, "module", 6, 7),
+        ("A.B.d", "function", 8, 10),
+        (None, "module", 11, 11),
+    ]

@@ -24,8 +24,9 @@
 (internal_module
   name: [(identifier) (nested_identifier)] @name.definition.namespace) @definition.namespace
 
-(module
-  name: [(identifier) (nested_identifier) (string (string_fragment))] @name.definition.module) @definition.module
+(module name: [(identifier) (nested_identifier)] @name.definition.module) @definition.module
+
+(module name: (string (string_fragment) @name.definition.module)) @definition.module
 
 [
   (method_definition name: [(property_identifier) (private_property_identifier)] @name.definition.method)
