@@ -2,6 +2,7 @@
 ; extensions: .tsx
 ; wrappers: export_statement ambient_declaration
 ; leading: decorator
+; max-depth: 8
 ; inherits: typescript
 ; Tag query: TypeScript's patterns (typescript.scm) plus JSX elements as references to their components.
 

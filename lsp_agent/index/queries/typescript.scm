@@ -2,6 +2,7 @@
 ; extensions: .ts .mts .cts
 ; wrappers: export_statement ambient_declaration
 ; leading: decorator
+; max-depth: 8
 ; Tag query: @name.definition.KIND / @name.reference.KIND name the symbol, @definition.KIND its span.
 ; Classes (abstract too), interfaces, type aliases, enums, namespaces and modules, methods and their signatures,
 ; fields, functions (declared, declared `declare`, or assigned), top-level constants; calls, `new`, `extends` and
