@@ -93,8 +93,8 @@ def _nesting_order(d: _Def) -> tuple[int, int]:
 
 
 def _enclosing(node: ts.Node, spans: dict[int, ts.Node]) -> ts.Node | None:
-    """The nearest definition span at or above a node."""
-    span: ts.Node | None = node
+    """The nearest definition span above a node."""
+    span = node.parent
     while span is not None and span.id not in spans:
         span = span.parent
     return span
@@ -149,7 +149,9 @@ def _nest(defs: list[_Def]) -> list[_Def]:
         parent = stack[-1] if stack else None
         if d.kind == "function" and (d.scope or (parent is not None and parent.kind in CONTAINER_KINDS)):
             d.kind = "method"
-        prefix = ".".join(p for p in (parent.qualified if parent else "", d.scope) if p)
+        prefix = parent.qualified if parent else ""
+        if d.scope:
+            prefix = f"{prefix}.{d.scope}" if prefix else d.scope
         d.qualified = f"{prefix}.{d.name}" if prefix else d.name
         (parent.children if parent else roots).append(d)
         if d.chunk or d.kind in SCOPE_KINDS:  # a constant, field or type alias qualifies nothing inside it
@@ -171,7 +173,7 @@ def _definition(
     d.chunk = kind in CHUNK_KINDS and (kind not in FUNCTION_KINDS or _body_of(span) is not None)
     if d.chunk:
         d.start_row = _leading_row(_widen(span, spec.wrappers) if spec.wrappers else span, spec.leading)
-    if span.id in scopes:
+    if scopes and span.id in scopes:
         parts = sorted(scopes[span.id], key=lambda n: n.start_byte)
         d.scope = ".".join(_scope_name(n.text.decode("utf-8", "replace")) for n in parts)
     return d
