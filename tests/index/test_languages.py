@@ -374,3 +374,38 @@ def test_typescript_declaration_files_and_namespaces() -> None:
         ("A.B.d", "function", 8, 10),
         (None, "module", 11, 11),
     ]
+
+
+@pytest.mark.parametrize(
+    ("rel", "text", "expected"),
+    [
+        (  # a typedef'd anonymous struct takes the typedef's name; a tagged one keeps its tag beside the typedef
+            "list.c",
+            "typedef struct { int len; } span_t;\ntypedef struct node { struct node *next; } node_t;\n",
+            [
+                ("struct", "span_t", 1),
+                ("field", "span_t.len", 1),
+                ("type", "node_t", 2),
+                ("struct", "node", 2),
+                ("field", "node.next", 2),
+            ],
+        ),
+        (  # generic impls and receivers qualify methods by the bare type name
+            "wrap.rs",
+            "impl<T: Clone> fmt::Display for Wrapper<T> {\n    fn fmt(&self) {}\n}\n",
+            [("impl", "Wrapper", 1), ("method", "Wrapper.fmt", 2)],
+        ),
+        (
+            "stack.go",
+            "package s\n\nfunc (s *Stack[T]) Push(v T) {\n}\n",
+            [("method", "Stack.Push", 3)],
+        ),
+        (  # a destructor and an operator defined outside their class, two scopes deep
+            "a.cpp",
+            "a::Box::~Box() {}\nBox &a::Box::operator=(const Box &) { return *this; }\n",
+            [("method", "a.Box.~Box", 1), ("method", "a.Box.operator=", 2)],
+        ),
+    ],
+)
+def test_qualified_names_of_typedefs_generics_and_scopes(rel: str, text: str, expected: list) -> None:
+    assert [(s.kind, s.qualified_name, s.line) for s in analyze(rel, text).symbols] == expected
