@@ -1,12 +1,14 @@
 """Index speed on a large real Python code base (Django's sdist), against tree-sitter parse-only time in the same run.
 
-    python benchmarks/index_speed.py [--package django==5.2.8] [--queries 200] [--repeat 3]
+    python benchmarks/index_speed.py [--package django==5.2.8] [--mixed] [--queries 200] [--repeat 3]
 
-Prints: cold index seconds and its ratio to parse-only seconds over the same .py files (targets <= 1.5x),
+Prints: cold index seconds and its ratio to parse-only seconds over the same source files (targets <= 1.5x),
 warm re-index seconds (<= 1 s), one edited ~2,000-line file update ms (<= 30 ms), search p95 ms (<= 50 ms),
 and find_symbol latency against a whole-word regex scan of every file. LSP_AGENT_NO_NATIVE=1 measures the
 pure-Python tokenizer instead of the C extension.
-The sdist is fetched with `pip download --no-deps --no-binary :all:` into benchmarks/.cache/.
+The sdist is fetched with `pip download --no-deps --no-binary :all:` into benchmarks/.cache/. --mixed measures a
+mixed-language corpus instead (JavaScript, TypeScript, Java, C, C++, Go, Rust and some Python; see
+benchmarks/mixed_corpus.py), parse-only then parsing each file with its own grammar.
 Cold index and parse-only are measured --repeat times, interleaved, and reported as best and range (the machine
 may be shared); the CPU seconds of the main process and of the worker processes are shown beside the wall time,
 and their sum as a ratio to parse-only's CPU seconds. Parse-only is also measured in the cold index's own process
@@ -74,30 +76,42 @@ def python_tree(src: Path) -> Path:
     return dest
 
 
-def parse_only(root: Path) -> tuple[float, int, int, float]:
-    """Seconds to read and tree-sitter-parse every .py file (one process), files, lines, CPU seconds."""
-    import tree_sitter as ts
-    import tree_sitter_python as tsp
+def source_files(root: Path) -> list[Path]:
+    """The files of the corpus that a grammar parses (every file of the Django copy)."""
+    from lsp_agent.index.languages import language_specs
 
-    parser = ts.Parser(ts.Language(tsp.language()))
-    files = sorted(root.rglob("*.py"))
+    suffixes = {ext for spec in language_specs().values() for ext in spec.extensions}
+    return sorted(p for p in root.rglob("*") if p.suffix in suffixes and p.is_file())
+
+
+def parse_file(path: Path) -> bytes:
+    """Read and tree-sitter-parse one file with its language's grammar (what parse-only measures)."""
+    from lsp_agent.index.languages import language_for_path, parser_for
+
+    data = path.read_bytes()
+    head = data[:100_000].decode("utf-8", "replace") if path.suffix == ".h" else None  # C or C++ by content
+    lang = language_for_path(path.name, head)
+    parser = parser_for(lang) if lang else None
+    if parser is not None:
+        parser.parse(data)
+    return data
+
+
+def parse_only(root: Path) -> tuple[float, int, int, float]:
+    """Seconds to read and tree-sitter-parse every source file (one process), files, lines, CPU seconds."""
+    files = source_files(root)
+    parse_file(files[0])  # grammar loaded before the clock starts
     lines = 0
     started, cpu = time.perf_counter(), time.process_time()
     for path in files:
-        data = path.read_bytes()
-        parser.parse(data)
-        lines += data.count(b"\n")
+        lines += parse_file(path).count(b"\n")
     return time.perf_counter() - started, len(files), lines, time.process_time() - cpu
 
 
 def _parse_batch(paths: list[str]) -> None:
     """Worker side of parse_pool(): read and parse a batch of files."""
-    import tree_sitter as ts
-    import tree_sitter_python as tsp
-
-    parser = ts.Parser(ts.Language(tsp.language()))
     for path in paths:
-        parser.parse(Path(path).read_bytes())
+        parse_file(Path(path))
 
 
 def parse_pool(root: Path, workers: int) -> tuple[float, float]:
@@ -107,7 +121,7 @@ def parse_pool(root: Path, workers: int) -> tuple[float, float]:
 
     from lsp_agent.index.pipeline import JOBS_PER_TASK
 
-    files = [str(p) for p in sorted(root.rglob("*.py"))]
+    files = [str(p) for p in source_files(root)]
     batches = [files[i : i + JOBS_PER_TASK] for i in range(0, len(files), JOBS_PER_TASK)]
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     started, cpu = time.perf_counter(), time.process_time()
@@ -119,43 +133,71 @@ def parse_pool(root: Path, workers: int) -> tuple[float, float]:
 
 
 def analysis_only(root: Path) -> float:
-    """Seconds for parse + tag query + chunking + tokens of every .py file in one process, without storage."""
+    """Seconds for parse + tag query + chunking + tokens of every source file in one process, without storage."""
     from lsp_agent.index.chunking import analyze
 
     started = time.perf_counter()
-    for path in sorted(root.rglob("*.py")):
+    for path in source_files(root):
         analyze(path.relative_to(root).as_posix(), path.read_text(encoding="utf-8", errors="replace"))
     return time.perf_counter() - started
 
 
 def word_grep(root: Path, name: str) -> int:
-    """Lines where `name` occurs as a whole word in any .py file (what an agent without find_symbol would run)."""
+    """Lines where `name` occurs as a whole word in any source file (what an agent without find_symbol runs)."""
     import re
 
     pattern = re.compile(rf"\b{re.escape(name)}\b")
     hits = 0
-    for path in root.rglob("*.py"):
+    for path in source_files(root):
         text = path.read_text(encoding="utf-8", errors="replace")
         if name in text:
             hits += sum(1 for line in text.splitlines() if pattern.search(line))
     return hits
 
 
+# A definition to append to an edited file, by suffix: `find_symbol` must see it after the update.
+EDITS = {
+    ".py": "\n\ndef benchmark_edit_{i}(value):\n    return value + {i}\n",
+    ".go": "\n\nfunc benchmark_edit_{i}(value int) int {{\n\treturn value + {i}\n}}\n",
+    ".ts": "\n\nexport function benchmark_edit_{i}(value: number): number {{\n  return value + {i};\n}}\n",
+    ".js": "\n\nfunction benchmark_edit_{i}(value) {{\n  return value + {i};\n}}\n",
+    ".rs": "\n\npub fn benchmark_edit_{i}(value: u32) -> u32 {{\n    value + {i}\n}}\n",
+    ".c": "\n\nint benchmark_edit_{i}(int value) {{\n  return value + {i};\n}}\n",
+}
+
+
 def pick_file(root: Path, target_lines: int = 2000) -> Path:
-    """The .py file whose length is closest to target_lines."""
-    return min(root.rglob("*.py"), key=lambda p: abs(p.read_bytes().count(b"\n") - target_lines))
+    """The source file (of a language EDITS knows) whose length is closest to target_lines."""
+    files = [p for p in source_files(root) if p.suffix in EDITS]
+    return min(files, key=lambda p: abs(p.read_bytes().count(b"\n") - target_lines))
 
 
-def sample_queries(root: Path, n: int) -> list[str]:
-    """Natural-language and identifier queries taken from the code base itself."""
+def sample_queries(root: Path, n: int, python_share: float = 1.0) -> list[str]:
+    """Natural-language and identifier queries taken from the code base itself (Python's at most python_share)."""
     import re
 
     queries: list[str] = []
-    for path in sorted(root.rglob("*.py"))[::7]:
+    files = source_files(root)
+    for path in [p for p in files if p.suffix == ".py"][::7]:
         text = path.read_text(encoding="utf-8", errors="replace")
         for m in re.finditer(r'def (\w+)\(.*?\n\s+"""(.+?)(?:\n|""")', text):
             queries.append(m.group(2).strip())
             queries.append(m.group(1))
+        if len(queries) >= n * python_share:
+            break
+    if len(queries) >= n:
+        return queries[:n]
+    # Other languages: a function's comment line as the question, its name as the identifier (two per file).
+    from lsp_agent.index.chunking import analyze
+
+    for path in [p for p in files if p.suffix != ".py"][::7]:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        lines = text.split("\n")
+        functions = [s for s in analyze(path.name, text).symbols if s.kind in ("function", "method")][:2]
+        for sym in functions:
+            above = lines[sym.line - 2].strip() if sym.line > 1 else ""
+            comment = above.lstrip("/*# ") if above[:1] in "/*#" and len(above) > 20 else ""
+            queries += [comment or " ".join(re.findall(r"[A-Za-z][a-z]+", sym.name)), sym.name]
         if len(queries) >= n:
             break
     return queries[:n]
@@ -164,11 +206,19 @@ def sample_queries(root: Path, n: int) -> list[str]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--package", default="django==5.2.8")
+    ap.add_argument(
+        "--mixed", action="store_true", help="a mixed-language corpus (benchmarks/mixed_corpus.py)"
+    )
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--repeat", type=int, default=3, help="cold index / parse-only measurements (default 3)")
     args = ap.parse_args()
 
-    root = python_tree(fetch_sdist(args.package))
+    if args.mixed:
+        from mixed_corpus import mixed_tree
+
+        root = mixed_tree(CACHE, fetch_sdist(args.package))
+    else:
+        root = python_tree(fetch_sdist(args.package))
     cache = Path(tempfile.mkdtemp(prefix="lsp-agent-bench-"))
     os.environ["XDG_CACHE_HOME"] = str(cache)
     from lsp_agent.index import WorkspaceIndex, pipeline
@@ -176,7 +226,9 @@ def main() -> int:
     try:
         _, n_files, n_lines, _ = parse_only(root)
         print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
-        print(f"code base: {args.package}, {n_files} .py files, {n_lines:,} lines")
+        languages = sorted({p.suffix for p in source_files(root)})
+        name = "mixed-language corpus" if args.mixed else args.package
+        print(f"code base: {name}, {n_files} source files ({' '.join(languages)}), {n_lines:,} lines")
         workers = pipeline.worker_count()
         parses, colds, ratios, cpu_ratios, pool_ratios, pool_cpu_ratios = [], [], [], [], [], []
         for i in range(max(1, args.repeat)):
@@ -259,7 +311,7 @@ def main() -> int:
         n_edit_lines = base.count("\n")
         timings, cpu = [], []
         for i in range(15):
-            text = base + f"\n\ndef benchmark_edit_{i}(value):\n    return value + {i}\n"
+            text = base + EDITS[edited.suffix].format(i=i)
             t, c = time.perf_counter(), time.process_time()
             index.update_file(rel, text)
             timings.append((time.perf_counter() - t) * 1000)
@@ -271,7 +323,7 @@ def main() -> int:
             f"{statistics.median(cpu):.1f} ms CPU [target <= 30 ms]"
         )
 
-        edited.write_text(base + "\n\ndef benchmark_disk_edit(value):\n    return value\n", encoding="utf-8")
+        edited.write_text(base + EDITS[edited.suffix].format(i="disk"), encoding="utf-8")
         try:
             t = time.perf_counter()
             stats = index.refresh()
@@ -280,7 +332,7 @@ def main() -> int:
             edited.write_text(base, encoding="utf-8")
         print(f"refresh after saving that file to disk (walk + stat + re-index 1 file): {disk_ms:.0f} ms")
 
-        queries = sample_queries(root, args.queries)
+        queries = sample_queries(root, args.queries, 0.2 if args.mixed else 1.0)
         latencies = []
         for q in queries:
             t = time.perf_counter()

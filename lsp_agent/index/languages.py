@@ -1,12 +1,17 @@
-"""Languages the index parses: one tag-query file per language under queries/, naming its grammar package.
+r"""Languages the index parses: one tag-query file per language under queries/, naming its grammar package.
 
 Adding a language means installing its tree-sitter grammar package and dropping `queries/NAME.scm` with a header:
 
     ; grammar: tree_sitter_javascript.language
     ; extensions: .js .mjs .cjs
     ; wrappers: export_statement          (optional: nodes whose span a definition takes, e.g. decorators)
+    ; leading: decorator                  (optional: siblings above a definition that belong to it, like comments)
+    ; max-depth: 8                        (optional: deepest tree level where indexing looks for definitions)
+    ; inherits: typescript                (optional: that language's patterns come first)
+    ; detect .h: ^\s*namespace\b          (optional: a file of another language's extension whose text matches)
 
-followed by tag patterns (@name.definition.KIND / @definition.KIND, @name.reference.KIND / @reference.KIND).
+followed by tag patterns (@name.definition.KIND / @definition.KIND, @name.reference.KIND / @reference.KIND, and
+@scope for the type a definition outside its body belongs to: a Go receiver, C++'s `Type::method`).
 """
 
 from __future__ import annotations
@@ -36,10 +41,14 @@ class LanguageSpec:
     extensions: tuple[str, ...]
     wrappers: frozenset[str]
     query_text: str
+    leading: frozenset[str] = frozenset()
+    max_depth: int | None = None
+    detect: tuple[tuple[str, re.Pattern[str]], ...] = ()  # (extension, pattern) claimed from other languages
+    inherits: str | None = None
 
 
 def _parse_header(name: str, text: str) -> LanguageSpec | None:
-    """Read the `; key: value` header of a query file; None when it names no grammar."""
+    """Read the `; key: value` header of a query file; None when it names no grammar or a header value is bad."""
     meta: dict[str, str] = {}
     for line in text.splitlines():
         if not line.startswith(";"):
@@ -52,9 +61,42 @@ def _parse_header(name: str, text: str) -> LanguageSpec | None:
     if "grammar" not in meta or "extensions" not in meta:
         log.warning("query file %s.scm lacks a '; grammar:' or '; extensions:' header; skipped", name)
         return None
-    exts = tuple(e.lower() if e.startswith(".") else "." + e.lower() for e in meta["extensions"].split())
-    wrappers = frozenset(meta.get("wrappers", "").split())
-    return LanguageSpec(name, meta["grammar"], exts, wrappers, text)
+    exts = tuple(_dotted(e) for e in meta["extensions"].split())
+    try:
+        detect = tuple(
+            (_dotted(key.split()[1]), re.compile(value, re.MULTILINE))
+            for key, value in meta.items()
+            if key.startswith("detect ") and len(key.split()) == 2
+        )
+        max_depth = int(meta["max-depth"]) if "max-depth" in meta else None
+    except (re.error, ValueError) as exc:
+        log.warning("query file %s.scm has a bad header value (%s); skipped", name, exc)
+        return None
+    return LanguageSpec(
+        name,
+        meta["grammar"],
+        exts,
+        frozenset(meta.get("wrappers", "").split()),
+        text,
+        frozenset(meta.get("leading", "").split()),
+        max_depth,
+        detect,
+        meta.get("inherits"),
+    )
+
+
+def _dotted(ext: str) -> str:
+    """`.ts` from `ts` or `.TS`."""
+    ext = ext.lower()
+    return ext if ext.startswith(".") else "." + ext
+
+
+def _query_source(spec: LanguageSpec, seen: frozenset[str] = frozenset()) -> str:
+    """The query text with the patterns of the languages it inherits from first."""
+    parent = language_specs().get(spec.inherits or "")
+    if parent is None or parent.name in seen:
+        return spec.query_text
+    return _query_source(parent, seen | {spec.name}) + "\n" + spec.query_text
 
 
 @cache
@@ -74,9 +116,31 @@ def _extension_map() -> dict[str, str]:
     return {ext: spec.name for spec in language_specs().values() for ext in spec.extensions}
 
 
-def language_for_path(path: str) -> str | None:
-    """The language whose grammar parses this file, or None (the file is then chunked in line windows)."""
+@cache
+def _detectors() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
+    """File extension -> (language, pattern) that claim a file of that extension by its text."""
+    out: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
+    for spec in language_specs().values():
+        for ext, pattern in spec.detect:
+            out.setdefault(ext, []).append((spec.name, pattern))
+    return out
+
+
+DETECT_CHARS = 100_000  # how much of a file `; detect` patterns look at
+
+
+def language_for_path(path: str, text: str | None = None) -> str | None:
+    """The language whose grammar parses this file, or None (the file is then chunked in line windows).
+
+    With the text, an extension several languages use (`.h`: C or C++) goes to the one whose `; detect` pattern
+    matches it, else to the extension's own language.
+    """
     suffix = Path(path).suffix.lower()
+    if text is not None:
+        head = text[:DETECT_CHARS]
+        for name, pattern in _detectors().get(suffix, ()):
+            if pattern.search(head) and load_language(name) is not None:
+                return name
     name = _extension_map().get(suffix)
     return name if name and load_language(name) is not None else None
 
@@ -88,6 +152,7 @@ class LoadedLanguage:
     spec: LanguageSpec
     language: ts.Language
     definitions: ts.Query
+    query_text: str  # the whole query, inherited patterns included
 
 
 @cache
@@ -103,18 +168,19 @@ def load_language(name: str) -> LoadedLanguage | None:
     except (ImportError, AttributeError, ValueError) as exc:
         log.info("no tree-sitter grammar for %s (%s); its files are indexed as line windows", name, exc)
         return None
+    query_text = _query_source(spec)
     try:
-        definitions = ts.Query(language, spec.query_text)
+        definitions = ts.Query(language, query_text)
     except ts.QueryError as exc:
         log.warning("query file for %s does not compile: %s", name, exc)
         return None
-    source = spec.query_text.encode("utf-8")
+    source = query_text.encode("utf-8")
     for i in range(definitions.pattern_count):
         if _REFERENCE_CAPTURE.search(
             source[definitions.start_byte_for_pattern(i) : definitions.end_byte_for_pattern(i)]
         ):
             definitions.disable_pattern(i)
-    return LoadedLanguage(spec, language, definitions)
+    return LoadedLanguage(spec, language, definitions, query_text)
 
 
 @cache
@@ -122,7 +188,7 @@ def full_query(name: str) -> ts.Query:
     """The whole tag query of a loaded language, references included (find_symbol's on-demand pass)."""
     loaded = load_language(name)
     assert loaded is not None
-    return ts.Query(loaded.language, loaded.spec.query_text)
+    return ts.Query(loaded.language, loaded.query_text)
 
 
 _parsers = threading.local()

@@ -16,6 +16,7 @@ ITERATIONS = 50
 MAX_DEFINERS = 20  # a name defined in more files than this (save, get, name) links nothing
 MIN_NAME = 3  # shorter names (i, e, db) are local variables far more often than uses of a definition
 MAP_KINDS = ("class", "function", "method", "interface", "struct", "enum", "constant")
+MAP_KINDS += ("trait", "union", "type")  # Rust traits, C unions, type aliases (Go, TypeScript, Rust, C)
 
 
 def _weight(name: str, definers: int, spread: float) -> float:

@@ -415,7 +415,7 @@ class WorkspaceIndex:
         return cached[1]
 
     def find_symbol(self, name: str, limit: int = 50) -> list[SymbolHit]:
-        """Definitions (first) and references of a name or qualified name (`Class.method`), by path and line.
+        """Definitions (first) and references of a name or qualified name (`Class.method`, `Type::method`).
 
         Definitions come from the index; references are found on demand: the files that mention the name are
         parsed with the full tag query (calls, decorators, base classes, types, imports), in path order, until
@@ -426,6 +426,7 @@ class WorkspaceIndex:
         if not name:
             raise ValueError("empty symbol name")
         limit = max(1, int(limit))
+        name = name.replace("::", ".")  # Rust and C++ paths: qualified names are dotted in every language
         last = name.rsplit(".", 1)[-1]
         where = "s.qualified_name=? OR s.name=?"
         params: list[object] = [name, name]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.index import IndexConfig, WorkspaceIndex
+from lsp_agent.index import IndexConfig, WorkspaceIndex, languages
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -28,3 +28,22 @@ def shop_index(shop_repo: Path) -> Iterator[WorkspaceIndex]:
     index.refresh()
     yield index
     index.close()
+
+
+@pytest.fixture
+def query_dir(tmp_path: Path, monkeypatch) -> Iterator[Path]:
+    """A private queries/ folder; the language caches are cleared before and after."""
+    caches = (
+        languages.language_specs,
+        languages._extension_map,
+        languages._detectors,
+        languages.load_language,
+        languages.full_query,
+    )
+    monkeypatch.setattr(languages, "QUERY_DIR", tmp_path)
+    for cache in caches:
+        cache.cache_clear()
+    yield tmp_path
+    monkeypatch.undo()
+    for cache in caches:
+        cache.cache_clear()

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from lsp_agent.index import chunking, languages
+from lsp_agent.index import chunking
 from lsp_agent.index.chunking import analyze, analyze_with_tree, file_symbols
 from lsp_agent.index.tokens import term_hash, unpack_terms
 
@@ -175,24 +172,6 @@ def test_long_class_without_methods_is_cut_into_windows() -> None:
     pieces = [c for c in a.chunks if c.symbol == "Codes"]
     assert len(pieces) >= 2 and all(c.kind == "class" for c in pieces)
     assert pieces[0].start == 1 and pieces[-1].end == chunking.MAX_DEF_LINES + 31
-
-
-@pytest.fixture
-def query_dir(tmp_path: Path, monkeypatch) -> Iterator[Path]:
-    """A private queries/ folder; the language caches are cleared before and after."""
-    caches = (
-        languages.language_specs,
-        languages._extension_map,
-        languages.load_language,
-        languages.full_query,
-    )
-    monkeypatch.setattr(languages, "QUERY_DIR", tmp_path)
-    for cache in caches:
-        cache.cache_clear()
-    yield tmp_path
-    monkeypatch.undo()
-    for cache in caches:
-        cache.cache_clear()
 
 
 def test_a_language_is_a_grammar_package_plus_a_query_file(query_dir: Path) -> None:
