@@ -24,16 +24,17 @@ from lsp_agent.index.query import QueryAnalysis
 SECOND_CHUNKS = 0.25  # share of a file's next best chunk scores added to its best one
 NEXT_CHUNKS = 3
 MIN_CHUNK_SHARE = 0.02  # chunks scoring below this share of the best chunk are left out of the file scores
-# Name evidence multiplies a file's text score by (1 + bonus), so a name alone cannot lift a file the text does
-# not support at all (an issue names many classes in passing); adding it instead measured worse (benchmark).
+# A named path or traceback frame adds to a file's score (relative to the best text score): it points at the file
+# itself. A definition of a name the query uses multiplies it by (1 + evidence) instead, so a name alone cannot
+# lift a file the text does not support (an issue names many classes in passing); adding those measured worse.
 PATH_EVIDENCE = 0.8  # a path the query names
 FRAME_EVIDENCE = 0.5  # a traceback frame inside the project; the last such frame gets twice this
+MAX_PATH_EVIDENCE = 2.0
 DEFINITION_EVIDENCE = 0.1  # a definition of a name the query uses, for a name defined in one file
-MAX_NAME_EVIDENCE = 1.0
-MULTIPLY_NAMES = True
 TEST_FACTOR = 0.5
 DOC_FACTOR = 0.4
 EXAMPLE_FACTOR = 0.6
+NOT_ASKED_FACTOR = 0.5  # files of other kinds when a query asks for tests or docs
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing|test_\w+\.\w+|\w+_tests?\.\w+|conftest\.py)(/|$)")
 _DOC_PATH = re.compile(r"(^|/)(docs?|doc_src)(/|$)|\.(md|rst|txt)$")
 _EXAMPLE_PATH = re.compile(r"(^|/)(examples?|galleries|tutorials?|samples?|benchmarks?|asv_bench)(/|$)")
@@ -90,14 +91,12 @@ class FileMap:
 
 
 def kind_factor(kind: str, analysis: QueryAnalysis) -> float:
-    """How much a file of this kind counts for this query."""
-    if kind == "test":
-        return 1.0 if analysis.wants_tests else TEST_FACTOR
-    if kind == "doc":
-        return 1.0 if analysis.wants_docs else DOC_FACTOR
-    if kind == "example":
-        return 1.0 if analysis.wants_docs else EXAMPLE_FACTOR
-    return 1.0
+    """How much a file of this kind counts for this query: the kinds it asks for lead, else code leads."""
+    if analysis.wants_tests or analysis.wants_docs:
+        asked = kind == "test" if analysis.wants_tests else False
+        asked = asked or (analysis.wants_docs and kind in ("doc", "example"))
+        return 1.0 if asked else NOT_ASKED_FACTOR
+    return {"test": TEST_FACTOR, "doc": DOC_FACTOR, "example": EXAMPLE_FACTOR}.get(kind, 1.0)
 
 
 def text_scores(
@@ -139,10 +138,14 @@ def _path_matches(files: FileMap, mentioned: str) -> list[int]:
         tail = "/".join(parts[start:])
         if start and len(parts) - start < 2 and len(parts) > 1:
             break
-        found = [i for i in files.by_name.get(parts[-1], ()) if files.paths[i].endswith("/" + tail)]
+        found = [i for i in files.by_name.get(parts[-1], ()) if _ends_with(files.paths[i], tail)]
         if found:
             return found if len(found) <= 3 else []
     return []
+
+
+def _ends_with(path: str, tail: str) -> bool:
+    return path == tail or path.endswith("/" + tail)
 
 
 def module_paths(dotted: str) -> list[str]:
@@ -158,7 +161,7 @@ def module_paths(dotted: str) -> list[str]:
 def name_evidence(
     conn: sqlite3.Connection, files: FileMap, analysis: QueryAnalysis
 ) -> tuple[dict[int, float], dict[int, list[str]], dict[int, list[tuple[str, int]]]]:
-    """Bonus per file from named paths, frames and definitions; the reasons; the named symbols' lines."""
+    """Bonus per file from named paths, modules and traceback frames; the reasons; the named symbols' lines."""
     bonus: dict[int, float] = defaultdict(float)
     reasons: dict[int, list[str]] = defaultdict(list)
     symbols: dict[int, list[tuple[str, int]]] = defaultdict(list)
@@ -170,6 +173,13 @@ def name_evidence(
     for k, (f, line, _) in enumerate(in_repo):
         bonus[f] += FRAME_EVIDENCE * (2 if k == len(in_repo) - 1 else 1)
         reasons[f].append(f"traceback line {line}")
+        row = conn.execute(
+            "SELECT symbol, start FROM chunks WHERE file_id = ? AND start <= ? AND ? <= end_line "
+            "AND symbol IS NOT NULL ORDER BY end_line - start LIMIT 1",
+            (int(files.file_ids[f]), line, line),
+        ).fetchone()
+        if row is not None:
+            symbols[f].append((row[0], row[1]))
     for dotted in analysis.dotted:
         for path in module_paths(dotted):
             f = files.position.get(path)
@@ -177,9 +187,8 @@ def name_evidence(
                 bonus[f] += PATH_EVIDENCE / 2
                 reasons[f].append(f"module {dotted}")
                 break
-    _definition_evidence(conn, files, analysis, bonus, reasons, symbols)
     for f in bonus:
-        bonus[f] = min(bonus[f], MAX_NAME_EVIDENCE * 2)
+        bonus[f] = min(bonus[f], MAX_PATH_EVIDENCE)
     return bonus, reasons, symbols
 
 
@@ -244,11 +253,12 @@ def rank_files(
     top = float(text.max()) if len(text) else 0.0
     scores = text / top if top > 0 else text
     bonus, reasons, symbols = name_evidence(conn, files, analysis)
+    defined: dict[int, float] = defaultdict(float)
+    _definition_evidence(conn, files, analysis, defined, reasons, symbols)
+    for f, b in defined.items():
+        scores[f] *= 1 + b
     for f, b in bonus.items():
-        if MULTIPLY_NAMES:
-            scores[f] *= 1 + b
-        else:
-            scores[f] += b
+        scores[f] += b
     scores *= files.kind_factors(analysis)
     k = min(limit, int((scores > 0).sum()))
     if k <= 0:
