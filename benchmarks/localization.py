@@ -79,7 +79,7 @@ ABLATIONS: dict[str, dict[str, dict[str, float]]] = {
         "locate": {"PATH_EVIDENCE": 0.0, "FRAME_EVIDENCE": 0.0, "DEFINITION_EVIDENCE": 0.0}
     },
     "locate - test/doc prior": {"locate": {"TEST_FACTOR": 1.0, "DOC_FACTOR": 1.0, "EXAMPLE_FACTOR": 1.0}},
-    "locate - code term weights": {"query": {"CODE_WEIGHT": 1.0}},
+    "locate - paths multiply in long queries (add)": {"locate": {"MULTIPLY_PATHS": 0}},
     "locate - next chunks (best only)": {"locate": {"SECOND_CHUNKS": 0.0}},
 }
 

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lsp_agent.index.lexical import LexicalIndex
-from lsp_agent.index.query import QueryAnalysis
+from lsp_agent.index.query import SHORT_QUERY_WORDS, QueryAnalysis
+from lsp_agent.index.tokens import tokenize
 
 SECOND_CHUNKS = 0.25  # share of a file's next best chunk scores added to its best one
 NEXT_CHUNKS = 3
@@ -30,10 +31,12 @@ MIN_CHUNK_SHARE = 0.02  # chunks scoring below this share of the best chunk are 
 PATH_EVIDENCE = 0.8  # a path the query names
 FRAME_EVIDENCE = 0.5  # a traceback frame inside the project; the last such frame gets twice this
 MAX_PATH_EVIDENCE = 2.0
+MULTIPLY_PATHS = True  # in long queries path evidence multiplies too (see rank_files)
 DEFINITION_EVIDENCE = 0.1  # a definition of a name the query uses, for a name defined in one file
 TEST_FACTOR = 0.5
 DOC_FACTOR = 0.4
 EXAMPLE_FACTOR = 0.6
+DENSE_SHARE = 0.3  # with an embedding model: the share of the file score from the best chunk's cosine
 NOT_ASKED_FACTOR = 0.5  # files of other kinds when a query asks for tests or docs
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing|test_\w+\.\w+|\w+_tests?\.\w+|conftest\.py)(/|$)")
 _DOC_PATH = re.compile(r"(^|/)(docs?|doc_src)(/|$)|\.(md|rst|txt)$")
@@ -80,11 +83,11 @@ class FileMap:
         self.by_name: dict[str, list[int]] = defaultdict(list)  # file name -> positions, for suffix matches
         for i, p in enumerate(self.paths):
             self.by_name[p.rsplit("/", 1)[-1]].append(i)
-        self._factors: dict[tuple[bool, bool], np.ndarray] = {}
+        self._factors: dict[tuple, np.ndarray] = {}
 
     def kind_factors(self, analysis: QueryAnalysis) -> np.ndarray:
         """kind_factor() of every file for this query (cached per kind of query)."""
-        key = (analysis.wants_tests, analysis.wants_docs)
+        key = (analysis.wants_tests, analysis.wants_docs, TEST_FACTOR, DOC_FACTOR, EXAMPLE_FACTOR)
         if key not in self._factors:
             self._factors[key] = np.array([kind_factor(k, analysis) for k in self.kinds], dtype=np.float64)
         return self._factors[key]
@@ -100,14 +103,14 @@ def kind_factor(kind: str, analysis: QueryAnalysis) -> float:
 
 
 def text_scores(
-    lexical: LexicalIndex, files: FileMap, weights: dict[str, float], delta_files: dict[int, int]
+    lexical: LexicalIndex, files: FileMap, terms: list[str], delta_files: dict[int, int]
 ) -> tuple[np.ndarray, dict[int, int]]:
     """Per-file text score (best chunk + a share of the next ones) and the best chunk id of each scored file."""
-    scores = lexical.base_scores(weights)
+    scores = lexical.base_scores(terms)
     floor = float(scores.max()) * MIN_CHUNK_SHARE if len(scores) else 0.0
     hit = np.nonzero((scores > floor) & (files.chunk_file >= 0))[0]
     owner, chunk, score = files.chunk_file[hit], lexical.ids[hit], scores[hit].astype(np.float64)
-    delta = [(delta_files[c], c, s) for c, s in lexical.delta_scores(weights) if c in delta_files]
+    delta = [(delta_files[c], c, s) for c, s in lexical.delta_scores(terms) if c in delta_files]
     if delta:
         owner = np.concatenate([owner, np.array([d[0] for d in delta], dtype=np.int64)])
         chunk = np.concatenate([chunk, np.array([d[1] for d in delta], dtype=np.int64)])
@@ -247,18 +250,28 @@ def rank_files(
     analysis: QueryAnalysis,
     delta_files: dict[int, int],
     limit: int,
+    dense: np.ndarray | None = None,
 ) -> list[tuple[int, float, int | None, list[str], list[tuple[str, int]]]]:
-    """(file position, score, best chunk id, reasons, named symbols) of the best `limit` files."""
-    text, best = text_scores(lexical, files, analysis.term_weights(), delta_files)
+    """(file position, score, best chunk id, reasons, named symbols) of the best `limit` files.
+
+    `dense` (optional) is each file's best chunk cosine to the query; it takes DENSE_SHARE of the text score.
+    """
+    text, best = text_scores(lexical, files, tokenize(analysis.text), delta_files)
     top = float(text.max()) if len(text) else 0.0
     scores = text / top if top > 0 else text
+    if dense is not None and len(dense) == len(scores) and float(dense.max()) > 0:
+        scores = (1 - DENSE_SHARE) * scores + DENSE_SHARE * np.clip(dense, 0, None) / float(dense.max())
     bonus, reasons, symbols = name_evidence(conn, files, analysis)
     defined: dict[int, float] = defaultdict(float)
     _definition_evidence(conn, files, analysis, defined, reasons, symbols)
     for f, b in defined.items():
         scores[f] *= 1 + b
+    short = len(analysis.text.split()) <= SHORT_QUERY_WORDS
     for f, b in bonus.items():
-        scores[f] += b
+        if short or not MULTIPLY_PATHS:
+            scores[f] += b  # the query is (about) this path: it leads whatever the text says
+        else:
+            scores[f] *= 1 + b  # a long report mentions paths in passing, frames of callers among them
     scores *= files.kind_factors(analysis)
     k = min(limit, int((scores > 0).sum()))
     if k <= 0:

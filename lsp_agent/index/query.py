@@ -10,8 +10,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from lsp_agent.index.tokens import tokenize
-
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)(?:, in ([A-Za-z_<][\w<>.]*))?')
 _PATH = re.compile(
     r"(?<![\w./-])((?:[\w.-]+/)*[\w.-]+\.(?:py|pyi|pyx|js|jsx|ts|tsx|go|rs|java|c|h|cc|cpp|rb|lua))\b"
@@ -24,7 +22,6 @@ _IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
 _PROMPT = re.compile(r"^\s*(>>>|\.\.\.|\$|In \[\d+\]:)", re.M)
 TEST_WORDS = frozenset({"test", "tests", "testing", "pytest", "unittest", "testcase", "fixture", "fixtures"})
 DOC_WORDS = frozenset({"doc", "docs", "documentation", "readme", "tutorial", "docstring"})
-CODE_WEIGHT = 2.0  # query weight of terms from code and named identifiers (prose terms weigh 1)
 SHORT_QUERY_WORDS = (
     12  # a query this short that says "test" asks for tests; a long report may just mention them
 )
@@ -49,15 +46,6 @@ class QueryAnalysis:
     wants_tests: bool = False
     wants_docs: bool = False
     is_code_query: bool = False  # the whole query is one name or path (`MultiCommand.invoke`, `secho`)
-
-    def term_weights(self, code_weight: float | None = None) -> dict[str, float]:
-        """Query terms with weights: words from code and named identifiers count `code_weight`, prose 1."""
-        code_weight = CODE_WEIGHT if code_weight is None else code_weight
-        weights = dict.fromkeys(tokenize(self.text), 1.0)
-        named = " ".join([self.code, *self.identifiers, *self.dotted])
-        for term in tokenize(named):
-            weights[term] = code_weight
-        return weights
 
 
 def looks_like_code(name: str) -> bool:

@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int, str], None]
 CANDIDATES = 100  # results taken from each ranker before fusion
+DENSE_FILE_CANDIDATES = 500  # nearest chunks read for the files' dense scores in locate
 EMBED_BATCH = 256
 SNIPPET_CHARS = 200
 MAX_KEPT_TREES = 16
@@ -421,6 +422,22 @@ class WorkspaceIndex:
             )
         return cached[2]
 
+    def _dense_file_scores(self, query: str, files: FileMap) -> np.ndarray | None:
+        """Each file's best chunk cosine to the query (None without an embedding model or when it fails)."""
+        if self._embedder is None or self._vectors is None:
+            return None
+        try:
+            qvec = self._embedder.embed([query])[0]
+        except EmbeddingError as exc:  # a failing backend costs the dense half, never the ranking
+            log.warning("dense ranking skipped: %s", exc)
+            return None
+        out = np.zeros(len(files.paths), dtype=np.float64)
+        for chunk_id, cosine in self._vectors.search(qvec, DENSE_FILE_CANDIDATES):
+            pos = files.chunk_positions.get(chunk_id)  # type: ignore[arg-type]
+            if pos is not None and cosine > out[pos]:
+                out[pos] = cosine
+        return out
+
     def locate(self, query: str, limit: int = 10) -> list[FileHit]:
         """The files most likely relevant to a task (an identifier, a question or an issue report), best first.
 
@@ -436,7 +453,13 @@ class WorkspaceIndex:
             assert self._lexical is not None
             files = self._file_map()
             ranked = rank_files(
-                self._lexical, files, self._reader.conn, analysis, files.chunk_positions, max(1, int(limit))
+                self._lexical,
+                files,
+                self._reader.conn,
+                analysis,
+                files.chunk_positions,
+                max(1, int(limit)),
+                self._dense_file_scores(query, files),
             )
             rows = self._reader.chunks_by_id([c for _, _, c, _, _ in ranked if c is not None])
         hits: list[FileHit] = []

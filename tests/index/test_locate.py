@@ -127,3 +127,31 @@ def test_cli_reads_a_pasted_issue_from_stdin(shop_repo: Path) -> None:
     assert lines[0].startswith(" 1. shop/payments.py  score ")
     assert "PaymentGateway.refund_payment (line 38)" in lines[1]
     assert "traceback line 41" in lines[2]
+
+
+@pytest.mark.slow
+def test_dense_vectors_join_the_file_ranking(shop_repo: Path) -> None:
+    """With an embedding model (litellm's real HTTP path to the scripted server) locate finds a synonym's file."""
+    import re
+
+    from lsp_agent.index import IndexConfig
+    from lsp_agent.testing.scripted_model import ScriptedModelServer, hashed_embedding
+
+    synonyms = {"automobile": "car", "motorcar": "car"}
+
+    def embed(text: str) -> list[float]:
+        words = re.findall(r"[a-z]+", text.lower())
+        return hashed_embedding(" ".join(synonyms.get(w, w) for w in words), dim=512)
+
+    (shop_repo / "shop" / "garage.py").write_text("def park_motorcar(spot):\n    return spot\n")
+    with ScriptedModelServer([], embed=embed) as server:
+        config = IndexConfig(embeddings="openai/test-embed", api_base=server.base_url, api_key="test")
+        with WorkspaceIndex(shop_repo, config) as index:
+            index.refresh()
+            # The query's word does not occur in garage.py: only the vectors connect them.
+            assert index.locate("automobile", limit=3)[0].path == "shop/garage.py"
+        with WorkspaceIndex(
+            shop_repo, IndexConfig(embeddings="none"), db_path=shop_repo / "lexical.db"
+        ) as lexical:
+            lexical.refresh()
+            assert "shop/garage.py" not in [f.path for f in lexical.locate("automobile")]

@@ -42,12 +42,6 @@ def test_dotted_names_code_identifiers_and_code_text() -> None:
     assert "Description" not in q.identifiers and "Calling" not in q.identifiers  # prose stays prose
 
 
-def test_code_terms_weigh_more_than_prose() -> None:
-    weights = analyze_query(ISSUE).term_weights(code_weight=2.0)
-    assert weights["unique_fields"] == 2.0  # named in code
-    assert weights["crash"] == 1.0  # prose ("crashes", stemmed)
-
-
 def test_a_long_report_that_mentions_tests_does_not_ask_for_tests() -> None:
     assert not analyze_query(ISSUE).wants_tests
     assert analyze_query("tests for bulk_create with unique fields").wants_tests
