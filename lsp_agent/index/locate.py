@@ -24,7 +24,8 @@ from lsp_agent.index.tokens import tokenize
 
 SECOND_CHUNKS = 0.25  # share of a file's next best chunk scores added to its best one
 NEXT_CHUNKS = 3
-MIN_CHUNK_SHARE = 0.02  # chunks scoring below this share of the best chunk are left out of the file scores
+MAX_CHUNKS = 2000  # best chunks grouped into file scores
+MIN_CHUNK_SHARE = 0.1  # chunks scoring below this share of the best chunk are left out of the file scores
 # A named path or traceback frame adds to a file's score (relative to the best text score): it points at the file
 # itself. A definition of a name the query uses multiplies it by (1 + evidence) instead, so a name alone cannot
 # lift a file the text does not support (an issue names many classes in passing); adding those measured worse.
@@ -33,6 +34,8 @@ FRAME_EVIDENCE = 0.5  # a traceback frame inside the project; the last such fram
 MAX_PATH_EVIDENCE = 2.0
 MULTIPLY_PATHS = True  # in long queries path evidence multiplies too (see rank_files)
 DEFINITION_EVIDENCE = 0.1  # a definition of a name the query uses, for a name defined in one file
+MAX_DEFINING_FILES = 20  # a name defined in more files than this is no evidence
+MAX_QUERY_NAMES = 500  # names of a query looked up (SQLite's parameter limit is far above)
 TEST_FACTOR = 0.5
 DOC_FACTOR = 0.4
 EXAMPLE_FACTOR = 0.6
@@ -80,9 +83,11 @@ class FileMap:
             (get(int(c), -1) for c in lexical.ids), dtype=np.int64, count=len(lexical.ids)
         )
         self.kinds = [file_kind(p) for p in self.paths]
-        self.by_name: dict[str, list[int]] = defaultdict(list)  # file name -> positions, for suffix matches
+        self.by_tail: dict[str, list[int]] = defaultdict(list)  # every path tail (a/b.py, b.py) -> positions
         for i, p in enumerate(self.paths):
-            self.by_name[p.rsplit("/", 1)[-1]].append(i)
+            parts = p.split("/")
+            for start in range(len(parts)):
+                self.by_tail["/".join(parts[start:])].append(i)
         self._factors: dict[tuple, np.ndarray] = {}
 
     def kind_factors(self, analysis: QueryAnalysis) -> np.ndarray:
@@ -109,6 +114,8 @@ def text_scores(
     scores = lexical.base_scores(terms)
     floor = float(scores.max()) * MIN_CHUNK_SHARE if len(scores) else 0.0
     hit = np.nonzero((scores > floor) & (files.chunk_file >= 0))[0]
+    if len(hit) > MAX_CHUNKS:  # a long report matches much of the code a little: keep the best chunks
+        hit = hit[np.argpartition(-scores[hit], MAX_CHUNKS - 1)[:MAX_CHUNKS]]
     owner, chunk, score = files.chunk_file[hit], lexical.ids[hit], scores[hit].astype(np.float64)
     delta = [(delta_files[c], c, s) for c, s in lexical.delta_scores(terms) if c in delta_files]
     if delta:
@@ -141,14 +148,10 @@ def _path_matches(files: FileMap, mentioned: str) -> list[int]:
         tail = "/".join(parts[start:])
         if start and len(parts) - start < 2 and len(parts) > 1:
             break
-        found = [i for i in files.by_name.get(parts[-1], ()) if _ends_with(files.paths[i], tail)]
+        found = files.by_tail.get(tail, [])
         if found:
             return found if len(found) <= 3 else []
     return []
-
-
-def _ends_with(path: str, tail: str) -> bool:
-    return path == tail or path.endswith("/" + tail)
 
 
 def module_paths(dotted: str) -> list[str]:
@@ -211,14 +214,24 @@ def _definition_evidence(
     if not wanted:
         return
     definers: dict[str, dict[int, tuple[str, int]]] = defaultdict(dict)
-    names = list(wanted)
-    for i in range(0, len(names), 500):
-        part = names[i : i + 500]
-        marks = ",".join("?" * len(part))
+    names = list(wanted)[:MAX_QUERY_NAMES]
+    marks = ",".join("?" * len(names))
+    # Names defined all over (get, save, __init__) say nothing about where to look: left out before reading rows.
+    rare = [
+        name
+        for name, count in conn.execute(
+            f"SELECT name, COUNT(DISTINCT file_id) FROM symbols WHERE name IN ({marks}) AND kind != 'variable' "
+            "GROUP BY name",
+            names,
+        )
+        if count <= MAX_DEFINING_FILES
+    ]
+    if rare:
+        marks = ",".join("?" * len(rare))
         rows = conn.execute(
-            "SELECT s.name, s.qualified_name, f.id, s.line FROM symbols s JOIN files f ON f.id = s.file_id "
-            f"WHERE s.name IN ({marks}) AND s.kind != 'variable'",
-            part,
+            "SELECT name, qualified_name, file_id, line FROM symbols "
+            f"WHERE name IN ({marks}) AND kind != 'variable'",
+            rare,
         )
         for name, qualified, file_id, line in rows:
             if not _same_owner(wanted[name], qualified or name):

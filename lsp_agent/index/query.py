@@ -19,6 +19,8 @@ _TICKS = re.compile(r"`([^`\n]+)`")
 _DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\b")
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 _IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
+_MIXED_CASE = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]|^[A-Z][a-z]+[A-Z]")
+_FILE_OR_HOST = re.compile(r"[\w.]*\.(py|txt|rst|md|html|org|com|io)")
 _PROMPT = re.compile(r"^\s*(>>>|\.\.\.|\$|In \[\d+\]:)", re.M)
 TEST_WORDS = frozenset({"test", "tests", "testing", "pytest", "unittest", "testcase", "fixture", "fixtures"})
 DOC_WORDS = frozenset({"doc", "docs", "documentation", "readme", "tutorial", "docstring"})
@@ -53,11 +55,7 @@ def looks_like_code(name: str) -> bool:
     core = name.strip("_")
     if not core:
         return False
-    return (
-        "_" in core
-        or name.startswith("_")
-        or bool(re.search(r"[a-z][A-Z]|[A-Z]{2,}[a-z]|^[A-Z][a-z]+[A-Z]", core))
-    )
+    return "_" in core or name.startswith("_") or bool(_MIXED_CASE.search(core))
 
 
 def _clean_path(raw: str) -> str:
@@ -87,7 +85,7 @@ def analyze_query(text: str) -> QueryAnalysis:
     code_parts += [line for line in text.splitlines() if _PROMPT.match(line)]
     q.code = "\n".join(code_parts)
     for name in _DOTTED.findall(text):
-        if not re.fullmatch(r"[\w.]*\.(py|txt|rst|md|html|org|com|io)", name) and not name[0].isdigit():
+        if not _FILE_OR_HOST.fullmatch(name) and not name[0].isdigit():
             _add(q.dotted, name)
     for name in _CALL.findall(text) + _IDENT.findall(q.code):
         if len(name) > 2:
