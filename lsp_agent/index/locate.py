@@ -1,11 +1,12 @@
 """Rank files, not only chunks, for a task: where to look first, from an identifier, a question or an issue report.
 
 A file's score joins three kinds of evidence:
-- text: BM25 of the query over the file's chunks (the best chunk plus a share of the next ones), its terms
-  weighted by where they came from (code and named identifiers count more than prose);
+- text: BM25 of the query over the file's chunks (the best chunk plus a share of the next ones), and with an
+  embedding model the best chunk's cosine;
 - names: paths, traceback frames and identifiers the query names that exist in the index (a definition of a
-  rare name, a path that matches) are strong evidence for the files that hold them;
+  rare name, a path that matches) are evidence for the files that hold them;
 - kind: tests, docs and examples are down-weighted unless the query asks for them.
+benchmarks/localization.py measures each part (--ablations).
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ SECOND_CHUNKS = 0.25  # share of a file's next best chunk scores added to its be
 NEXT_CHUNKS = 3
 MAX_CHUNKS = 2000  # best chunks grouped into file scores
 MIN_CHUNK_SHARE = 0.1  # chunks scoring below this share of the best chunk are left out of the file scores
-# A named path or traceback frame adds to a file's score (relative to the best text score): it points at the file
-# itself. A definition of a name the query uses multiplies it by (1 + evidence) instead, so a name alone cannot
-# lift a file the text does not support (an issue names many classes in passing); adding those measured worse.
+# Name evidence multiplies a file's normalised text score by (1 + evidence), so a name alone cannot lift a file
+# the text does not support (an issue names many classes and the files of a traceback's callers in passing);
+# adding it instead measured worse. In a short query a named path adds: the query is about that file.
 PATH_EVIDENCE = 0.8  # a path the query names
 FRAME_EVIDENCE = 0.5  # a traceback frame inside the project; the last such frame gets twice this
 MAX_PATH_EVIDENCE = 2.0
@@ -76,7 +77,7 @@ class FileMap:
         self.paths = [r[1] for r in rows]
         self.position = {p: i for i, p in enumerate(self.paths)}
         self.id_position = {int(fid): i for i, fid in enumerate(self.file_ids)}
-        position = {int(fid): i for i, fid in enumerate(self.file_ids)}
+        position = self.id_position
         self.chunk_positions = {c: position[f] for c, f in conn.execute("SELECT id, file_id FROM chunks")}
         get = self.chunk_positions.get
         self.chunk_file = np.fromiter(
