@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from lsp_agent.tools import files, search
-from lsp_agent.tools.locate_tool import locate
 from lsp_agent.tools.registry import Tool
 
 _PATH = "Path relative to the workspace root, e.g. 'src/app.py'."
@@ -14,7 +13,7 @@ def _schema(properties: dict, required: list[str]) -> dict:
 
 
 def builtin_tools() -> list[Tool]:
-    """The eleven built-in tools, in the order they are offered to the model."""
+    """The ten built-in tools, in the order they are offered to the model."""
     return [
         Tool(
             "list_files",
@@ -94,25 +93,6 @@ def builtin_tools() -> list[Tool]:
                 ["query"],
             ),
             search.search_code,
-        ),
-        Tool(
-            "locate",
-            "Find the files most likely relevant to a task: paste the task, issue report, error message or "
-            "traceback. Returns ranked files with their matching symbols and why (named paths, traceback frames, "
-            "definitions). A good first step before reading code.",
-            _schema(
-                {
-                    "task": {"type": "string", "description": "The task or issue text, as given."},
-                    "limit": {
-                        "type": "integer",
-                        "description": "How many files (default 10).",
-                        "minimum": 1,
-                        "maximum": 50,
-                    },
-                },
-                ["task"],
-            ),
-            locate,
         ),
         Tool(
             "find_symbol",

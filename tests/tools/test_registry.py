@@ -33,7 +33,6 @@ def test_default_registry_has_exactly_the_documented_tools_and_parameters():
         "read_file": (["path"], ["path", "start_line", "end_line"]),
         "search_text": (["pattern"], ["pattern", "path", "regex", "case_sensitive"]),
         "search_code": (["query"], ["query", "top_k"]),
-        "locate": (["task"], ["task", "limit"]),
         "find_symbol": (["name"], ["name"]),
         "get_file_info": (["path"], ["path"]),
         "write_file": (["path", "content"], ["path", "content"]),
