@@ -12,8 +12,9 @@ benchmarks/.cache/localization/, as are the indexes (delete them to measure inde
 Systems, measured in one run on the same trees: BM25 over whole files with the index's own tokenizer (the
 baseline), `WorkspaceIndex.search` read as files in order of first appearance (what `lsp-agent search` shows),
 and `WorkspaceIndex.locate` (the file ranking). Metrics per repository and overall: acc@k (every gold file among
-the first k distinct files), MRR, p50/p95 query latency, index seconds. Instances whose gold file is absent from
-the tree are reported and left out of the metrics.
+the first k distinct files), MRR, p50/p95 query latency (after one warm-up query per tree), index seconds.
+Instances whose gold file is absent from the tree are reported and left out of the metrics. --ablations adds
+locate with each of its parts turned off, to show what each adds.
 """
 
 from __future__ import annotations
@@ -89,6 +90,7 @@ def ablated(index, patch: dict[str, dict[str, float]]) -> Ranker:  # noqa: ANN00
     import importlib
 
     def rank(query: str) -> list[str]:
+        """locate's file ranking with the patch applied."""
         saved = []
         for module_name, values in patch.items():
             module = importlib.import_module(f"lsp_agent.index.{module_name}")
@@ -224,6 +226,7 @@ def _print(results, index_time, sources, missing, total) -> None:  # noqa: ANN00
 
 
 def main() -> int:
+    """Parse the flags; skip cleanly when the data file is missing."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
         "--data", type=Path, default=Path(os.environ.get("LSP_AGENT_LOCALIZATION_DATA", DEFAULT_DATA))

@@ -129,6 +129,7 @@ def _download(repo: str, version: str) -> Path:
     stem = name.replace("-", "_").lower()
 
     def found() -> list[Path]:
+        """Distribution files of this version already in the cache."""
         return [
             p
             for p in dists.iterdir()

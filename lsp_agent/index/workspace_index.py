@@ -386,6 +386,7 @@ class WorkspaceIndex:
         files = self._file_map()
 
         def path_of(chunk_id: int) -> str | None:
+            """The chunk's path, None for unknown chunks and those hidden by overrides."""
             pos = files.chunk_positions.get(chunk_id)
             return None if pos is None or chunk_id in exclude else files.paths[pos]
 
