@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -150,10 +151,28 @@ def _load(args: argparse.Namespace) -> list[dict]:
 def run(args: argparse.Namespace) -> int:
     """Index each tree once, rank every instance with every system, print the table."""
     rows = _load(args)
+    if not rows:
+        print(f"no instances in {args.data} match --repo {args.repo!r}")
+        return 0
     by_corpus: dict[Path, tuple[Corpus, list[dict]]] = {}
+    skipped: dict[str, str] = {}
     for row in rows:
-        corpus = corpus_for(row["repo"], row["id"], row["base_commit"], args.mirrors)
+        if row["repo"] in skipped:
+            continue
+        try:
+            corpus = corpus_for(row["repo"], row["id"], row["base_commit"], args.mirrors)
+        except (OSError, LookupError, subprocess.CalledProcessError) as exc:
+            skipped[row["repo"]] = str(exc)
+            continue
         by_corpus.setdefault(corpus.root, (corpus, []))[1].append(row)
+    for repo, why in skipped.items():
+        print(
+            f"skipped {repo}: no tree ({why}). Give git mirrors with --mirrors DIR or LSP_AGENT_MIRRORS (a folder "
+            f"of <owner>+<name> git directories, e.g. what the search tool's fetch of github:{repo} leaves), "
+            "or let pip reach PyPI for the release fallback."
+        )
+    if not by_corpus:
+        return 0
     results: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     index_time: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     missing: list[str] = []
