@@ -96,51 +96,38 @@ class LexicalIndex:
         """The base documents' ids, in the order of base_scores()' array."""
         return self._ids
 
-    def _query_weights(self, query: Sequence[str] | Mapping[str, float]) -> dict[int, float]:
-        """Term hash -> query weight (1 for each distinct term of a plain sequence)."""
-        weights = query if isinstance(query, Mapping) else dict.fromkeys(query, 1.0)
-        out: dict[int, float] = {}
-        for term, w in weights.items():
-            h = term_hash(term)
-            out[h] = max(out.get(h, 0.0), float(w))
-        return out
+    @staticmethod
+    def _hashes(query: Sequence[str]) -> list[int]:
+        return list(dict.fromkeys(term_hash(t) for t in query))
 
-    def base_scores(self, query: Sequence[str] | Mapping[str, float]) -> np.ndarray:
-        """BM25 of every base document (aligned with `ids`; removed ones score 0); terms may carry weights."""
+    def base_scores(self, query: Sequence[str]) -> np.ndarray:
+        """BM25 of every base document for the query's distinct terms (aligned with `ids`; removed ones 0)."""
         scores = np.zeros(len(self._ids), dtype=np.float32)
-        for h, w in self._query_weights(query).items():
+        for h in self._hashes(query):
             c = self._column(h)
             if c is not None:
                 a, b = self._indptr[c], self._indptr[c + 1]
-                scores[self._docs[a:b]] += self._weights[a:b] * np.float32(
-                    w
-                )  # a term occurs once per document
+                scores[self._docs[a:b]] += self._weights[a:b]  # a term occurs once per document
         return scores * self._alive
 
-    def delta_scores(self, query: Sequence[str] | Mapping[str, float]) -> list[tuple[int, float]]:
+    def delta_scores(self, query: Sequence[str]) -> list[tuple[int, float]]:
         """(id, score) of the chunks added since the build that match the query."""
         if not self._delta:
             return []
-        idfs = self._weighted_idfs(self._query_weights(query))
+        idfs = {h: self._idf(self._column(h)) for h in self._hashes(query)}
         scored = ((doc_id, self._score(idfs, tf, length)) for doc_id, (tf, length) in self._delta.items())
         return [(doc_id, s) for doc_id, s in scored if s > 0]
 
-    def _weighted_idfs(self, weights: Mapping[int, float]) -> dict[int, float]:
-        return {h: self._idf(self._column(h)) * w for h, w in weights.items()}
-
     def search(
         self,
-        query: Sequence[str] | Mapping[str, float],
+        query: Sequence[str],
         top_n: int,
         exclude: set[int] | None = None,
         extra: Sequence[tuple[Hashable, Mapping[int, int]]] = (),
     ) -> list[tuple[Hashable, float]]:
-        """Best (id, score) pairs; `exclude` hides ids, `extra` are temporary documents scored for this query.
-
-        `query` is a list of terms or a mapping term -> weight (a weighted term counts `weight` times its BM25).
-        """
-        weights = self._query_weights(query)
-        if not weights:
+        """Best (id, score) pairs; `exclude` hides ids, `extra` are temporary documents scored for this query."""
+        hashes = self._hashes(query)
+        if not hashes:
             return []
         results: list[tuple[Hashable, float]] = []
         if len(self._ids):
@@ -153,7 +140,7 @@ class LexicalIndex:
             k = min(top_n, len(scores))
             top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
             results.extend((int(self._ids[i]), float(scores[i])) for i in top if scores[i] > 0)
-        idfs = self._weighted_idfs(weights)
+        idfs = {h: self._idf(self._column(h)) for h in hashes}
         for doc_id, (tf, length) in self._delta.items():
             if exclude and doc_id in exclude:
                 continue
