@@ -135,7 +135,7 @@ def text_scores(
     return out, dict(zip(owner[starts].tolist(), chunk[starts].tolist(), strict=True))
 
 
-def _path_matches(files: FileMap, mentioned: str) -> list[int]:
+def path_matches(files: FileMap, mentioned: str) -> list[int]:
     """Files whose path is, or ends with, a mentioned path (at a folder boundary)."""
     mentioned = mentioned.strip("/")
     if not mentioned:
@@ -173,10 +173,10 @@ def name_evidence(
     reasons: dict[int, list[str]] = defaultdict(list)
     symbols: dict[int, list[tuple[str, int]]] = defaultdict(list)
     for path in analysis.paths:
-        for f in _path_matches(files, path):
+        for f in path_matches(files, path):
             bonus[f] += PATH_EVIDENCE
             reasons[f].append(f"named: {path}")
-    in_repo = [(f, line, func) for p, line, func in analysis.frames for f in _path_matches(files, p)[:1]]
+    in_repo = [(f, line, func) for p, line, func in analysis.frames for f in path_matches(files, p)[:1]]
     for k, (f, line, _) in enumerate(in_repo):
         bonus[f] += FRAME_EVIDENCE * (2 if k == len(in_repo) - 1 else 1)
         reasons[f].append(f"traceback line {line}")

@@ -11,7 +11,7 @@ import re
 import sqlite3
 from collections.abc import Callable, Hashable, Mapping
 
-from lsp_agent.index.locate import file_kind, kind_factor
+from lsp_agent.index.locate import FileMap, file_kind, kind_factor, path_matches
 from lsp_agent.index.query import SHORT_QUERY_WORDS, QueryAnalysis, looks_like_code
 
 EXACT_BOOST = 2.0  # an exact definition scores this many times the best text score (then ordered among them)
@@ -72,6 +72,7 @@ def rerank(
     conn: sqlite3.Connection,
     analysis: QueryAnalysis,
     path_of_chunk: ChunkPaths,
+    files: FileMap,
 ) -> list[tuple[Hashable, float]]:
     """Hits with test/doc/example chunks down-weighted and exact named definitions (and named paths) first."""
     best = max((s for _, s in ranked), default=1.0) or 1.0
@@ -86,22 +87,20 @@ def rerank(
         factor = kind_factor(file_kind(path), analysis)
         scores[chunk_id] = best * (EXACT_BOOST + 0.1 * (3 - rank)) * factor + scores.get(chunk_id, 0.0) * 0.01
     if len(analysis.text.split()) <= SHORT_QUERY_WORDS:
-        for rank, chunk_id in enumerate(chunks_of_paths(conn, analysis.paths)):
+        for rank, chunk_id in enumerate(chunks_of_paths(conn, files, analysis.paths)):
             if path_of_chunk.get(chunk_id) is not None:  # None: hidden by an override
                 scores[chunk_id] = best * PATH_BOOST - 0.001 * rank + scores.get(chunk_id, 0.0) * 0.01
     return sorted(scores.items(), key=lambda item: -item[1])
 
 
-def chunks_of_paths(conn: sqlite3.Connection, named: list[str], limit: int = 20) -> list[int]:
+def chunks_of_paths(conn: sqlite3.Connection, files: FileMap, named: list[str], limit: int = 20) -> list[int]:
     """Chunk ids of the files a query names (the path itself or a path ending with it), top of file first."""
     out: list[int] = []
     for path in named:
-        path = path.strip("/")
-        like = "%/" + path.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        rows = conn.execute(
-            "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ? OR f.path LIKE ? "
-            "ESCAPE '\\' ORDER BY f.path, c.start LIMIT ?",
-            (path, like, limit),
-        )
-        out += [r[0] for r in rows]
+        for f in path_matches(files, path):
+            rows = conn.execute(
+                "SELECT id FROM chunks WHERE file_id = ? ORDER BY start LIMIT ?",
+                (int(files.file_ids[f]), limit),
+            )
+            out += [r[0] for r in rows]
     return out

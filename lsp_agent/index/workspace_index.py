@@ -391,7 +391,7 @@ class WorkspaceIndex:
             return None if pos is None or chunk_id in exclude else files.paths[pos]
 
         paths = {k: extra_chunks[k][0] if k in extra_chunks else path_of(k) or "" for k, _ in ranked}  # type: ignore[arg-type]
-        return rerank(ranked, paths, self._reader.conn, analysis, ChunkPaths(path_of))
+        return rerank(ranked, paths, self._reader.conn, analysis, ChunkPaths(path_of), files)
 
     def _dense_search(
         self, query: str, exclude: set[int], extra_chunks: dict[Hashable, tuple[str, Chunk]]
