@@ -41,11 +41,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=("lsp_agent.index.cli", "run_index"))
 
     p = sub.add_parser("search", help="search the workspace index")
-    p.add_argument("query", nargs="?", help="what to look for (natural language or identifiers)")
+    p.add_argument("query", nargs="?", help="what to look for (natural language, identifiers; - reads stdin)")
     p.add_argument("--repo", default=".", help="workspace root (default: current directory)")
     p.add_argument("--top-k", type=int, default=10, help="number of results (default 10)")
     p.add_argument("--json", action="store_true", help="print one JSON array")
     p.add_argument("--queries", help="JSON lines file of {id, query}; prints one JSON line per query")
+    p.add_argument(
+        "--files", action="store_true", help="rank files (where to look for a task or an issue report)"
+    )
     p.add_argument("--embeddings", help="embedding backend: none | local | litellm model string")
     p.add_argument("--max-file-size", type=int, help="skip files larger than this many bytes (default 1 MB)")
     p.add_argument(

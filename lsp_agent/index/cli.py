@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from lsp_agent.index.embeddings import EmbeddingError
+from lsp_agent.index.locate import FileHit
 from lsp_agent.index.models import IndexConfig, IndexStats, SearchHit
 from lsp_agent.index.workspace_index import WorkspaceIndex
 from lsp_agent.workspace.secrets import secret_files_of
@@ -161,6 +162,23 @@ def _print_hits(hits: list[SearchHit], out: TextIO) -> None:
             print(f"      {line[:100]}", file=out)
 
 
+def file_json(hit: FileHit) -> dict:
+    """The --files --json shape of a file: path, score, symbols [{name, line}], reasons."""
+    symbols = [{"name": name, "line": line} for name, line in hit.symbols]
+    return {"path": hit.path, "score": hit.score, "symbols": symbols, "reasons": hit.reasons}
+
+
+def _print_files(hits: list[FileHit], out: TextIO) -> None:
+    if not hits:
+        print("no results", file=out)
+    for rank, hit in enumerate(hits, start=1):
+        print(f"{rank:>2}. {hit.path}  score {hit.score:.3f}", file=out)
+        if hit.symbols:
+            print("      " + ", ".join(f"{name} (line {line})" for name, line in hit.symbols), file=out)
+        if hit.reasons:
+            print("      " + "; ".join(dict.fromkeys(hit.reasons)), file=out)
+
+
 def _read_queries(path: str) -> list[tuple[object, str]]:
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -181,10 +199,11 @@ def _read_queries(path: str) -> list[tuple[object, str]]:
 
 
 def run_search(args: argparse.Namespace) -> int:
-    """Refresh the index if needed, then print the best chunks for QUERY (or for each line of --queries)."""
+    """Refresh the index if needed, then print the best chunks (or --files) for QUERY or each of --queries."""
 
     def body(args: argparse.Namespace) -> int:
-        query = (args.query or "").strip()
+        query = (sys.stdin.read() if args.query == "-" else args.query or "").strip()
+        files = getattr(args, "files", False)
         if not args.queries and not query:
             raise CliError(
                 "empty query: pass what to look for, e.g. lsp-agent search 'parse the config file'"
@@ -196,8 +215,19 @@ def run_search(args: argparse.Namespace) -> int:
             _refresh(index, show_progress=True)
             if queries:
                 for qid, text in queries:
+                    if files:
+                        found = index.locate(text, args.top_k) if text.strip() else []
+                        print(json.dumps({"id": qid, "results": [file_json(f) for f in found]}))
+                        continue
                     hits = index.search(text, args.top_k) if text.strip() else []
                     print(json.dumps({"id": qid, "results": [hit_json(h) for h in hits]}))
+                return 0
+            if files:
+                found = index.locate(query, args.top_k)
+                if args.json:
+                    print(json.dumps([file_json(f) for f in found]))
+                else:
+                    _print_files(found, sys.stdout)
                 return 0
             hits = index.search(query, args.top_k)
             if args.json:

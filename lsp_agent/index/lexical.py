@@ -91,6 +91,33 @@ class LexicalIndex:
                 score += idf * f / (norm + f)
         return score
 
+    @property
+    def ids(self) -> np.ndarray:
+        """The base documents' ids, in the order of base_scores()' array."""
+        return self._ids
+
+    @staticmethod
+    def _hashes(query: Sequence[str]) -> list[int]:
+        return list(dict.fromkeys(term_hash(t) for t in query))
+
+    def base_scores(self, query: Sequence[str]) -> np.ndarray:
+        """BM25 of every base document for the query's distinct terms (aligned with `ids`; removed ones 0)."""
+        scores = np.zeros(len(self._ids), dtype=np.float32)
+        for h in self._hashes(query):
+            c = self._column(h)
+            if c is not None:
+                a, b = self._indptr[c], self._indptr[c + 1]
+                scores[self._docs[a:b]] += self._weights[a:b]  # a term occurs once per document
+        return scores * self._alive
+
+    def delta_scores(self, query: Sequence[str]) -> list[tuple[int, float]]:
+        """(id, score) of the chunks added since the build that match the query."""
+        if not self._delta:
+            return []
+        idfs = {h: self._idf(self._column(h)) for h in self._hashes(query)}
+        scored = ((doc_id, self._score(idfs, tf, length)) for doc_id, (tf, length) in self._delta.items())
+        return [(doc_id, s) for doc_id, s in scored if s > 0]
+
     def search(
         self,
         query: Sequence[str],
@@ -99,18 +126,12 @@ class LexicalIndex:
         extra: Sequence[tuple[Hashable, Mapping[int, int]]] = (),
     ) -> list[tuple[Hashable, float]]:
         """Best (id, score) pairs; `exclude` hides ids, `extra` are temporary documents scored for this query."""
-        hashes = list(dict.fromkeys(term_hash(t) for t in query))
+        hashes = self._hashes(query)
         if not hashes:
             return []
-        columns = {h: self._column(h) for h in hashes}
         results: list[tuple[Hashable, float]] = []
-        present = [c for c in columns.values() if c is not None]
-        if len(self._ids) and present:
-            scores = np.zeros(len(self._ids), dtype=np.float32)
-            for c in present:
-                a, b = self._indptr[c], self._indptr[c + 1]
-                scores[self._docs[a:b]] += self._weights[a:b]  # a term occurs once per document
-            scores *= self._alive
+        if len(self._ids):
+            scores = self.base_scores(query)
             if exclude:
                 for doc_id in exclude:
                     pos = self._pos.get(doc_id)
@@ -119,7 +140,7 @@ class LexicalIndex:
             k = min(top_n, len(scores))
             top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
             results.extend((int(self._ids[i]), float(scores[i])) for i in top if scores[i] > 0)
-        idfs = {h: self._idf(c) for h, c in columns.items()}
+        idfs = {h: self._idf(self._column(h)) for h in hashes}
         for doc_id, (tf, length) in self._delta.items():
             if exclude and doc_id in exclude:
                 continue

@@ -17,6 +17,7 @@ from lsp_agent.index.chunking import ParsedFile, analyze, analyze_with_tree, fil
 from lsp_agent.index.dense import VectorIndex, reciprocal_rank_fusion
 from lsp_agent.index.embeddings import Embedder, EmbeddingError, embedding_text, make_embedder
 from lsp_agent.index.lexical import LexicalIndex
+from lsp_agent.index.locate import FileHit, FileMap, rank_files
 from lsp_agent.index.mentions import Mentions
 from lsp_agent.index.models import Chunk, FileAnalysis, IndexConfig, IndexStats, SearchHit, SymbolHit
 from lsp_agent.index.pipeline import (
@@ -28,7 +29,9 @@ from lsp_agent.index.pipeline import (
     paused_gc,
     run_jobs,
 )
+from lsp_agent.index.query import QueryAnalysis, analyze_query
 from lsp_agent.index.repomap import build_repo_map
+from lsp_agent.index.rerank import ChunkPaths, rerank
 from lsp_agent.index.rows import FileRows, file_rows, text_hash
 from lsp_agent.index.store import BINARY_LANGUAGE, FileRecord, IndexStore, default_db_path
 from lsp_agent.index.tokens import tokenize, unpack_terms
@@ -38,6 +41,7 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int, str], None]
 CANDIDATES = 100  # results taken from each ranker before fusion
+DENSE_FILE_CANDIDATES = 500  # nearest chunks read for the files' dense scores in locate
 EMBED_BATCH = 256
 SNIPPET_CHARS = 200
 MAX_KEPT_TREES = 16
@@ -76,6 +80,7 @@ class WorkspaceIndex:
         self._override_cache: OrderedDict[tuple[str, str], FileAnalysis] = OrderedDict()
         self._repo_map_cache: tuple[int, int, str] | None = None
         self._mentions_cache: tuple[int, Mentions] | None = None
+        self._file_map_cache: tuple[int, LexicalIndex, FileMap] | None = None
         self._generation = 0
         self._closed = False
 
@@ -327,6 +332,7 @@ class WorkspaceIndex:
             raise ValueError("empty query: say what to look for")
         top_k = max(1, int(top_k))
         terms = tokenize(query)
+        parts = analyze_query(query)
         with self._read_lock:
             self._ensure_rankers()
             assert self._lexical is not None
@@ -353,7 +359,7 @@ class WorkspaceIndex:
                     log.warning("dense search skipped: %s", exc)
                 else:
                     ranked = reciprocal_rank_fusion(ranked, dense)
-            ranked = ranked[:top_k]
+            ranked = self._rerank(ranked, parts, exclude, extra_chunks)[:top_k]
             rows = self._reader.chunks_by_id([k for k, _ in ranked if isinstance(k, int)])
         hits: list[SearchHit] = []
         for key, score in ranked:
@@ -368,6 +374,24 @@ class WorkspaceIndex:
                 SearchHit(rel, chunk.start, chunk.end, chunk.symbol, chunk.kind, round(score, 6), chunk.text)
             )
         return hits
+
+    def _rerank(
+        self,
+        ranked: list[tuple[Hashable, float]],
+        analysis: QueryAnalysis,
+        exclude: set[int],
+        extra_chunks: dict[Hashable, tuple[str, Chunk]],
+    ) -> list[tuple[Hashable, float]]:
+        """Named definitions and paths first, tests and docs after definitions (see rerank.py); hold the read lock."""
+        files = self._file_map()
+
+        def path_of(chunk_id: int) -> str | None:
+            """The chunk's path, None for unknown chunks and those hidden by overrides."""
+            pos = files.chunk_positions.get(chunk_id)
+            return None if pos is None or chunk_id in exclude else files.paths[pos]
+
+        paths = {k: extra_chunks[k][0] if k in extra_chunks else path_of(k) or "" for k, _ in ranked}  # type: ignore[arg-type]
+        return rerank(ranked, paths, self._reader.conn, analysis, ChunkPaths(path_of), files)
 
     def _dense_search(
         self, query: str, exclude: set[int], extra_chunks: dict[Hashable, tuple[str, Chunk]]
@@ -386,6 +410,67 @@ class WorkspaceIndex:
                     known[hashes[k]] = vec
             extra = [(k, known[hashes[k]]) for k in extra_chunks]
         return self._vectors.search(qvec, CANDIDATES, exclude, extra)
+
+    def _file_map(self) -> FileMap:
+        """Chunk -> file positions for the current rankers, rebuilt when the index changed (hold the read lock)."""
+        assert self._lexical is not None
+        cached = self._file_map_cache
+        if cached is None or cached[0] != self._generation or cached[1] is not self._lexical:
+            cached = self._file_map_cache = (
+                self._generation,
+                self._lexical,
+                FileMap(self._reader.conn, self._lexical),
+            )
+        return cached[2]
+
+    def _dense_file_scores(self, query: str, files: FileMap) -> np.ndarray | None:
+        """Each file's best chunk cosine to the query (None without an embedding model or when it fails)."""
+        if self._embedder is None or self._vectors is None:
+            return None
+        try:
+            qvec = self._embedder.embed([query])[0]
+        except EmbeddingError as exc:  # a failing backend costs the dense half, never the ranking
+            log.warning("dense ranking skipped: %s", exc)
+            return None
+        out = np.zeros(len(files.paths), dtype=np.float64)
+        for chunk_id, cosine in self._vectors.search(qvec, DENSE_FILE_CANDIDATES):
+            pos = files.chunk_positions.get(chunk_id)  # type: ignore[arg-type]
+            if pos is not None and cosine > out[pos]:
+                out[pos] = cosine
+        return out
+
+    def locate(self, query: str, limit: int = 10) -> list[FileHit]:
+        """The files most likely relevant to a task (an identifier, a question or an issue report), best first.
+
+        Each hit names the symbols that matched (the best chunk's, and definitions of names the query uses) and
+        the reasons beyond word overlap (a named path, a traceback frame, a definition).
+        """
+        self._check_open()
+        if not query or not query.strip():
+            raise ValueError("empty query: say what to look for")
+        analysis = analyze_query(query)
+        with self._read_lock:
+            self._ensure_rankers()
+            assert self._lexical is not None
+            files = self._file_map()
+            ranked = rank_files(
+                self._lexical,
+                files,
+                self._reader.conn,
+                analysis,
+                files.chunk_positions,
+                max(1, int(limit)),
+                self._dense_file_scores(query, files),
+            )
+            rows = self._reader.chunks_by_id([c for _, _, c, _, _ in ranked if c is not None])
+        hits: list[FileHit] = []
+        for f, score, chunk, reasons, named in ranked:
+            symbols = list(named)
+            row = rows.get(chunk) if chunk is not None else None
+            if row is not None and row.chunk.symbol and all(s != row.chunk.symbol for s, _ in symbols):
+                symbols.insert(0, (row.chunk.symbol, row.chunk.start))
+            hits.append(FileHit(files.paths[f], round(score, 6), symbols[:5], reasons))
+        return hits
 
     # --- symbols and map -----------------------------------------------------------------------------------
 
