@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import re
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,12 +40,17 @@ SYSTEM_REJECTED = re.compile(
 __all__ = ["ModelClient", "ModelError", "ModelReply", "classify_error", "get_litellm"]
 
 _litellm: Any = None
+_litellm_lock = threading.Lock()
 
 
 def get_litellm() -> Any:
-    """Import litellm once, with the remote price-map fetch off and its banners quiet."""
+    """Import litellm once (from any thread), with the remote price-map fetch off and its banners quiet."""
     global _litellm
-    if _litellm is None:
+    if _litellm is not None:
+        return _litellm
+    with _litellm_lock:
+        if _litellm is not None:
+            return _litellm
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         import litellm
 
@@ -52,6 +58,10 @@ def get_litellm() -> Any:
         litellm.telemetry = False
         # Token counts for compaction use tiktoken; never download Hugging Face tokenizers from an editor.
         litellm.disable_hf_tokenizer_download = True
+        try:  # the OpenAI client loads its resources on the first request: load them now, off the event loop
+            import openai.resources  # noqa: F401
+        except ImportError:
+            pass
         _litellm = litellm
     return _litellm
 
@@ -259,12 +269,8 @@ class ModelClient:
         """The configured key; a placeholder for a keyless OpenAI-compatible server at --api-base."""
         if self.settings.api_key or not self.settings.api_base:
             return self.settings.api_key
-        litellm = get_litellm()
-        try:
-            provider = litellm.get_llm_provider(model=self.model, api_base=self.settings.api_base)[1]
-        except Exception:  # noqa: BLE001 - an unknown provider is reported by the request itself
-            return None
-        if provider not in KEYLESS_PROVIDERS or os.environ.get("OPENAI_API_KEY") or litellm.api_key:
+        provider = self.model.split("/", 1)[0] if "/" in self.model else ""
+        if provider not in KEYLESS_PROVIDERS or os.environ.get("OPENAI_API_KEY") or get_litellm().api_key:
             return None
         log.info("no API key for %s at %s: sending a placeholder key", self.model, self.settings.api_base)
         return PLACEHOLDER_KEY

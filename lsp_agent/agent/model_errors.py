@@ -10,6 +10,8 @@ from typing import Any
 
 PERMANENT_KINDS = ("auth", "model", "bad_request", "context", "malformed", "error")
 TRANSIENT_KINDS = ("connect", "timeout", "dropped", "rate_limit", "server", "transient")
+# The "SomeError: message" line that ends a traceback embedded in an error message.
+_RAISED_RE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception)\b")
 
 
 class ModelError(Exception):
@@ -190,8 +192,8 @@ def short_message(exc: BaseException) -> str:
     raw = str(exc) or type(exc).__name__
     if "Traceback (most recent call last)" in raw:
         head, _, trace = raw.partition("Traceback (most recent call last)")
-        lines = [line.strip() for line in trace.splitlines() if line.strip()]
-        raw = f"{head.strip()}: {lines[-1]}" if lines else head
+        raised = [line.strip() for line in trace.splitlines() if _RAISED_RE.match(line)]
+        raw = f"{head.strip()}: {raised[-1]}" if raised else head
     if "Exception - " in raw:
         raw = raw.split("Exception - ", 1)[1]
     text = re.sub(r"^(litellm\.)?\w+Error: (\w+Error: )?", "", raw)

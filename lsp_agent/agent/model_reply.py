@@ -42,10 +42,11 @@ async def read_stream(litellm: Any, params: dict[str, Any]) -> Any:
         close = getattr(stream, "aclose", None)
         if close is not None:
             await close()
-    if not chunks:
+    if not any(_carries_reply(chunk) for chunk in chunks):
+        where = params.get("api_base") or "the provider"
         raise ModelError(
-            "the model server sent an empty or unreadable event stream; check that --api-base points at an "
-            "OpenAI-compatible endpoint",
+            f"the model server at {where} sent an empty or unreadable event stream; check that --api-base "
+            "points at an OpenAI-compatible endpoint",
             kind="malformed",
         )
     if getattr(stream, "received_finish_reason", "") is None:
@@ -53,6 +54,17 @@ async def read_stream(litellm: Any, params: dict[str, Any]) -> Any:
     if not finished:
         raise ModelError("the model's reply stream ended early", kind="dropped", transient=True)
     return litellm.stream_chunk_builder(chunks, messages=params["messages"])
+
+
+def _carries_reply(chunk: Any) -> bool:
+    """True for a stream chunk with a role, text, tool calls or usage (litellm makes up empty ones)."""
+    if getattr(chunk, "usage", None):
+        return True
+    for choice in getattr(chunk, "choices", None) or []:
+        delta = getattr(choice, "delta", None)
+        if delta is not None and (delta.role or delta.content or delta.tool_calls):
+            return True
+    return False
 
 
 def reply_from_response(response: Any) -> ModelReply:
