@@ -9,6 +9,7 @@ import os
 import re
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -52,6 +53,9 @@ def get_litellm() -> Any:
         if _litellm is not None:
             return _litellm
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        # litellm prepares a request in a worker thread; a request cancelled then (our whole-request timeout,
+        # or the user's cancel) leaves its never-started coroutine behind, which is harmless, not news.
+        warnings.filterwarnings("ignore", r"coroutine '.*acompletion' was never awaited", RuntimeWarning)
         import litellm
 
         litellm.suppress_debug_info = True

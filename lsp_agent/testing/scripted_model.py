@@ -73,6 +73,8 @@ class ScriptedModelServer:
         self.embedding_inputs: list[str] = []
         self.embedding_error: tuple[int, str] | None = None
         self.disconnects = 0  # replies cut short because the client went away
+        self.headers: list[dict[str, str]] = []  # each chat request's headers (Authorization, ...)
+        self.request_times: list[float] = []  # time.monotonic() when each chat request arrived
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._httpd = _Server((host, port), _Handler)
@@ -125,11 +127,13 @@ class ScriptedModelServer:
         with self._lock:
             return self.used.count(False)
 
-    def take_step(self, body: dict) -> tuple[int, dict | None]:
+    def take_step(self, body: dict, headers: dict[str, str] | None = None) -> tuple[int, dict | None]:
         """Record the request and consume the step that answers it: (index, step) or (-1, None) if exhausted."""
         last = _last_user_or_tool_text(body.get("messages") or [])
         with self._lock:
             self.requests.append(body)
+            self.headers.append(dict(headers or {}))
+            self.request_times.append(time.monotonic())
             chosen = -1
             for i, step in enumerate(self.script):
                 if not self.used[i] and step.get("match") is not None and str(step["match"]) in last:
@@ -267,7 +271,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._embeddings(body)
             return
         owner = self.server.owner
-        index, step = owner.take_step(body)
+        index, step = owner.take_step(body, {k.lower(): v for k, v in self.headers.items()})
         if step is None:
             last = _last_user_or_tool_text(body.get("messages") or [])[:200]
             self._error(
