@@ -19,7 +19,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any
 
-from lsp_agent.agent.sanitize import MAX_ARGUMENT_DEPTH, clean_text, too_deep
+from lsp_agent.agent.sanitize import MAX_ARGUMENT_DEPTH, clean_text, clean_value, too_deep
 
 NAME_KEYS = ("name", "tool", "tool_name", "function", "action")
 ARG_KEYS = ("arguments", "parameters", "args", "action_input", "input", "params")
@@ -64,7 +64,18 @@ class ParseError(ValueError):
 
 def parse_reply(text: str, *, tags_only: bool = False) -> ParsedReply:
     """Find one tool call in a model reply; tags_only limits the search to <tool_call> and ```tool_call forms."""
-    text = clean_text(text or "")
+    parsed = _parse(clean_text(text or ""), tags_only)
+    # JSON escapes such as "\ud800" decode to lone surrogates: clean what the parse produced as well
+    parsed.thought = clean_text(parsed.thought)
+    parsed.final = clean_text(parsed.final) if parsed.final is not None else None
+    for call in parsed.calls:
+        call.name = clean_text(call.name)
+        call.arguments = clean_value(call.arguments)
+    return parsed
+
+
+def _parse(text: str, tags_only: bool) -> ParsedReply:
+    """parse_reply on text already free of lone surrogates."""
     try:
         if not tags_only:
             parsed = _parse_thought_action(text)

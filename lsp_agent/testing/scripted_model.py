@@ -114,6 +114,15 @@ class ScriptedModelServer:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def reset(self, steps: Iterable[dict]) -> None:
+        """Replace the whole script (and forget the requests) between independent runs on one server."""
+        with self._lock:
+            self.script = list(steps)
+            self.used = [False] * len(self.script)
+            self.requests.clear()
+            self.headers.clear()
+            self.request_times.clear()
+
     def add_steps(self, steps: Iterable[dict]) -> None:
         """Append steps to the script while serving."""
         with self._lock:
