@@ -62,12 +62,24 @@ def get_litellm() -> Any:
         litellm.telemetry = False
         # Token counts for compaction use tiktoken; never download Hugging Face tokenizers from an editor.
         litellm.disable_hf_tokenizer_download = True
-        try:  # the OpenAI client loads its resources on the first request: load them now, off the event loop
-            import openai.resources  # noqa: F401
-        except ImportError:
-            pass
+        _warm_up(litellm)
         _litellm = litellm
     return _litellm
+
+
+def _warm_up(litellm: Any) -> None:
+    """Do the first-request work now (lazy imports, pydantic schemas), off the event loop and outside any timeout."""
+    try:
+        import openai.resources  # noqa: F401 - the OpenAI client loads these on its first request
+
+        litellm.completion(
+            model="openai/warm-up",
+            messages=[{"role": "user", "content": "warm up"}],
+            mock_response="ok",  # answered inside litellm: no request is sent
+            api_key=PLACEHOLDER_KEY,
+        )
+    except Exception as exc:  # noqa: BLE001 - only an optimisation
+        log.debug("litellm warm-up failed: %s", exc)
 
 
 def model_cost_entry(model: str) -> dict[str, Any] | None:
