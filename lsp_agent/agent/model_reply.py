@@ -42,8 +42,8 @@ async def read_stream(litellm: Any, params: dict[str, Any]) -> Any:
         close = getattr(stream, "aclose", None)
         if close is not None:
             await close()
+    where = params.get("api_base") or "the provider"
     if not any(_carries_reply(chunk) for chunk in chunks):
-        where = params.get("api_base") or "the provider"
         raise ModelError(
             f"the model server at {where} sent an empty or unreadable event stream; check that --api-base "
             "points at an OpenAI-compatible endpoint",
@@ -52,7 +52,11 @@ async def read_stream(litellm: Any, params: dict[str, Any]) -> Any:
     if getattr(stream, "received_finish_reason", "") is None:
         finished = False  # litellm closes a cut-off stream with a made-up finish reason
     if not finished:
-        raise ModelError("the model's reply stream ended early", kind="dropped", transient=True)
+        raise ModelError(
+            f"the reply stream from the model server at {where} ended before the reply was complete",
+            kind="dropped",
+            transient=True,
+        )
     return litellm.stream_chunk_builder(chunks, messages=params["messages"])
 
 

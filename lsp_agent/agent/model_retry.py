@@ -15,9 +15,9 @@ from lsp_agent.agent.model_errors import ModelError
 T = TypeVar("T")
 
 RETRY_AFTER_CAP = 60.0  # never wait longer than this for a provider's Retry-After
-CONNECT_RETRIES = (
-    2  # a refused connection is retried briefly: the server may be starting, or not running at all
-)
+# Fewer retries for failures that rarely pass by themselves: a refused connection (the server may be starting,
+# or not running at all) and a whole-request timeout (each attempt already cost requestTimeout seconds).
+RETRIES_BY_KIND = {"connect": 2, "timeout": 1}
 
 
 @dataclass
@@ -39,7 +39,7 @@ class RetryPolicy:
 
     def limit(self, error: ModelError) -> int:
         """The number of retries allowed for this kind of failure."""
-        return min(self.max_retries, CONNECT_RETRIES) if error.kind == "connect" else self.max_retries
+        return min(self.max_retries, RETRIES_BY_KIND.get(error.kind, self.max_retries))
 
 
 class _Stop:
