@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import socket
 import statistics
 import sys
 import tempfile
@@ -130,10 +131,21 @@ async def one_fault(name: str, step: dict, root: Path, request_timeout: float) -
         return name, seconds, result.error or f"(no error: {result.stop_reason})", len(server.requests)
 
 
+async def closed_port(root: Path) -> tuple[str, float, str, int]:
+    """The same for a model server that is not running (nothing listens on the port)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    config = Settings(model="openai/local", api_base=f"http://127.0.0.1:{port}/v1", max_iterations=2)
+    started = time.monotonic()
+    result = await AgentRun("a task", config, root, model_client=ModelClient(config)).run()
+    return "closed port (server not running)", time.monotonic() - started, result.error or "(no error)", 0
+
+
 async def faults_part(root: Path, request_timeout: float) -> None:
     """Every fault at once (each on its own server); print the message and the time to end."""
     results = await asyncio.gather(
-        *(one_fault(name, step, root, request_timeout) for name, step in FAULTS.items())
+        *(one_fault(name, step, root, request_timeout) for name, step in FAULTS.items()), closed_port(root)
     )
     print(f"faults (default retry policy, requestTimeout {request_timeout:g} s, no API key):")
     for name, seconds, message, requests in results:

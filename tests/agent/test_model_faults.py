@@ -203,3 +203,20 @@ async def test_arguments_nested_400_levels_deep_become_a_tool_error_not_a_lost_e
     assert event["name"] == "read_file" and isinstance(event["arguments"], str)
     result = o.of("tool_result")[0]
     assert not result["ok"] and "levels deep" in result["output"]
+
+
+async def test_cancelling_a_run_mid_reply_closes_the_connection(workspace):
+    with ScriptedModelServer([{"endless": True}]) as server:
+        settings = scripted_settings(server)
+        run = AgentRun("t", settings, workspace, model_client=ModelClient(settings))
+        task = asyncio.ensure_future(run.run())
+        while not server.requests:
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)  # the reply is streaming in
+        run.cancel()
+        result = await asyncio.wait_for(task, 5)
+        deadline = time.monotonic() + 3
+        while not server.disconnects and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+    assert result.stop_reason == "cancelled"
+    assert server.disconnects == 1  # the model server stopped sending: its work on the reply ended
