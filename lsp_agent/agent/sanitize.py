@@ -27,8 +27,8 @@ def clean_value(value: Any) -> Any:
     while stack:
         source, parent, key = stack.pop()
         if isinstance(source, dict):
-            copy: Any = {}
             items = [(clean_text(k) if isinstance(k, str) else k, v) for k, v in source.items()]
+            copy: Any = dict.fromkeys(k for k, _ in items)  # keys keep their order
         elif isinstance(source, list):
             copy = [None] * len(source)
             items = list(enumerate(source))

@@ -50,11 +50,11 @@ def test_ask_request_timeout_bounds_a_stalled_reply_and_prints_the_final_error_o
     script = [{"endless": True}, {"status": 401, "error": "Incorrect API key provided"}]
     with ScriptedModelServer(script) as server:
         started = time.monotonic()
-        proc = _ask(workspace, server, "--request-timeout", "1")
+        proc = _ask(workspace, server, "--request-timeout", "3")
         elapsed = time.monotonic() - started
     out = proc.stdout
     assert proc.returncode == 1
-    assert "did not finish its reply within 1 s" in out and "retry 1 in" in out
+    assert "did not finish its reply within 3 s" in out and "retry 1 in" in out
     assert out.count("authentication failed") == 1 and out.count("\nerror: ") == 1
     assert "Traceback" not in out + proc.stderr and proc.stderr.strip() == ""
     assert server.disconnects == 1 and elapsed < 60

@@ -214,3 +214,12 @@ def test_escaped_surrogates_and_deep_arguments_in_a_text_tool_call():
     deep = '{"a": ' * 40 + "1" + "}" * 40
     parsed = parse_reply(f'<tool_call>{{"name": "read_file", "arguments": {deep}}}</tool_call>')
     assert not parsed.calls and "levels deep" in parsed.error
+
+
+def test_cleaning_keeps_the_order_of_arguments():
+    from lsp_agent.agent.sanitize import clean_value
+
+    value = {"path": "a", "old_text": ["x", {"z": 1, "b": "\ud800"}], "new_text": "c"}
+    cleaned = clean_value(value)
+    assert cleaned == {"path": "a", "old_text": ["x", {"z": 1, "b": "\ufffd"}], "new_text": "c"}
+    assert list(cleaned) == ["path", "old_text", "new_text"] and list(cleaned["old_text"][1]) == ["z", "b"]
