@@ -47,14 +47,17 @@ def test_ask_prints_lone_surrogates_without_a_key_and_without_crashing(workspace
 
 @pytest.mark.slow
 def test_ask_request_timeout_bounds_a_stalled_reply_and_prints_the_final_error_once(workspace):
-    script = [{"endless": True}, {"status": 401, "error": "Incorrect API key provided"}]
-    with ScriptedModelServer(script) as server:
+    with ScriptedModelServer([{"endless": True}, {"endless": True}]) as server:
         started = time.monotonic()
         proc = _ask(workspace, server, "--request-timeout", "3")
         elapsed = time.monotonic() - started
+        deadline = time.monotonic() + 3
+        while not server.disconnects and time.monotonic() < deadline:
+            time.sleep(0.05)  # the server notices at its next write
     out = proc.stdout
     assert proc.returncode == 1
-    assert "did not finish its reply within 3 s" in out and "retry 1 in" in out
-    assert out.count("authentication failed") == 1 and out.count("\nerror: ") == 1
+    final = "did not finish its reply within 3 s (raise requestTimeout / --request-timeout for a slow model)"
+    assert f"{final}; retry 1 in" in out  # the retry notice
+    assert out.count(f"{final} (gave up after 2 attempts)") == 1 and out.count("\nerror: ") == 1
     assert "Traceback" not in out + proc.stderr and proc.stderr.strip() == ""
-    assert server.disconnects == 1 and elapsed < 60
+    assert server.disconnects >= 1 and elapsed < 60
