@@ -25,6 +25,7 @@ def loop():
     get_litellm()
     loop = asyncio.new_event_loop()
     yield loop
+    loop.run_until_complete(get_litellm().close_litellm_async_clients())  # before their loop goes away
     loop.close()
 
 
