@@ -68,6 +68,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--style", choices=["react", "codeact"], help="run style (default react)")
     p.add_argument("--plan", action="store_true", default=None, help="plan subtasks first, then run them")
     p.add_argument("--max-iterations", type=int, help="iteration limit (default 30)")
+    p.add_argument(
+        "--request-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="limit on each model request as a whole, streamed or not (default 120)",
+    )
     p.add_argument("--apply", action="store_true", help="write the proposal to disk when the run ends")
     p.add_argument(
         "--allow-exec", action="store_true", help="allow code execution and MCP tools without asking"

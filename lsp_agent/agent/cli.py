@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from lsp_agent.agent.events import AgentEvent
 from lsp_agent.agent.permission_store import PREFIX_TOOLS, command_argv, command_prefix
+from lsp_agent.agent.sanitize import clean_text
 
 if TYPE_CHECKING:
     from lsp_agent.agent.run import AgentRun, RunResult
@@ -42,15 +43,26 @@ class Printer:
     def __init__(self, out: TextIO, color: bool) -> None:
         self.out = out
         self.color = color
+        self.errors_shown: set[str] = set()  # final error messages already printed (the report skips them)
+        self._last_retry = ""
 
     def paint(self, text: str, style: str) -> str:
         """Text in an ANSI colour when colour is on."""
         return f"\033[{COLORS[style]}m{text}\033[0m" if self.color else text
 
+    def write(self, text: str) -> None:
+        """Print a line; text the terminal cannot encode (lone surrogates, say) is shown escaped, never raised."""
+        print(clean_text(text), file=self.out, flush=True)
+
     def __call__(self, event: AgentEvent) -> None:
         kind = event.kind
         if kind in ("usage", "proposal", "done"):
             return  # shown once at the end
+        if kind == "error" and event.data.get("retrying"):
+            self.write(self.paint(self._retry_text(event), "dim"))
+            return
+        if kind == "error":
+            self.errors_shown.add(str(event.data.get("message")))
         text = event.to_text()
         if kind == "thought":
             text = self.paint(text, "thought")
@@ -62,9 +74,19 @@ class Printer:
             text = self.paint(text, "error" if kind == "error" else "dim")
         elif kind in ("plan", "subtask"):
             text = self.paint(text, kind)
-        elif kind in ("start", "compaction") or event.data.get("retrying"):
+        elif kind in ("start", "compaction"):
             text = self.paint(text, "dim")
-        print(text, file=self.out, flush=True)
+        self.write(text)
+
+    def _retry_text(self, event: AgentEvent) -> str:
+        """A retry notice; the reason is shown once, later retries for the same reason only say when."""
+        data = event.data
+        reason = str(data.get("reason") or data.get("message"))
+        when = f"retry {data.get('attempt', '?')} in {float(data.get('delay') or 0):.1f}s"
+        if reason == self._last_retry:
+            return f"  {when} (same error)"
+        self._last_retry = reason
+        return f"model request failed: {reason}; {when}"
 
 
 def setup_logging(level: str | None, log_file: str | None) -> None:
@@ -186,7 +208,17 @@ async def _allow_all(tool: str, arguments: dict, reason: str) -> str:
 
 def _flags(args: argparse.Namespace) -> dict[str, Any]:
     """The settings given on the command line."""
-    names = ("model", "api_base", "api_key", "tool_calling", "style", "plan", "max_iterations", "transcript")
+    names = (
+        "model",
+        "api_base",
+        "api_key",
+        "tool_calling",
+        "style",
+        "plan",
+        "max_iterations",
+        "transcript",
+        "request_timeout",
+    )
     return {name: getattr(args, name, None) for name in names if getattr(args, name, None) is not None}
 
 
@@ -195,6 +227,7 @@ def run_ask(args: argparse.Namespace) -> int:
     from lsp_agent.config import ModelNotConfigured, export_provider_keys, load_settings
 
     setup_logging(getattr(args, "log_level", None), getattr(args, "log_file", None))
+    _tolerant_output()
     out = sys.stdout
     task = (getattr(args, "task", None) or getattr(args, "task_flag", None) or "").strip()
     if not task:
@@ -252,6 +285,17 @@ def run_ask(args: argparse.Namespace) -> int:
     return status
 
 
+def _tolerant_output() -> None:
+    """Let stdout and stderr escape what the terminal cannot encode instead of raising mid-run."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a detached or closed stream
+                pass
+
+
 def _load_session(session_id: str | None) -> Session | None:
     """The persisted session `session_id` (a new one if it does not exist yet)."""
     if not session_id:
@@ -287,11 +331,11 @@ def _report(
     """Print the answer, the diff and the summary line; apply the proposal if asked. Returns the exit status."""
     out = printer.out
     print("", file=out)
-    if result.error:
-        print(printer.paint(f"error: {result.error}", "error"), file=out)
+    if result.error and result.error not in printer.errors_shown:
+        printer.write(printer.paint(f"error: {result.error}", "error"))
     if result.answer:
-        print(printer.paint("Answer:", "bold"), file=out)
-        print(result.answer, file=out)
+        printer.write(printer.paint("Answer:", "bold"))
+        printer.write(result.answer)
     proposal = result.proposal
     status = 0 if result.success else 1
     if proposal is not None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lsp_agent.agent.model import get_litellm
+from lsp_agent.agent.sanitize import clean_text
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +32,8 @@ class TokenCounter:
         """Tokens in a text for this model (about 4 characters per token if the tokenizer is unavailable)."""
         if not text:
             return 0
+        # a lone surrogate (from a file name, say) cannot be encoded for the tokenizer
+        text = clean_text(text)
         if not self._fallback:
             try:
                 return int(get_litellm().token_counter(model=self.model, text=text))
@@ -54,7 +57,7 @@ class TokenCounter:
         if not isinstance(content, str):
             content = json.dumps(content, ensure_ascii=False, default=str) if content else ""
         calls = message.get("tool_calls")
-        text = content + (json.dumps(calls, ensure_ascii=False) if calls else "")
+        text = clean_text(content + (json.dumps(calls, ensure_ascii=False) if calls else ""))
         key = hashlib.blake2b(f"{message.get('role')}\0{text}".encode(), digest_size=16).hexdigest()
         cached = self._cache.get(key)
         if cached is None:

@@ -19,6 +19,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any
 
+from lsp_agent.agent.sanitize import MAX_ARGUMENT_DEPTH, clean_text, clean_value, too_deep
+
 NAME_KEYS = ("name", "tool", "tool_name", "function", "action")
 ARG_KEYS = ("arguments", "parameters", "args", "action_input", "input", "params")
 FINAL_ACTIONS = ("provide_answer", "final_answer", "finish", "answer", "respond")
@@ -43,6 +45,7 @@ class ToolCall:
     name: str
     arguments: dict[str, Any] | str
     id: str = ""
+    problem: str | None = None  # why the call cannot run as sent (e.g. arguments nested too deep)
 
 
 @dataclass
@@ -61,7 +64,18 @@ class ParseError(ValueError):
 
 def parse_reply(text: str, *, tags_only: bool = False) -> ParsedReply:
     """Find one tool call in a model reply; tags_only limits the search to <tool_call> and ```tool_call forms."""
-    text = text or ""
+    parsed = _parse(clean_text(text or ""), tags_only)
+    # JSON escapes such as "\ud800" decode to lone surrogates: clean what the parse produced as well
+    parsed.thought = clean_text(parsed.thought)
+    parsed.final = clean_text(parsed.final) if parsed.final is not None else None
+    for call in parsed.calls:
+        call.name = clean_text(call.name)
+        call.arguments = clean_value(call.arguments)
+    return parsed
+
+
+def _parse(text: str, tags_only: bool) -> ParsedReply:
+    """parse_reply on text already free of lone surrogates."""
     try:
         if not tags_only:
             parsed = _parse_thought_action(text)
@@ -71,7 +85,9 @@ def parse_reply(text: str, *, tags_only: bool = False) -> ParsedReply:
             match = regex.search(text)
             if match:
                 thought = _strip_tags(text[: match.start()])
-                call = _call_from_object(load_json_object(match.group(1)))
+                call = _call_from_object(load_json_object(match.group(1)), thought=thought)
+                if isinstance(call, ParsedReply):  # <tool_call>{"name": "final_answer", ...}</tool_call>
+                    return call
                 return ParsedReply(thought=thought, calls=[call])
         match = _FUNCTION_TAG_RE.search(text)
         if match:
@@ -234,8 +250,23 @@ def _call_from_object(obj: dict[str, Any], thought: str = "") -> Any:
         final = obj.get("final_answer") or obj.get("answer") or obj.get("content")
         if final is None and isinstance(args, dict):
             final = args.get("final_answer") or args.get("answer") or args.get("text")
-        return ParsedReply(thought=thought, final=str(final if final is not None else thought))
+        return ParsedReply(thought=thought, final=_final_text(final if final is not None else thought))
+    if too_deep(args):
+        raise ParseError(
+            f"the arguments nest more than {MAX_ARGUMENT_DEPTH} levels deep; send a flat JSON object of the "
+            "tool's parameters"
+        )
     return ToolCall(name=name.strip(), arguments=args if isinstance(args, dict | str) else {"value": args})
+
+
+def _final_text(value: Any) -> str:
+    """A final answer as text: strings as they are, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return str(value)[:2000]
 
 
 def _final_or_call(thought: str, name: str, args: dict[str, Any] | str) -> ParsedReply:

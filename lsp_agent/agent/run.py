@@ -530,7 +530,13 @@ class AgentRun:
     def _on_retry(self, attempt: int, delay: float, message: str) -> None:
         """Report a transient model failure that will be retried."""
         self._emit(
-            "error", message=f"{message} (retry {attempt} in {delay:.1f}s)", kind="transient", retrying=True
+            "error",
+            message=f"{message} (retry {attempt} in {delay:.1f}s)",
+            kind="transient",
+            retrying=True,
+            reason=message,
+            attempt=attempt,
+            delay=round(delay, 3),
         )
         self.transcript.write("retry", attempt=attempt, delay=delay, message=message)
 
@@ -577,6 +583,10 @@ class AgentRun:
         self._emit(
             "tool_call", id=call.id, name=call.name, arguments=call.arguments, iteration=self.iterations
         )
+        if call.problem is not None:
+            result = ToolResult(False, f"Error: {call.problem}.", 0.0)
+            self._after_tool(call, result)
+            return result
         resolve = getattr(self.registry, "resolve_name", None)
         tool = resolve(call.name) if resolve else self.registry.get(call.name)
         if tool is not None and tool.permission != "none":

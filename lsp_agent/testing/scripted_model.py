@@ -9,6 +9,14 @@ Script steps are consumed in order, one per POST /v1/chat/completions request:
 "usage": false leaves usage out of the reply (as some providers do). A step with "match" is only used when that substring appears in the request's last user/tool message; such
 steps take priority over plain steps. Replies stream as server-sent events when the request asks for it.
 
+Fault steps (for reliability tests):
+    "headers": {"Retry-After": "5"}   extra response headers (on errors and replies)
+    "body": "not json" | {...}         this exact body (a string as-is, anything else as JSON) with "status"
+    "trickle": 2.0                     send the response one byte every 2 seconds
+    "endless": true                    a 200 event stream that sends a chunk every 0.2 s and never ends
+    "hang_up": true                    close the connection without answering
+A reply the client abandons (it closed the connection) is counted in `disconnects`.
+
 POST /v1/embeddings answers every input with a deterministic vector (by default a hashed bag of words, see
 `hashed_embedding`; pass `embed=` for another) and records the inputs in `embedding_inputs`; set
 `embedding_error = (status, message)` to make it fail instead. Embedding requests consume no script steps.
@@ -64,6 +72,9 @@ class ScriptedModelServer:
         self.embed = embed or hashed_embedding
         self.embedding_inputs: list[str] = []
         self.embedding_error: tuple[int, str] | None = None
+        self.disconnects = 0  # replies cut short because the client went away
+        self.headers: list[dict[str, str]] = []  # each chat request's headers (Authorization, ...)
+        self.request_times: list[float] = []  # time.monotonic() when each chat request arrived
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._httpd = _Server((host, port), _Handler)
@@ -103,6 +114,15 @@ class ScriptedModelServer:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def reset(self, steps: Iterable[dict]) -> None:
+        """Replace the whole script (and forget the requests) between independent runs on one server."""
+        with self._lock:
+            self.script = list(steps)
+            self.used = [False] * len(self.script)
+            self.requests.clear()
+            self.headers.clear()
+            self.request_times.clear()
+
     def add_steps(self, steps: Iterable[dict]) -> None:
         """Append steps to the script while serving."""
         with self._lock:
@@ -116,11 +136,13 @@ class ScriptedModelServer:
         with self._lock:
             return self.used.count(False)
 
-    def take_step(self, body: dict) -> tuple[int, dict | None]:
+    def take_step(self, body: dict, headers: dict[str, str] | None = None) -> tuple[int, dict | None]:
         """Record the request and consume the step that answers it: (index, step) or (-1, None) if exhausted."""
         last = _last_user_or_tool_text(body.get("messages") or [])
         with self._lock:
             self.requests.append(body)
+            self.headers.append(dict(headers or {}))
+            self.request_times.append(time.monotonic())
             chosen = -1
             for i, step in enumerate(self.script):
                 if not self.used[i] and step.get("match") is not None and str(step["match"]) in last:
@@ -182,19 +204,49 @@ class _Handler(BaseHTTPRequestHandler):
 
     # --- plumbing -------------------------------------------------------------------------------------------
 
-    def _send_json(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode()
+    def _send_json(
+        self, status: int, payload: dict, headers: dict[str, str] | None = None, trickle: float = 0.0
+    ) -> None:
+        self._send_bytes(status, json.dumps(payload).encode(), headers, trickle)
+
+    def _send_bytes(self, status: int, data: bytes, headers: dict[str, str], trickle: float = 0.0) -> None:
+        """A JSON response; with `trickle`, one byte every `trickle` seconds."""
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         for k, v in (headers or {}).items():
             self.send_header(k, v)
         self.end_headers()
-        self.wfile.write(data)
+        if not trickle:
+            self.wfile.write(data)
+            return
+        self.close_connection = True
+        for i in range(len(data)):
+            if not self._write(data[i : i + 1]) or self.server.owner.wait(trickle):
+                return
 
-    def _error(self, status: int, message: str, err_type: str = "invalid_request_error") -> None:
-        headers = {"Retry-After": "0"} if status == 429 else None
-        self._send_json(status, {"error": {"message": message, "type": err_type, "code": status}}, headers)
+    def _write(self, data: bytes) -> bool:
+        """Write and flush; False (and a counted disconnect) when the client has gone away."""
+        try:
+            self.wfile.write(data)
+            self.wfile.flush()
+        except OSError:
+            with self.server.owner._lock:
+                self.server.owner.disconnects += 1
+            self.close_connection = True
+            return False
+        return True
+
+    def _error(
+        self,
+        status: int,
+        message: str,
+        err_type: str = "invalid_request_error",
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        sent = {"Retry-After": "0"} if status == 429 else {}
+        sent.update(headers or {})
+        self._send_json(status, {"error": {"message": message, "type": err_type, "code": status}}, sent)
 
     def do_GET(self) -> None:  # noqa: N802 - stdlib name
         if self.path.rstrip("/").endswith("/models"):
@@ -228,7 +280,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._embeddings(body)
             return
         owner = self.server.owner
-        index, step = owner.take_step(body)
+        index, step = owner.take_step(body, {k.lower(): v for k, v in self.headers.items()})
         if step is None:
             last = _last_user_or_tool_text(body.get("messages") or [])[:200]
             self._error(
@@ -241,18 +293,56 @@ class _Handler(BaseHTTPRequestHandler):
         delay = float(step.get("delay") or 0)
         if delay and owner.wait(delay):
             return
+        if not self._fault(step):
+            self._reply(body, step, index)
+
+    def _reply(self, body: dict, step: dict, index: int) -> None:
+        """A scripted error, or the completion (streamed when asked), trickled if the step says so."""
         status = int(step.get("status") or 200)
+        headers = {str(k): str(v) for k, v in (step.get("headers") or {}).items()}
         if status != 200:
             self._error(
                 status,
                 str(step.get("error") or f"scripted error {status} (step {index})"),
                 "rate_limit_error" if status == 429 else "api_error",
+                headers,
             )
-            return
-        if body.get("stream"):
+        elif body.get("stream") and not step.get("trickle"):
             self._stream(body, step, index)
         else:
-            self._send_json(200, _completion(body, step, index))
+            self._send_json(200, _completion(body, step, index), headers, float(step.get("trickle") or 0))
+
+    def _fault(self, step: dict) -> bool:
+        """Answer a fault step (hang-up, raw body, endless stream); False when the step is a normal one."""
+        if step.get("hang_up"):
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.close_connection = True
+            return True
+        if "body" in step:
+            raw = step["body"]
+            data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else json.dumps(raw).encode()
+            headers = {str(k): str(v) for k, v in (step.get("headers") or {}).items()}
+            self._send_bytes(int(step.get("status") or 200), data, headers, float(step.get("trickle") or 0))
+            return True
+        if step.get("endless"):
+            self._endless()
+            return True
+        return False
+
+    def _endless(self) -> None:
+        """A stream that never finishes: one content chunk every 0.2 s until the client or the server leaves."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        chunk = {"id": "chatcmpl-endless", "object": "chat.completion.chunk", "created": int(time.time())}
+        chunk["model"] = MODEL_ID
+        chunk["choices"] = [{"index": 0, "delta": {"content": "."}, "finish_reason": None}]
+        line = f"data: {json.dumps(chunk)}\n\n".encode()
+        while not self.server.owner.wait(0.2):
+            if not self._write(line):
+                return
 
     def _embeddings(self, body: dict) -> None:
         owner = self.server.owner

@@ -88,7 +88,7 @@ async def test_dropped_stream_is_retried(workspace):
 async def test_retries_are_bounded(workspace):
     o = await run_script(workspace, [{"status": 500}] * 4)
     assert o.result.stop_reason == "error" and not o.result.success
-    assert "failed after 4 attempts" in o.result.error and len(o.requests) == 4
+    assert "gave up after 4 attempts" in o.result.error and len(o.requests) == 4
 
 
 @pytest.mark.parametrize(

@@ -199,3 +199,27 @@ def test_classic_react_text_form():
 def test_pathological_replies_never_raise(text):
     parsed = parse_reply(text)
     assert parsed.calls == [] and (parsed.error or parsed.final is not None)
+
+
+def test_a_final_answer_written_as_a_tagged_tool_call_is_an_answer():
+    text = '<tool_call>{"name": "final_answer", "arguments": {"answer": "42"}}</tool_call>'
+    for tags_only in (False, True):
+        parsed = parse_reply(text, tags_only=tags_only)
+        assert parsed.final == "42" and not parsed.calls and parsed.error is None
+
+
+def test_escaped_surrogates_and_deep_arguments_in_a_text_tool_call():
+    parsed = parse_reply('<tool_call>{"name": "read_file", "arguments": {"path": "a\\ud800.py"}}</tool_call>')
+    assert parsed.calls[0].arguments == {"path": "a\ufffd.py"}
+    deep = '{"a": ' * 40 + "1" + "}" * 40
+    parsed = parse_reply(f'<tool_call>{{"name": "read_file", "arguments": {deep}}}</tool_call>')
+    assert not parsed.calls and "levels deep" in parsed.error
+
+
+def test_cleaning_keeps_the_order_of_arguments():
+    from lsp_agent.agent.sanitize import clean_value
+
+    value = {"path": "a", "old_text": ["x", {"z": 1, "b": "\ud800"}], "new_text": "c"}
+    cleaned = clean_value(value)
+    assert cleaned == {"path": "a", "old_text": ["x", {"z": 1, "b": "\ufffd"}], "new_text": "c"}
+    assert list(cleaned) == ["path", "old_text", "new_text"] and list(cleaned["old_text"][1]) == ["z", "b"]
