@@ -68,8 +68,9 @@ def test_secret_names() -> None:
 
 
 def test_writes_outside_the_scratch_copy(sandbox: Sandbox, overlay: Overlay, project: Path) -> None:
-    # The real workspace by its absolute path, and a directory outside /tmp and home.
-    inside, outside = project / "escaped.txt", Path.cwd() / f".lsp-agent-escape-test-{os.getpid()}"
+    # The real workspace by its absolute path, and a host directory outside /tmp and home (the checkout may lie
+    # under /tmp, which the sandbox makes private, so it is no place to test the read-only root).
+    inside, outside = project / "escaped.txt", Path("/var/tmp") / f".lsp-agent-escape-test-{os.getpid()}"
     code = (
         "import sys\n"
         "for path in sys.argv[1:]:\n"
