@@ -158,3 +158,22 @@ def test_progress_bar_on_a_terminal(shop_repo: Path) -> None:
         os.close(leader)
     assert proc.returncode == 0 and "indexed 7 files" in proc.stdout
     assert b"indexing [" in seen and b"7/7" in seen
+
+
+def test_search_into_a_closed_pipe_stops_quietly(shop_repo: Path) -> None:
+    assert _run("index", str(shop_repo)).returncode == 0
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first line (as `| head` is after its lines)
+    try:
+        search = subprocess.run(
+            [sys.executable, "-m", "lsp_agent", "search", "cart total", "--repo", str(shop_repo)],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )
+    finally:
+        os.close(write_end)
+    assert "Traceback" not in search.stderr and "BrokenPipeError" not in search.stderr, search.stderr
+    assert search.returncode == 141
