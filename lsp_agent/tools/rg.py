@@ -1,15 +1,18 @@
 """Optional ripgrep prefilter for search_text: rg only narrows which files Python reads, never the results.
 
-rg is used for literal patterns only (Rust and Python regex dialects differ) and only when it is on PATH. Every
+rg is used for literal patterns only (Rust and Python regex dialects differ) and only when it is on PATH or beside
+this interpreter (the `ripgrep` wheel puts it in the venv's bin/, which is not on PATH unless activated). Every
 file it does not list is one that cannot contain the literal, so the Python search that follows produces exactly
 the output it would produce alone. Any rg failure falls back to searching every file in Python.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -21,8 +24,14 @@ ENABLED = True  # switch for benchmarks and tests comparing both paths
 
 
 def rg_binary() -> str | None:
-    """The rg executable on PATH, or None (also when disabled)."""
-    return shutil.which("rg") if ENABLED else None
+    """The rg executable on PATH or beside this interpreter, or None (also when disabled)."""
+    return _find_rg() if ENABLED else None
+
+
+@functools.cache
+def _find_rg() -> str | None:
+    """Where rg is: PATH first, then the bin/ of the interpreter's environment."""
+    return shutil.which("rg") or shutil.which("rg", path=str(Path(sys.executable).parent))
 
 
 def literal_candidates(

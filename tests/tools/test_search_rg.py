@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -11,7 +10,9 @@ from lsp_agent.tools import rg
 from lsp_agent.tools.registry import ToolContext, ToolLimits
 from lsp_agent.workspace.overlay import Overlay
 
-pytestmark = pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep (rg) is not on PATH")
+pytestmark = pytest.mark.skipif(
+    rg.rg_binary() is None, reason="ripgrep (rg) is neither on PATH nor in this venv"
+)
 
 PATTERNS = [
     {"pattern": "needle"},
