@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.repair.projects import Project
+
 # The correction lsp-agent sends when a reply's tool call cannot be parsed (lsp_agent/agent/prompts.py).
 LSP_FORMAT_ERRORS = ("Error: your reply could not be parsed", "Error: your tool call could not be understood")
 LSP_EDIT_TOOLS = ("edit_file", "write_file", "delete_file")
@@ -51,13 +53,13 @@ class AgentOutcome:
     log: str = ""
 
 
-def agent_environment(python: Path, tree: Path, source_root: str, scratch: Path) -> dict[str, str]:
+def agent_environment(python: Path, tree: Path, project: Project, scratch: Path) -> dict[str, str]:
     """The environment both agents run in; caches and configs go to `scratch`, not the user's home."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "VIRTUAL_ENV", "LSP_AGENT_"))}
     env["PATH"] = os.pathsep.join([str(python.parent), env.get("PATH", "")])
     env["VIRTUAL_ENV"] = str(python.parent.parent)
-    env["PYTHONPATH"] = str(tree / source_root) if source_root else str(tree)
     env["LSP_AGENT_PYTHON"] = str(python)
+    env.update(project.environment(tree))
     env["XDG_CACHE_HOME"] = str(scratch / "cache")
     env["MSWEA_GLOBAL_CONFIG_DIR"] = str(scratch / "mini-config")
     env["MSWEA_SILENT_STARTUP"] = "1"

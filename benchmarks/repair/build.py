@@ -78,7 +78,7 @@ def build_project(
     with tempfile.TemporaryDirectory(prefix=f"repair-build-{project.name}-") as tmp:
         work = copy_tree(tree, Path(tmp) / "tree")
         targets = list(project.tests)
-        baseline = run_pytest(work, python, project.source_root, targets, timeout=600)
+        baseline = run_pytest(work, python, project, targets, timeout=600)
         if not baseline.passed:
             raise RuntimeError(
                 f"{project.key}: its own suite fails before any change:\n{baseline.output[-1500:]}"
@@ -102,7 +102,7 @@ def _coverage(
     """Which test files run which source lines: pytest-cov contexts when available, else the name heuristic."""
     if has_coverage_plugin(python):
         stats.coverage = "coverage"
-        return coverage_by_line(work, python, project.source_root, targets, timeout=limit * 3)
+        return coverage_by_line(work, python, project, targets, timeout=limit * 3)
     stats.coverage = "names"
     return covered_by_name(work, project.source_files(work), list_test_files(work, targets))
 
@@ -178,7 +178,7 @@ def _try(
     targets = sorted(f for f in covering if project.is_test_file(f)) or list(project.tests)
     try:
         path.write_text(mutation.apply(pristine), encoding="utf-8")
-        result = run_pytest(work, python, project.source_root, targets, timeout=limit)
+        result = run_pytest(work, python, project, targets, timeout=limit)
     finally:
         path.write_text(pristine, encoding="utf-8")
     if result.timed_out:

@@ -66,8 +66,8 @@ def judge(
     added = sorted(p for p in after if p not in before)
     touched_tests = [p for p in changed + added if project.is_test_file(p)]
     _restore_tests(project, copy, pristine, touched_tests)
-    named = run_pytest(copy, python, project.source_root, [task.test_file], timeout=JUDGE_TIMEOUT)
-    suite = run_pytest(copy, python, project.source_root, list(project.tests), timeout=JUDGE_TIMEOUT)
+    named = run_pytest(copy, python, project, [task.test_file], timeout=JUDGE_TIMEOUT)
+    suite = run_pytest(copy, python, project, list(project.tests), timeout=JUDGE_TIMEOUT)
     edited = [p for p in changed if not project.is_test_file(p)]
     exact = (copy / task.file).is_file() and (copy / task.file).read_bytes() == (
         pristine / task.file

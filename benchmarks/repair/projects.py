@@ -16,7 +16,14 @@ from pathlib import Path
 CACHE = Path(__file__).resolve().parents[1] / ".cache" / "repair"
 # The interpreter environment every project's tests (and both agents' test runs) use: plain pytest plus what the
 # projects' tests import. pytest-cov records which test covers which line when tasks are built.
-TEST_REQUIREMENTS = ["pytest==9.2.0", "pytest-cov==7.1.0", "coverage==7.17.3", "freezegun==1.5.5"]
+# pytest-benchmark serves humanize's benchmark tests (run once each without timing: its `addopts`).
+TEST_REQUIREMENTS = [
+    "pytest==9.2.0",
+    "pytest-cov==7.1.0",
+    "coverage==7.17.3",
+    "freezegun==1.5.5",
+    "pytest-benchmark==5.3.1",
+]
 IGNORED_DIRS = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox", ".git"}
 
 
@@ -31,6 +38,7 @@ class Project:
     source_root: str = ""  # what goes on PYTHONPATH ("src" for a src layout)
     # path prefixes never mutated (tests inside the package, shims)
     excluded: tuple[str, ...] = field(default=())
+    addopts: str = ""  # PYTEST_ADDOPTS of every test run in this project, the agents' included
 
     @property
     def key(self) -> str:
@@ -53,6 +61,13 @@ class Project:
                 files.append(rel)
         return sorted(files)
 
+    def environment(self, tree: Path) -> dict[str, str]:
+        """What a copy of this project needs in the environment for its tests: imports from the copy."""
+        env = {"PYTHONPATH": str(tree / self.source_root) if self.source_root else str(tree)}
+        if self.addopts:
+            env["PYTEST_ADDOPTS"] = self.addopts
+        return env
+
     def is_test_file(self, rel: str) -> bool:
         """True for a file of the test suite (restored from the sdist before judging)."""
         name = rel.rsplit("/", 1)[-1]
@@ -63,7 +78,14 @@ class Project:
 PROJECTS: tuple[Project, ...] = (
     Project("boltons", "26.2.0", packages=("boltons",), tests=("tests",)),
     Project("cachetools", "8.0.0", packages=("src/cachetools",), tests=("tests",), source_root="src"),
-    Project("humanize", "4.17.0", packages=("src/humanize",), tests=("tests",), source_root="src"),
+    Project(
+        "humanize",
+        "4.17.0",
+        packages=("src/humanize",),
+        tests=("tests",),
+        source_root="src",
+        addopts="--benchmark-disable",
+    ),
     Project("inflection", "0.5.1", packages=("inflection",), tests=("test_inflection.py",)),
     Project("isodate", "0.7.2", packages=("src/isodate",), tests=("tests",), source_root="src"),
     Project(

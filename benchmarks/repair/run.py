@@ -26,7 +26,7 @@ from benchmarks.repair.agents import (
 from benchmarks.repair.build import Task, read_task_set
 from benchmarks.repair.judge import judge, snapshot
 from benchmarks.repair.mutations import Mutation
-from benchmarks.repair.projects import CACHE, copy_tree, fetch, project_named, testenv_python
+from benchmarks.repair.projects import CACHE, Project, copy_tree, fetch, project_named, testenv_python
 from benchmarks.repair.report import print_report
 
 AGENTS = {"lsp-agent": run_lsp_agent, "mini-swe-agent": run_mini_swe_agent}
@@ -117,7 +117,10 @@ def run_benchmark(args: argparse.Namespace, task_path: Path) -> int:
     )
     for task in tasks:
         for agent in agents:
-            result = run_one(task, agent, budget, python, logs_root / task.id, keep=args.keep)
+            project = project_named(task.project)
+            pristine = fetch(project)
+            logs = logs_root / task.id
+            result = run_one(task, project, pristine, agent, budget, python, logs, keep=args.keep)
             data["results"].append(result)
             _save(out, data)
             print(_progress_line(result), flush=True)
@@ -128,18 +131,24 @@ def run_benchmark(args: argparse.Namespace, task_path: Path) -> int:
 
 
 def run_one(
-    task: Task, agent: str, budget: Budget, python: Path, logs: Path, *, keep: bool
+    task: Task,
+    project: Project,
+    pristine: Path,
+    agent: str,
+    budget: Budget,
+    python: Path,
+    logs: Path,
+    *,
+    keep: bool,
 ) -> dict[str, Any]:
-    """One agent on one task in a fresh copy: run, judge, and the result record."""
-    project = project_named(task.project)
-    pristine = fetch(project)
+    """One agent on one task in a fresh copy of `pristine`: run, judge, and the result record."""
     logs.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f"repair-{task.id}-{agent}-"))
     try:
         copy = copy_tree(pristine, scratch / project.key)
         make_buggy(copy, task)
         before = snapshot(copy)
-        env = agent_environment(python, copy, project.source_root, scratch)
+        env = agent_environment(python, copy, project, scratch)
         outcome: AgentOutcome = AGENTS[agent](task.description, copy, env, budget, logs)
         verdict = judge(task, project, copy, before, pristine, python, outcome)
     finally:

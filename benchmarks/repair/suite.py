@@ -13,6 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmarks.repair.projects import Project
+
 PYTEST_ARGS = ["-q", "-p", "no:cacheprovider", "--tb=no", "-rfE", "--color=no"]
 # "FAILED tests/test_x.py::test_a - AssertionError" / "ERROR tests/test_x.py - ImportError" / "ERROR tests/test_x.py"
 _REPORT_LINE = re.compile(r"^(FAILED|ERROR) ([^\s:]+)")
@@ -45,23 +47,23 @@ class SuiteResult:
         return not self.timed_out and self.returncode == 0
 
 
-def suite_environment(tree: Path, python: Path, source_root: str) -> dict[str, str]:
+def suite_environment(tree: Path, python: Path, project: Project) -> dict[str, str]:
     """The environment a project's tests run in: the test venv first on PATH, the project importable."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_", "VIRTUAL_ENV"))}
     env["PATH"] = os.pathsep.join([str(python.parent), env.get("PATH", "")])
     env["VIRTUAL_ENV"] = str(python.parent.parent)
-    env["PYTHONPATH"] = str(tree / source_root) if source_root else str(tree)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env.update(project.environment(tree))
     env.pop("PYTHONHOME", None)
     return env
 
 
 def run_pytest(
-    tree: Path, python: Path, source_root: str, targets: list[str], *, timeout: float, extra: list[str] = ()
+    tree: Path, python: Path, project: Project, targets: list[str], *, timeout: float, extra: list[str] = ()
 ) -> SuiteResult:
     """Run pytest on `targets` in `tree`; kills the whole process group at `timeout` seconds."""
     cmd = [str(python), "-m", "pytest", *PYTEST_ARGS, *extra, *targets]
-    env = suite_environment(tree, python, source_root)
+    env = suite_environment(tree, python, project)
     started = time.monotonic()
     proc = subprocess.Popen(
         cmd,
@@ -88,17 +90,15 @@ def run_pytest(
 
 
 def coverage_by_line(
-    tree: Path, python: Path, source_root: str, targets: list[str], *, timeout: float
+    tree: Path, python: Path, project: Project, targets: list[str], *, timeout: float
 ) -> dict[str, dict[int, set[str]]]:
     """{source file relative to tree: {line: test files whose tests ran it}} from one run of the suite."""
     data_file = tree / ".coverage.repair"
     rcfile = tree / ".coveragerc.repair"
-    rcfile.write_text(
-        f"[run]\ndata_file = {data_file}\nsource = {tree / source_root if source_root else tree}\n"
-    )
+    rcfile.write_text(f"[run]\ndata_file = {data_file}\nsource = {tree / project.source_root}\n")
     extra = [f"--cov-config={rcfile}", "--cov", "--cov-context=test", "--cov-report="]
     try:
-        result = run_pytest(tree, python, source_root, targets, timeout=timeout, extra=extra)
+        result = run_pytest(tree, python, project, targets, timeout=timeout, extra=extra)
         if not result.passed:
             raise RuntimeError(f"the suite failed under coverage in {tree}:\n{result.output[-2000:]}")
         dump = subprocess.run(

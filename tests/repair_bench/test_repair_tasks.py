@@ -247,3 +247,59 @@ def test_lsp_transcript_gives_steps_tokens_format_errors(tmp_path):
     read_lsp_transcript(path, outcome)
     assert (outcome.steps, outcome.prompt_tokens, outcome.completion_tokens) == (2, 250, 50)
     assert (outcome.format_errors, outcome.edit_calls, outcome.stop_reason) == (1, 1, "complete")
+
+
+LSP_FIX = [
+    {
+        "content": '<THOUGHT>The loop subtracts.</THOUGHT><ACTION>{"name": "edit_file", "arguments": '
+        '{"path": "pkg/calc.py", "old_text": "result -= number", "new_text": "result += number"}}</ACTION>',
+        "usage": {"prompt_tokens": 100, "completion_tokens": 10},
+    },
+    {
+        "content": '<ACTION>{"name": "task_complete", "arguments": {"summary": "fixed total"}}</ACTION>',
+        "usage": {"prompt_tokens": 120, "completion_tokens": 8},
+    },
+]
+MINI_FIX = [
+    {
+        "content": "THOUGHT: the loop subtracts.\n\n```mswea_bash_command\n"
+        "sed -i 's/result -= number/result += number/' pkg/calc.py\n```",
+        "usage": {"prompt_tokens": 90, "completion_tokens": 12},
+    },
+    {"content": "no block here", "usage": {"prompt_tokens": 95, "completion_tokens": 3}},
+    {
+        "content": "THOUGHT: done.\n\n```mswea_bash_command\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```",
+        "usage": {"prompt_tokens": 110, "completion_tokens": 9},
+    },
+]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("agent", ["lsp-agent", "mini-swe-agent"])
+def test_a_scripted_agent_repairs_a_task_end_to_end(tmp_path, agent):
+    """The real harness path: copy, inject, run the agent's CLI against a scripted server, judge."""
+    import importlib.util
+
+    from benchmarks.repair.agents import Budget
+    from benchmarks.repair.run import run_one
+    from lsp_agent.testing.scripted_model import ScriptedModelServer
+
+    if agent == "mini-swe-agent" and importlib.util.find_spec("minisweagent") is None:
+        pytest.skip("mini-swe-agent is not installed: pip install -e '.[bench]'")
+    pristine = make_project(tmp_path / "pristine")
+    python = Path(sys.executable)
+    covered = covered_by_name(pristine, ["pkg/calc.py"], ["tests/test_calc.py"])
+    mutation = next(m for m in find_mutations(CALC, "pkg/calc.py") if m.mutated.strip() == "result -= number")
+    task, _ = _try(PROJECT, pristine, python, mutation, covered, 60, index=1)
+    with ScriptedModelServer(LSP_FIX if agent == "lsp-agent" else MINI_FIX) as server:
+        budget = Budget("openai/scripted", server.base_url, "sk-test", max_steps=5, time_limit=120)
+        record = run_one(task, PROJECT, pristine, agent, budget, python, tmp_path / "logs", keep=False)
+    assert record["repaired"] and record["exact_fix"] and record["edited_files"] == ["pkg/calc.py"], record
+    if agent == "lsp-agent":
+        assert (record["steps"], record["prompt_tokens"], record["completion_tokens"]) == (2, 220, 18)
+        assert record["stop_reason"] == "complete" and record["edit_calls"] == 1
+    else:
+        assert (record["steps"], record["format_errors"], record["stop_reason"]) == (3, 1, "Submitted")
+        assert record["prompt_tokens"] == 295
+    assert (pristine / "pkg" / "calc.py").read_text() == CALC  # the task ran in a copy
