@@ -30,8 +30,12 @@ def print_build_stats(tasks: list[Any], stats: list[Any]) -> None:
             f"{sum(s.kept.values()):>5}  {dropped}"
         )
     kinds = Counter(t.kind for t in tasks)
+    candidates: Counter[str] = Counter()
+    for s in stats:
+        candidates.update(s.candidates)
     print("tasks per kind: " + ", ".join(f"{k} {kinds.get(k, 0)}" for k in KINDS))
-    total_dropped = Counter()
+    print("candidates per kind: " + ", ".join(f"{k} {candidates.get(k, 0)}" for k in KINDS))
+    total_dropped: Counter[str] = Counter()
     for s in stats:
         total_dropped.update(s.dropped)
     print(f"total: {len(tasks)} tasks from {len(stats)} projects; dropped: {dict(total_dropped) or 'none'}")
