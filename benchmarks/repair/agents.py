@@ -20,9 +20,20 @@ from typing import Any
 
 from benchmarks.repair.projects import Project
 
-# The correction lsp-agent sends when a reply's tool call cannot be parsed (lsp_agent/agent/prompts.py).
-LSP_FORMAT_ERRORS = ("Error: your reply could not be parsed", "Error: your tool call could not be understood")
 LSP_EDIT_TOOLS = ("edit_file", "write_file", "delete_file")
+
+
+def _lsp_format_error_prefixes() -> tuple[str, ...]:
+    """How lsp-agent's corrections for unparsable tool calls begin, taken from its own prompts module."""
+    try:
+        from lsp_agent.agent.prompts import format_correction
+    except ImportError:
+        return ("Error: your reply could not be parsed", "Error: your tool call could not be understood")
+    marker = "\x00problem\x00"
+    return tuple(format_correction(marker, mode, []).split(marker)[0] for mode in ("prompt", "native"))
+
+
+LSP_FORMAT_ERRORS = _lsp_format_error_prefixes()
 
 
 @dataclass
