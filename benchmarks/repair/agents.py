@@ -192,8 +192,8 @@ def run_mini_swe_agent(
         str(trajectory),
     ]
     log = logs / "mini-swe-agent.log"
-    # a little grace beyond its own wall-time limit, which it checks only between steps
-    code, timed_out, seconds = run_limited(cmd, copy, env, budget.time_limit + 5, log)
+    # the same hard limit as lsp-agent's; its own wall-time limit (checked between steps) usually ends it first
+    code, timed_out, seconds = run_limited(cmd, copy, env, budget.time_limit, log)
     outcome = AgentOutcome("mini-swe-agent", seconds, timed_out, code, log=str(log))
     read_mini_trajectory(trajectory, outcome)
     if timed_out or outcome.stop_reason == "TimeExceeded":
