@@ -92,6 +92,30 @@ def check_endpoint(api_base: str, api_key: str) -> None:
         ) from None
 
 
+def wait_until_idle(budget: Budget, limit: float = 1800) -> float:
+    """Send a one-token request and wait for its answer; returns the seconds waited.
+
+    A server like llama.cpp's answers one request at a time and keeps working on a request whose client was
+    killed at the time limit, so the next agent would pay for the previous one's last step. Not timed for either.
+    """
+    body = json.dumps(
+        {
+            "model": budget.model.split("/", 1)[-1],
+            "messages": [{"role": "user", "content": "hi"}],
+            "max_tokens": 1,
+        }
+    ).encode()
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {budget.api_key}"}
+    url = budget.api_base.rstrip("/") + "/chat/completions"
+    started = time.monotonic()
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, body, headers), timeout=limit) as reply:
+            reply.read()
+    except (urllib.error.URLError, OSError) as exc:
+        print(f"warning: the model server did not answer a one-token request ({exc}); going on", flush=True)
+    return time.monotonic() - started
+
+
 def run_benchmark(args: argparse.Namespace, task_path: Path) -> int:
     """Run the chosen agents on the chosen tasks; print and save the results."""
     _, tasks = read_task_set(task_path)
@@ -120,6 +144,9 @@ def run_benchmark(args: argparse.Namespace, task_path: Path) -> int:
             project = project_named(task.project)
             pristine = fetch(project)
             logs = logs_root / task.id
+            waited = wait_until_idle(budget)
+            if waited > 30:
+                print(f"(waited {waited:.0f}s for the model server to finish earlier work)", flush=True)
             result = run_one(task, project, pristine, agent, budget, python, logs, keep=args.keep)
             data["results"].append(result)
             _save(out, data)
