@@ -1,0 +1,83 @@
+"""Command line of the repair benchmark: `build` the seeded task set, `run` both agents on it, `report` results.
+
+python -m benchmarks.repair build [--seed 1] [--per-project 8] [--project NAME ...]
+python -m benchmarks.repair run --api-base http://127.0.0.1:PORT/v1 [--limit N] [--tasks ID ...]
+    [--project NAME ...] [--agents lsp-agent,mini-swe-agent] [--max-steps 20] [--time-limit 420]
+python -m benchmarks.repair report RESULTS.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.repair.projects import CACHE, PROJECTS, SetupError, fetch, project_named  # noqa: E402
+
+DEFAULT_SEED = 1
+
+
+def task_file(seed: int) -> Path:
+    """Where the task set of a seed is kept."""
+    return CACHE / f"tasks-seed{seed}.json"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the command line and run the subcommand; returns the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.repair", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    build = sub.add_parser("build", help="fetch the projects and build the seeded task set")
+    build.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    build.add_argument("--per-project", type=int, default=8, help="tasks wanted per project (default 8)")
+    build.add_argument("--project", action="append", help="only these projects (repeatable)")
+    build.add_argument(
+        "--out", type=Path, help="task file (default benchmarks/.cache/repair/tasks-seedN.json)"
+    )
+    run = sub.add_parser("run", help="run the agents on the task set and judge them with the projects' tests")
+    from benchmarks.repair.run import add_run_arguments
+
+    add_run_arguments(run)
+    report = sub.add_parser("report", help="print the tables of a results file again")
+    report.add_argument("results", type=Path)
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "build":
+            return _build(args)
+        if args.command == "run":
+            from benchmarks.repair.run import run_benchmark
+
+            return run_benchmark(args, task_file(args.seed) if args.task_file is None else args.task_file)
+        from benchmarks.repair.report import print_report, read_results
+
+        print_report(read_results(args.results))
+        return 0
+    except (SetupError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _build(args: argparse.Namespace) -> int:
+    """`build`: fetch, build every project's tasks, write the task file, print the statistics."""
+    from benchmarks.repair.build import build_project, write_task_set
+    from benchmarks.repair.projects import testenv_python
+    from benchmarks.repair.report import print_build_stats
+
+    projects = [project_named(n) for n in args.project] if args.project else list(PROJECTS)
+    python = testenv_python()
+    tasks, stats = [], []
+    for project in projects:
+        tree = fetch(project)
+        built, project_stats = build_project(project, tree, python, seed=args.seed, quota=args.per_project)
+        tasks += built
+        stats.append(project_stats)
+    out = args.out or task_file(args.seed)
+    write_task_set(out, args.seed, tasks, stats)
+    print_build_stats(tasks, stats)
+    print(f"wrote {len(tasks)} tasks to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

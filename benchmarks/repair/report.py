@@ -1,0 +1,108 @@
+"""Tables: the task set's statistics after `build`, and per-agent results with the lsp-agent/baseline ratio."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from benchmarks.repair.mutations import KINDS
+
+FAILURE_CLASSES = (
+    "timeout",
+    "iteration_limit",
+    "format_errors",
+    "no_edit",
+    "broke_other_tests",
+    "wrong_edit",
+)
+
+
+def print_build_stats(tasks: list[Any], stats: list[Any]) -> None:
+    """Tasks per project and per mutation kind, candidates and why candidates were dropped."""
+    print(f"{'project':<12} {'cov':<8} {'candidates':>10} {'tried':>6} {'kept':>5}  dropped")
+    for s in stats:
+        dropped = ", ".join(f"{k} {v}" for k, v in s.dropped.items()) or "-"
+        print(
+            f"{s.project:<12} {s.coverage:<8} {sum(s.candidates.values()):>10} {s.tried:>6} "
+            f"{sum(s.kept.values()):>5}  {dropped}"
+        )
+    kinds = Counter(t.kind for t in tasks)
+    candidates: Counter[str] = Counter()
+    for s in stats:
+        candidates.update(s.candidates)
+    print("tasks per kind: " + ", ".join(f"{k} {kinds.get(k, 0)}" for k in KINDS))
+    print("candidates per kind: " + ", ".join(f"{k} {candidates.get(k, 0)}" for k in KINDS))
+    total_dropped: Counter[str] = Counter()
+    for s in stats:
+        total_dropped.update(s.dropped)
+    print(f"total: {len(tasks)} tasks from {len(stats)} projects; dropped: {dict(total_dropped) or 'none'}")
+
+
+def summarize(results: list[dict[str, Any]], agent: str) -> dict[str, Any]:
+    """Figures of one agent: repaired count and rate, medians of steps and seconds, tokens, failure classes."""
+    mine = [r for r in results if r["agent"] == agent]
+    repaired = [r for r in mine if r["repaired"]]
+    failures = Counter(r["failure"] for r in mine if not r["repaired"])
+    return {
+        "agent": agent,
+        "tasks": len(mine),
+        "repaired": len(repaired),
+        "rate": len(repaired) / len(mine) if mine else 0.0,
+        "median_steps": statistics.median(r["steps"] for r in mine) if mine else 0,
+        "median_seconds": statistics.median(r["seconds"] for r in mine) if mine else 0.0,
+        "median_seconds_repaired": statistics.median(r["seconds"] for r in repaired) if repaired else None,
+        "tokens": sum(r["prompt_tokens"] + r["completion_tokens"] for r in mine),
+        "exact_fixes": sum(1 for r in mine if r.get("exact_fix")),
+        "failures": {c: failures[c] for c in FAILURE_CLASSES if failures.get(c)},
+    }
+
+
+def print_report(data: dict[str, Any]) -> None:
+    """One row per task, a table per agent and the ratio lsp-agent / mini-swe-agent."""
+    results = data["results"]
+    print(f"{'task':<16} {'agent':<15} {'ok':<3} {'steps':>5} {'secs':>6} {'tokens':>7}  failure")
+    for r in results:
+        tokens = r["prompt_tokens"] + r["completion_tokens"]
+        failure = "" if r["repaired"] else r["failure"]
+        print(
+            f"{r['task']:<16} {r['agent']:<15} {'yes' if r['repaired'] else 'no':<3} {r['steps']:>5} "
+            f"{r['seconds']:>6.0f} {tokens:>7}  {failure}"
+        )
+    print()
+    summaries = [summarize(results, agent) for agent in data["agents"]]
+    print(
+        f"{'agent':<15} {'repaired':>8} {'rate':>6} {'med steps':>9} {'med secs':>8} {'tokens':>8}  failures"
+    )
+    for s in summaries:
+        failures = ", ".join(f"{k} {v}" for k, v in s["failures"].items()) or "-"
+        print(
+            f"{s['agent']:<15} {s['repaired']:>4}/{s['tasks']:<3} {s['rate']:>6.0%} {s['median_steps']:>9} "
+            f"{s['median_seconds']:>8.0f} {s['tokens']:>8}  {failures}"
+        )
+    by_agent = {s["agent"]: s for s in summaries}
+    if "lsp-agent" in by_agent and "mini-swe-agent" in by_agent:
+        print(ratio_line(by_agent["lsp-agent"], by_agent["mini-swe-agent"]))
+
+
+def ratio_line(ours: dict[str, Any], baseline: dict[str, Any]) -> str:
+    """The repaired ratio lsp-agent / mini-swe-agent (says so when the baseline repaired none)."""
+    if baseline["repaired"]:
+        value = f"{ours['repaired'] / baseline['repaired']:.2f}x"
+    elif ours["repaired"]:
+        value = "inf (the baseline repaired none)"
+    else:
+        value = "n/a (neither repaired any)"
+    return (
+        f"ratio repaired lsp-agent / mini-swe-agent: {value} "
+        f"({ours['repaired']}/{ours['tasks']} vs {baseline['repaired']}/{baseline['tasks']})"
+    )
+
+
+def read_results(path: Path) -> dict[str, Any]:
+    """A results file written by `run`."""
+    if not path.is_file():
+        raise FileNotFoundError(f"no results file at {path}")
+    return json.loads(path.read_text(encoding="utf-8"))
