@@ -18,11 +18,21 @@ def _setup_logging(level: str | None, log_file: str | None) -> None:
     root.setLevel(getattr(logging, level or "WARNING"))
 
 
+TERMINAL_HINT = (
+    "lsp-agent serve: this is the lsp-agent language server; it speaks LSP (JSON-RPC) on stdin/stdout and is "
+    "meant to be started by an editor (see editor-clients/README.md: VS Code, Neovim, or any LSP client with the "
+    "command `lsp-agent serve`). From a terminal, try `lsp-agent ask TASK` or `lsp-agent search QUERY`. "
+    "Waiting for LSP messages on stdin; Ctrl-D ends it."
+)
+
+
 def parse_tcp(value: str) -> tuple[str, int]:
-    """HOST:PORT -> (host, port); ValueError with a usable message otherwise."""
+    """HOST:PORT -> (host, port), port 0 meaning any free port; ValueError with a usable message otherwise."""
     host, sep, port = value.rpartition(":")
-    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(f"--tcp expects HOST:PORT (e.g. 127.0.0.1:2087), got {value!r}")
+    if not sep or not port.isdigit() or not 0 <= int(port) < 65536:
+        raise ValueError(
+            f"--tcp expects HOST:PORT (e.g. 127.0.0.1:2087, or port 0 for a free one), got {value!r}"
+        )
     return host or "127.0.0.1", int(port)
 
 
@@ -41,5 +51,7 @@ def run_serve(args: argparse.Namespace) -> int:
             return 2
         server.start_tcp(host, port)
     else:
+        if sys.stdin.isatty():  # started by hand: say what this is before waiting for JSON-RPC
+            print(TERMINAL_HINT, file=sys.stderr, flush=True)
         server.start_io()
     return 0

@@ -187,7 +187,8 @@ class HardenedServer(LanguageServer):
 
             server = await asyncio.get_running_loop().create_server(connected, host, port)
             self._server = server
-            log.info("serving on %s", ", ".join(str(s.getsockname()) for s in server.sockets))
+            bound = ", ".join(_address(s.getsockname()) for s in server.sockets)
+            print(f"lsp-agent serve: listening on {bound}", file=sys.stderr, flush=True)  # port 0 picks one
             async with server:
                 await done
 
@@ -197,3 +198,9 @@ class HardenedServer(LanguageServer):
             pass
         finally:
             self.shutdown()
+
+
+def _address(sockname: tuple) -> str:
+    """HOST:PORT of a bound socket ([HOST]:PORT for IPv6)."""
+    host, port = sockname[0], sockname[1]
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"

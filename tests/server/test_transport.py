@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
 import socket
 import subprocess
 import sys
@@ -17,7 +19,8 @@ from lsp_agent.server.cli import parse_tcp
 def test_parse_tcp_accepts_host_port_and_explains_bad_values():
     assert parse_tcp("127.0.0.1:2087") == ("127.0.0.1", 2087)
     assert parse_tcp(":2087") == ("127.0.0.1", 2087)
-    for bad in ("2087", "localhost:http", "h:0", "h:70000"):
+    assert parse_tcp("127.0.0.1:0") == ("127.0.0.1", 0)  # any free port
+    for bad in ("2087", "localhost:http", "h:-1", "h:70000"):
         with pytest.raises(ValueError, match="HOST:PORT"):
             parse_tcp(bad)
 
@@ -80,3 +83,48 @@ def test_serve_rejects_a_bad_tcp_address():
         timeout=60,
     )
     assert proc.returncode == 2 and "HOST:PORT" in proc.stderr
+
+
+def test_port_zero_picks_a_free_port_and_prints_it(tmp_path):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lsp_agent", "serve", "--tcp", "127.0.0.1:0"],
+        cwd=REPO,
+        env=server_env(tmp_path),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = proc.stderr.readline()
+        assert line.startswith("lsp-agent serve: listening on 127.0.0.1:"), line
+        port = int(line.rsplit(":", 1)[1])
+        assert port > 0
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock, sock.makefile("rb") as reader:
+            body = json.dumps(
+                {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}
+            ).encode()
+            sock.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            assert _read_message(reader)["result"]["serverInfo"]["name"] == "lsp-agent"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_serve_started_by_hand_on_a_terminal_says_what_it_is(tmp_path):
+    leader, follower = pty.openpty()  # stdin is a terminal, as when a user types `lsp-agent serve`
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lsp_agent", "serve"],
+        cwd=REPO,
+        env=server_env(tmp_path),
+        stdin=follower,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        hint = proc.stderr.readline()
+        assert "language server" in hint and "started by an editor" in hint and "lsp-agent ask" in hint
+    finally:
+        proc.kill()
+        proc.wait()
+        os.close(leader)
+        os.close(follower)
