@@ -10,11 +10,11 @@ import pytest
 from mcp_helpers import BROKEN, DYNAMIC, stdio_config
 
 from lsp_agent.agent.events import AgentEvent
-from lsp_agent.agent.run import AgentRun, RunResult
+from lsp_agent.agent.run import RunResult
+from lsp_agent.assembly import build_run
 from lsp_agent.config import Settings
-from lsp_agent.mcp import McpManager, attach_mcp_tools
+from lsp_agent.mcp import McpManager
 from lsp_agent.testing.scripted_model import ScriptedModelServer
-from lsp_agent.tools.registry import default_registry
 
 ALLOW_MCP = {"notes__*": "allow", "web__*": "allow"}
 
@@ -50,7 +50,7 @@ async def run_with_mcp(
     permission: Any = None,
     tool_calling: str = "native",
 ) -> tuple[RunResult, list[AgentEvent], list[dict], list[str]]:
-    """One run with the manager's tools attached, as the CLI and the server do it."""
+    """One run built by the shared run assembly with the manager's tools attached."""
     events: list[AgentEvent] = []
     with ScriptedModelServer(script) as model:
         settings = Settings(
@@ -61,18 +61,12 @@ async def run_with_mcp(
             max_iterations=6,
             permissions=dict(permissions or {}),
         )
-        registry = default_registry()
-        settings, errors = await attach_mcp_tools(manager, registry, settings)
-        run = AgentRun(
-            "When do deploys go out?",
-            settings,
-            root,
-            sink=events.append,
-            registry=registry,
-            permission=permission,
+        run = await build_run(
+            "When do deploys go out?", settings, root, sink=events.append, asker=permission, mcp=manager
         )
         result = await run.run()
         requests = list(model.requests)
+    errors = [e.data["message"] for e in events if e.kind == "error" and e.data.get("kind") == "mcp"]
     return result, events, requests, errors
 
 

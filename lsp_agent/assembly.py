@@ -1,0 +1,94 @@
+"""One run assembly for every front-end: the registry (built-ins, exec tools, MCP) and the AgentRun around it."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsp_agent.agent.events import AgentEvent, EventSink
+
+if TYPE_CHECKING:
+    from lsp_agent.agent.model import ModelClient
+    from lsp_agent.agent.permissions import PermissionAsker
+    from lsp_agent.agent.run import AgentRun
+    from lsp_agent.agent.session import Session
+    from lsp_agent.config import Settings
+    from lsp_agent.index import WorkspaceIndex
+    from lsp_agent.mcp.manager import McpManager
+    from lsp_agent.tools.registry import ToolRegistry
+    from lsp_agent.workspace.overlay import Overlay
+
+log = logging.getLogger(__name__)
+
+
+async def build_registry(
+    settings: Settings, *, mcp: McpManager | None = None, allow_external: bool = False
+) -> tuple[ToolRegistry, Settings, list[str]]:
+    """(registry, settings, errors): built-in and exec tools, plus the tools of `mcp`'s servers (started lazily).
+
+    The returned settings carry "server__*" permission patterns resolved to tool names (every MCP tool allowed
+    when `allow_external`); errors name MCP servers that failed to start, whose tools are left out.
+    """
+    from lsp_agent.mcp.setup import attach_mcp_tools
+    from lsp_agent.tools.exec_tools import add_exec_tools
+    from lsp_agent.tools.registry import default_registry
+
+    registry = default_registry()
+    add_exec_tools(registry, settings)
+    settings, errors = await attach_mcp_tools(mcp, registry, settings, allow_external=allow_external)
+    return registry, settings, errors
+
+
+async def build_run(
+    task: str,
+    settings: Settings,
+    root: Path,
+    *,
+    sink: EventSink | None,
+    asker: PermissionAsker | None,
+    index: WorkspaceIndex | None = None,
+    overlay: Overlay | None = None,
+    session: Session | None = None,
+    context: str | None = None,
+    mcp: McpManager | None = None,
+    allow_external: bool = False,
+    run_id: str | None = None,
+    model_client: ModelClient | None = None,
+) -> AgentRun:
+    """The AgentRun of one task: front-ends differ only in their sink, their asker and how they deliver the proposal.
+
+    Await `run.run()` for the RunResult (its proposal is what the front-end offers for consent) and call
+    `run.cancel()` to stop it. MCP servers that fail to start are reported on the sink as `error` events.
+    """
+    from lsp_agent.agent.run import AgentRun
+
+    run_id = run_id or uuid.uuid4().hex[:12]
+    registry, settings, errors = await build_registry(settings, mcp=mcp, allow_external=allow_external)
+    for error in errors:
+        _report(sink, run_id, f"{error}; continuing without its tools")
+    return AgentRun(
+        task,
+        settings,
+        Path(root),
+        sink=sink,
+        registry=registry,
+        index=index,
+        overlay=overlay,
+        session=session,
+        permission=asker,
+        run_id=run_id,
+        context=context,
+        model_client=model_client,
+    )
+
+
+def _report(sink: EventSink | None, run_id: str, message: str) -> None:
+    """An `error` event (kind "mcp") on the sink; a failing sink is logged."""
+    if sink is None:
+        return
+    try:
+        sink(AgentEvent("error", run_id, {"message": message, "kind": "mcp"}))
+    except Exception:  # noqa: BLE001 - the sink belongs to the caller
+        log.exception("event sink failed")
