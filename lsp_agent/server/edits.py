@@ -10,9 +10,9 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
-from lsp_agent.server.hunks import Hunk, Refusal, compute_hunks, split_lines
-from lsp_agent.server.rebase import Rebaser
+from lsp_agent.workspace.hunks import Hunk, Refusal, compute_hunks, split_lines
 from lsp_agent.workspace.proposal import FileChange, Proposal
+from lsp_agent.workspace.rebase import Rebaser
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
 from lsp_agent.server.edits import FileProposal, StateReader, file_proposals, hunk_range
-from lsp_agent.server.hunks import Hunk, apply_hunks, compute_hunks, split_lines
+from lsp_agent.workspace.hunks import Hunk, apply_hunks, compute_hunks, split_lines
 from lsp_agent.workspace.proposal import FileChange, Proposal
 
 DIAGNOSTIC_SOURCE = "lsp-agent"

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lsp_agent.server.edits import DocumentState, FileProposal
-from lsp_agent.server.hunks import Hunk, split_lines
-from lsp_agent.server.rebase import hunk_is_applied
+from lsp_agent.workspace.hunks import Hunk, split_lines
+from lsp_agent.workspace.rebase import hunk_is_applied
 
 if TYPE_CHECKING:
     from lsp_agent.server.proposals import PendingProposal

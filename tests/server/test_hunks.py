@@ -9,9 +9,9 @@ from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
 from lsp_agent.server.edits import DocumentState, EditSupport, build_edit, file_proposals
-from lsp_agent.server.hunks import apply_hunks, compute_hunks, split_lines
-from lsp_agent.server.rebase import Rebaser, rebase_hunks
+from lsp_agent.workspace.hunks import apply_hunks, compute_hunks, split_lines
 from lsp_agent.workspace.proposal import FileChange, Proposal
+from lsp_agent.workspace.rebase import Rebaser, rebase_hunks
 
 BASE = "".join(f"line {i}\n" for i in range(20))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bisect
 
-from lsp_agent.server.hunks import Hunk, Refusal, apply_hunks, matching_blocks, split_lines
+from lsp_agent.workspace.hunks import Hunk, Refusal, apply_hunks, matching_blocks, split_lines
 
 Block = tuple[int, int, int]  # (line in a, line in b, number of equal lines)
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from lsp_agent.server.hunks import apply_hunks, compute_hunks
-from lsp_agent.server.rebase import hunk_is_applied
+from lsp_agent.workspace.hunks import apply_hunks, compute_hunks
+from lsp_agent.workspace.rebase import hunk_is_applied
 
 BASE = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(8))
 NEW = (
