@@ -1,5 +1,5 @@
 """`python -m lsp_agent` runs the CLI."""
 
-from lsp_agent.cli import run
+from lsp_agent.cli.main import run
 
 run()

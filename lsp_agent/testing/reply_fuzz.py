@@ -18,10 +18,10 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from lsp_agent.agent.cli import Printer
 from lsp_agent.agent.events import AgentEvent
 from lsp_agent.agent.model import ModelClient
 from lsp_agent.agent.run import AgentRun
+from lsp_agent.cli.ask import Printer
 from lsp_agent.config import Settings
 from lsp_agent.testing.scripted_model import ScriptedModelServer
 

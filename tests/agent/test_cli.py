@@ -85,7 +85,7 @@ def test_ask_prints_the_run_and_leaves_the_workspace_untouched(workspace, tmp_pa
 
 
 def test_ask_apply_in_prompt_mode_with_env_and_dotenv_settings(workspace, monkeypatch, capsys):
-    from lsp_agent.cli import main
+    from lsp_agent.cli.main import main
 
     script = [
         {
@@ -117,7 +117,7 @@ def test_ask_without_a_model_says_how_to_configure_one(workspace):
 
 
 def test_apply_is_refused_when_the_run_did_not_complete(workspace, capsys, tmp_path):
-    from lsp_agent.cli import main
+    from lsp_agent.cli.main import main
 
     script = [
         {
@@ -157,7 +157,7 @@ def test_apply_is_refused_when_the_run_did_not_complete(workspace, capsys, tmp_p
 
 
 def test_apply_refuses_a_file_changed_on_disk_during_the_run(workspace, capsys):
-    from lsp_agent.cli import main
+    from lsp_agent.cli.main import main
 
     script = [FIX[1], {**done("fixed"), "delay": 0.5}]
     target = workspace / "pkg" / "calc.py"
@@ -192,7 +192,7 @@ def test_apply_refuses_a_file_changed_on_disk_during_the_run(workspace, capsys):
 
 
 def test_ask_warns_about_python_syntax_errors_left_in_the_proposal(workspace, capsys):
-    from lsp_agent.cli import main
+    from lsp_agent.cli.main import main
 
     broken = {"content": "", "tool_calls": [call("write_file", path="pkg/new.py", content="def f(:\n")]}
     with ScriptedModelServer([broken, done("first try"), done("finished anyway")]) as server:
@@ -210,7 +210,7 @@ def test_ask_warns_about_python_syntax_errors_left_in_the_proposal(workspace, ca
 def test_ask_on_a_terminal_prints_in_colour(workspace, monkeypatch):
     import pty
 
-    from lsp_agent.cli import main
+    from lsp_agent.cli.main import main
 
     master, slave = pty.openpty()
     terminal = os.fdopen(slave, "w", encoding="utf-8")  # a real terminal as stdout

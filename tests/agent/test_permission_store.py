@@ -9,7 +9,7 @@ import pytest
 
 from lsp_agent.agent.permission_store import PermissionStore, Rule, command_prefix, rule_for
 from lsp_agent.agent.permissions import PermissionGate, SessionPermissions, denial_message
-from lsp_agent.cli import main
+from lsp_agent.cli.main import main
 
 
 def answering(*answers: str, log: list | None = None):

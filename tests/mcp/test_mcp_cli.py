@@ -22,8 +22,8 @@ def step(name: str, **arguments) -> dict:
 @pytest.fixture
 def ask(tmp_path, monkeypatch, capsys):
     """Run `lsp-agent ask` in this process with no terminal; returns (status, stdout, stderr, model requests)."""
-    from lsp_agent.cli import main
-    from lsp_agent.mcp.cli import close_all
+    from lsp_agent.cli.main import main
+    from lsp_agent.cli.mcp import close_all
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-user-config"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))

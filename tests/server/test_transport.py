@@ -13,7 +13,7 @@ import time
 import pytest
 from server_editor import REPO, server_env
 
-from lsp_agent.server.cli import parse_tcp
+from lsp_agent.cli.serve import parse_tcp
 
 
 def test_parse_tcp_accepts_host_port_and_explains_bad_values():

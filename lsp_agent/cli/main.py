@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--log-level", choices=LOG_LEVELS, default=None)
-    p.set_defaults(handler=("lsp_agent.index.cli", "run_index"))
+    p.set_defaults(handler=("lsp_agent.cli.index", "run_index"))
 
     p = sub.add_parser("search", help="search the workspace index")
     p.add_argument("query", nargs="?", help="what to look for (natural language, identifiers; - reads stdin)")
@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--exclude", action="append", default=[], help="extra gitignore-style pattern (repeatable)"
     )
     p.add_argument("--log-level", choices=LOG_LEVELS, default=None)
-    p.set_defaults(handler=("lsp_agent.index.cli", "run_search"))
+    p.set_defaults(handler=("lsp_agent.cli.index", "run_search"))
 
     p = sub.add_parser("ask", help="run the agent on a task from the terminal")
     p.add_argument("task", nargs="?", help="what the agent should do")
@@ -82,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--transcript", help="write a JSONL transcript of the run to this file")
     p.add_argument("--session", help="session id: follow-up tasks in one session see earlier exchanges")
     p.add_argument("--no-color", action="store_true", help="plain output")
-    p.set_defaults(handler=("lsp_agent.agent.cli", "run_ask"))
+    p.set_defaults(handler=("lsp_agent.cli.ask", "run_ask"))
 
     p = sub.add_parser("permissions", help='list or revoke remembered "always" permission answers')
     actions = p.add_subparsers(dest="action", metavar="ACTION")
@@ -93,14 +93,14 @@ def build_parser() -> argparse.ArgumentParser:
     revoke.add_argument("rule", nargs="?", help='the rule as `list` shows it, e.g. "run_command: pytest -q"')
     revoke.add_argument("--all", action="store_true", help="forget every remembered answer of the workspace")
     revoke.add_argument("--repo", default=".", help="workspace root (default: current directory)")
-    p.set_defaults(handler=("lsp_agent.agent.permission_cli", "run_permissions"))
+    p.set_defaults(handler=("lsp_agent.cli.permissions", "run_permissions"))
 
     p = sub.add_parser("serve", help="run the language server (stdio by default)")
     p.add_argument("--stdio", action="store_true", help="speak LSP over stdio (the default)")
     p.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
     p.add_argument("--log-level", choices=LOG_LEVELS, default=None)
     p.add_argument("--log-file", help="write logs to this file")
-    p.set_defaults(handler=("lsp_agent.server.cli", "run_serve"))
+    p.set_defaults(handler=("lsp_agent.cli.serve", "run_serve"))
     return parser
 
 

@@ -119,7 +119,7 @@ def build_registry(settings: Settings, args: argparse.Namespace) -> ToolRegistry
 
 def _add_mcp_tools(registry: ToolRegistry, settings: Settings, args: argparse.Namespace) -> None:
     """Tools of the MCP servers in the config files, settings and --mcp-server flags (servers stop at exit)."""
-    from lsp_agent.mcp.cli import add_mcp_tools
+    from lsp_agent.cli.mcp import add_mcp_tools
 
     add_mcp_tools(registry, settings, args)
 
