@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from lsp_agent.agent.events import AgentEvent
 from lsp_agent.agent.permission_store import PREFIX_TOOLS, command_argv, command_prefix
 from lsp_agent.agent.sanitize import clean_text
+from lsp_agent.cli.common import add_model_flags
 
 if TYPE_CHECKING:
     from lsp_agent.agent.run import AgentRun, RunResult
@@ -87,6 +88,36 @@ class Printer:
             return f"  {when} (same error)"
         self._last_retry = reason
         return f"model request failed: {reason}; {when}"
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """`ask TASK`."""
+    p = commands.add_parser("ask", help="run the agent on a task from the terminal")
+    p.add_argument("task", nargs="?", help="what the agent should do")
+    p.add_argument("--task", dest="task_flag", help=argparse.SUPPRESS)
+    p.add_argument("--repo", default=".", help="workspace root (default: current directory)")
+    add_model_flags(p)
+    p.add_argument(
+        "--tool-calling", choices=["auto", "native", "prompt"], help="tool calling mode (default auto)"
+    )
+    p.add_argument("--style", choices=["react", "codeact"], help="run style (default react)")
+    p.add_argument("--plan", action="store_true", default=None, help="plan subtasks first, then run them")
+    p.add_argument("--max-iterations", type=int, help="iteration limit (default 30)")
+    p.add_argument(
+        "--request-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="limit on each model request as a whole, streamed or not (default 120)",
+    )
+    p.add_argument("--apply", action="store_true", help="write the proposal to disk when the run ends")
+    p.add_argument(
+        "--allow-exec", action="store_true", help="allow code execution and MCP tools without asking"
+    )
+    p.add_argument("--mcp-server", action="append", default=[], help="MCP server URL or command (repeatable)")
+    p.add_argument("--transcript", help="write a JSONL transcript of the run to this file")
+    p.add_argument("--session", help="session id: follow-up tasks in one session see earlier exchanges")
+    p.add_argument("--no-color", action="store_true", help="plain output")
+    p.set_defaults(handler=run_ask)
 
 
 def setup_logging(level: str | None, log_file: str | None) -> None:

@@ -9,13 +9,14 @@ import sqlite3
 import sys
 import time
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from lsp_agent.index.embeddings import EmbeddingError
-from lsp_agent.index.locate import FileHit
-from lsp_agent.index.models import IndexConfig, IndexStats, SearchHit
-from lsp_agent.index.workspace_index import WorkspaceIndex
-from lsp_agent.workspace.secrets import secret_files_of
+from lsp_agent.cli.common import LOG_LEVELS, add_index_flags
+
+if TYPE_CHECKING:  # the index modules load when a command runs, not for every `lsp-agent` start
+    from lsp_agent.index.locate import FileHit
+    from lsp_agent.index.models import IndexConfig, IndexStats, SearchHit
+    from lsp_agent.index.workspace_index import WorkspaceIndex
 
 JSON_KEYS = ("path", "start", "end", "symbol", "kind", "score")
 INDEX_SETTINGS = ("embeddings", "max_file_size", "index_exclude", "api_base", "api_key")
@@ -51,9 +52,34 @@ class ProgressBar:
             self.stream.flush()
 
 
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """`index` and `search`."""
+    p = commands.add_parser("index", help="build or refresh the workspace index")
+    p.add_argument("path", nargs="?", default=".", help="workspace root (default: current directory)")
+    add_index_flags(p)
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--log-level", choices=LOG_LEVELS, default=None)
+    p.set_defaults(handler=run_index)
+
+    p = commands.add_parser("search", help="search the workspace index")
+    p.add_argument("query", nargs="?", help="what to look for (natural language, identifiers; - reads stdin)")
+    p.add_argument("--repo", default=".", help="workspace root (default: current directory)")
+    p.add_argument("--top-k", type=int, default=10, help="number of results (default 10)")
+    p.add_argument("--json", action="store_true", help="print one JSON array")
+    p.add_argument("--queries", help="JSON lines file of {id, query}; prints one JSON line per query")
+    p.add_argument(
+        "--files", action="store_true", help="rank files (where to look for a task or an issue report)"
+    )
+    add_index_flags(p)
+    p.add_argument("--log-level", choices=LOG_LEVELS, default=None)
+    p.set_defaults(handler=run_search)
+
+
 def _config(args: argparse.Namespace) -> IndexConfig:
     """IndexConfig from flags over the project settings (env, workspace .env); bad settings are warned about."""
     from lsp_agent.config import load_settings
+    from lsp_agent.index.models import IndexConfig
+    from lsp_agent.workspace.secrets import secret_files_of
 
     max_size = getattr(args, "max_file_size", None)
     if max_size is not None and max_size <= 0:
@@ -79,6 +105,9 @@ def _root(args: argparse.Namespace) -> Path:
 
 
 def _open(args: argparse.Namespace) -> WorkspaceIndex:
+    """The index of the workspace the flags name; CliError when it is no folder or cannot be opened."""
+    from lsp_agent.index.workspace_index import WorkspaceIndex
+
     root = _root(args)
     if not root.exists():
         raise CliError(f"no such folder: {root}")
@@ -91,6 +120,9 @@ def _open(args: argparse.Namespace) -> WorkspaceIndex:
 
 
 def _refresh(index: WorkspaceIndex, show_progress: bool) -> IndexStats:
+    """Refresh with a progress bar; CliError when the embeddings fail or nothing is indexable."""
+    from lsp_agent.index.embeddings import EmbeddingError
+
     bar = ProgressBar(sys.stderr, show_progress)
     try:
         stats = index.refresh(progress=bar)

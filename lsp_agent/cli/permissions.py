@@ -10,6 +10,20 @@ from pathlib import Path
 from lsp_agent.agent.permission_store import PermissionStore
 
 
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """`permissions list|revoke`."""
+    p = commands.add_parser("permissions", help='list or revoke remembered "always" permission answers')
+    actions = p.add_subparsers(dest="action", metavar="ACTION")
+    listing = actions.add_parser("list", help="show the remembered answers of a workspace")
+    listing.add_argument("--repo", default=".", help="workspace root (default: current directory)")
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    revoke = actions.add_parser("revoke", help="forget a remembered answer (so the agent asks again)")
+    revoke.add_argument("rule", nargs="?", help='the rule as `list` shows it, e.g. "run_command: pytest -q"')
+    revoke.add_argument("--all", action="store_true", help="forget every remembered answer of the workspace")
+    revoke.add_argument("--repo", default=".", help="workspace root (default: current directory)")
+    p.set_defaults(handler=run_permissions)
+
+
 def run_permissions(args: argparse.Namespace) -> int:
     """Handler of `lsp-agent permissions`; returns the exit status."""
     root = Path(getattr(args, "repo", ".") or ".").expanduser().resolve()

@@ -6,6 +6,18 @@ import argparse
 import logging
 import sys
 
+from lsp_agent.cli.common import LOG_LEVELS
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """`serve [--stdio | --tcp HOST:PORT]`."""
+    p = commands.add_parser("serve", help="run the language server (stdio by default)")
+    p.add_argument("--stdio", action="store_true", help="speak LSP over stdio (the default)")
+    p.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    p.add_argument("--log-level", choices=LOG_LEVELS, default=None)
+    p.add_argument("--log-file", help="write logs to this file")
+    p.set_defaults(handler=run_serve)
+
 
 def _setup_logging(level: str | None, log_file: str | None) -> None:
     """Log to a file or stderr (never stdout: that is the LSP channel)."""
