@@ -1,11 +1,12 @@
-"""One run assembly for every front-end: the registry (built-ins, exec tools, MCP) and the AgentRun around it."""
+"""One run assembly for every front-end: the index, the registry (built-ins, exec tools, MCP) and the AgentRun."""
 
 from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lsp_agent.agent.events import AgentEvent, EventSink
 
@@ -15,21 +16,65 @@ if TYPE_CHECKING:
     from lsp_agent.agent.run import AgentRun
     from lsp_agent.agent.session import Session
     from lsp_agent.config import Settings
-    from lsp_agent.index import WorkspaceIndex
+    from lsp_agent.index import IndexConfig, WorkspaceIndex
     from lsp_agent.mcp.manager import McpManager
     from lsp_agent.tools.registry import ToolRegistry
     from lsp_agent.workspace.overlay import Overlay
 
 log = logging.getLogger(__name__)
 
+# Adds tools to a run's registry: provider(registry, settings). For front-ends' own tools (a test's scenario tool).
+ToolProvider = Callable[[Any, Any], None]
+REPO_MAP_CHARS = 2000  # the size of the repo map a run puts in its system prompt
+
+
+def index_config(settings: Settings, *, extra_exclude: Sequence[str] = ()) -> IndexConfig:
+    """How a workspace is indexed under these settings: size limit, excludes (secret files always), embeddings."""
+    from lsp_agent.index import IndexConfig
+    from lsp_agent.workspace.secrets import secret_files_of
+
+    return IndexConfig(
+        max_file_size=settings.max_file_size,
+        exclude=list(settings.index_exclude)
+        + secret_files_of(settings).index_excludes()
+        + list(extra_exclude),
+        embeddings=settings.embeddings,
+        api_base=settings.api_base,
+        api_key=settings.api_key,
+    )
+
+
+def open_index(root: Path, settings: Settings) -> WorkspaceIndex:
+    """The workspace index of a one-off run, refreshed and with its repo map ready (blocking: use a thread).
+
+    The language server keeps its indexes open instead (server/indexing.py); both configure them with
+    index_config(). Raises what opening or refreshing raises (the caller decides whether a run goes on).
+    """
+    from lsp_agent.index import WorkspaceIndex
+
+    index = WorkspaceIndex(root, index_config(settings))
+    try:
+        index.refresh()
+        index.repo_map(REPO_MAP_CHARS)  # cached: the run's system prompt reads it without waiting
+    except BaseException:
+        index.close()
+        raise
+    return index
+
 
 async def build_registry(
-    settings: Settings, *, mcp: McpManager | None = None, allow_external: bool = False
+    settings: Settings,
+    *,
+    mcp: McpManager | None = None,
+    allow_external: bool = False,
+    tools: Sequence[ToolProvider] = (),
 ) -> tuple[ToolRegistry, Settings, list[str]]:
-    """(registry, settings, errors): built-in and exec tools, plus the tools of `mcp`'s servers (started lazily).
+    """(registry, settings, errors): built-in and exec tools, `tools`' additions, and the tools of `mcp`'s
+    servers (started lazily).
 
     The returned settings carry "server__*" permission patterns resolved to tool names (every MCP tool allowed
-    when `allow_external`); errors name MCP servers that failed to start, whose tools are left out.
+    when `allow_external`); errors name MCP servers that failed to start, whose tools are left out (a failing
+    provider is logged and loses its tools). The settings passed in are never changed.
     """
     from lsp_agent.mcp.setup import attach_mcp_tools
     from lsp_agent.tools.exec_tools import add_exec_tools
@@ -37,6 +82,11 @@ async def build_registry(
 
     registry = default_registry()
     add_exec_tools(registry, settings)
+    for provider in tools:
+        try:
+            provider(registry, settings)
+        except Exception:  # a broken provider costs its tools, not the run
+            log.exception("tool provider %r failed; the run goes on without its tools", provider)
     settings, errors = await attach_mcp_tools(mcp, registry, settings, allow_external=allow_external)
     return registry, settings, errors
 
@@ -56,16 +106,20 @@ async def build_run(
     allow_external: bool = False,
     run_id: str | None = None,
     model_client: ModelClient | None = None,
+    tools: Sequence[ToolProvider] = (),
 ) -> AgentRun:
     """The AgentRun of one task: front-ends differ only in their sink, their asker and how they deliver the proposal.
 
     Await `run.run()` for the RunResult (its proposal is what the front-end offers for consent) and call
-    `run.cancel()` to stop it. MCP servers that fail to start are reported on the sink as `error` events.
+    `run.cancel()` to stop it. MCP servers that fail to start are reported on the sink as `error` events of
+    kind "mcp"; the run goes on without their tools.
     """
     from lsp_agent.agent.run import AgentRun
 
     run_id = run_id or uuid.uuid4().hex[:12]
-    registry, settings, errors = await build_registry(settings, mcp=mcp, allow_external=allow_external)
+    registry, settings, errors = await build_registry(
+        settings, mcp=mcp, allow_external=allow_external, tools=tools
+    )
     for error in errors:
         _report(sink, run_id, f"{error}; continuing without its tools")
     return AgentRun(

@@ -18,10 +18,12 @@ from lsp_agent.agent.sanitize import clean_text
 from lsp_agent.cli.common import add_model_flags
 
 if TYPE_CHECKING:
+    from lsp_agent.agent.permissions import PermissionAsker
     from lsp_agent.agent.run import AgentRun, RunResult
     from lsp_agent.agent.session import Session
     from lsp_agent.config import Settings
-    from lsp_agent.tools.registry import ToolRegistry
+    from lsp_agent.index import WorkspaceIndex
+    from lsp_agent.mcp.manager import McpManager
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +43,11 @@ COLORS = {
 class Printer:
     """An event sink that prints a run compactly; colour only on a terminal."""
 
-    def __init__(self, out: TextIO, color: bool) -> None:
+    def __init__(self, out: TextIO, color: bool, err: TextIO | None = None) -> None:
         self.out = out
+        self.err = (
+            err or sys.stderr
+        )  # warnings that are not part of the run (an MCP server that did not start)
         self.color = color
         self.errors_shown: set[str] = set()  # final error messages already printed (the report skips them)
         self._last_retry = ""
@@ -61,6 +66,9 @@ class Printer:
             return  # shown once at the end
         if kind == "error" and event.data.get("retrying"):
             self.write(self.paint(self._retry_text(event), "dim"))
+            return
+        if kind == "error" and event.data.get("kind") == "mcp":
+            print(clean_text(f"warning: {event.data.get('message')}"), file=self.err, flush=True)
             return
         if kind == "error":
             self.errors_shown.add(str(event.data.get("message")))
@@ -138,54 +146,16 @@ def setup_logging(level: str | None, log_file: str | None) -> None:
         logging.getLogger(noisy).setLevel(max(root.level, logging.WARNING))
 
 
-def build_registry(settings: Settings, args: argparse.Namespace) -> ToolRegistry:
-    """The tools for this run: the built-ins; callers (MCP, codeact) register more on the returned registry."""
-    from lsp_agent.tools.registry import default_registry
-
-    registry = default_registry()
-    for extend in REGISTRY_EXTENSIONS:
-        extend(registry, settings, args)
-    return registry
-
-
-def _add_mcp_tools(registry: ToolRegistry, settings: Settings, args: argparse.Namespace) -> None:
-    """Tools of the MCP servers in the config files, settings and --mcp-server flags (servers stop at exit)."""
-    from lsp_agent.cli.mcp import add_mcp_tools
-
-    add_mcp_tools(registry, settings, args)
-
-
-def _add_exec_tools(registry: ToolRegistry, settings: Settings, args: argparse.Namespace) -> None:
-    """run_python, run_command and run_tests (permission "exec": asked for, or granted by --allow-exec)."""
-    from lsp_agent.tools.exec_tools import add_exec_tools
-
-    add_exec_tools(registry, settings)
-
-
-# Callables (registry, settings, args) -> None that add tools (e.g. MCP servers from --mcp-server).
-REGISTRY_EXTENSIONS: list[Any] = [_add_mcp_tools, _add_exec_tools]
-
-
-def open_index(root: Path, settings: Settings, out: TextIO) -> Any:
-    """The workspace index, refreshed; None when the index is unavailable (search_code then says so)."""
+def open_index(root: Path, settings: Settings, err: TextIO) -> WorkspaceIndex | None:
+    """The workspace index, refreshed, with its repo map; None when unavailable (search_code then says so)."""
     try:
-        from lsp_agent.index import IndexConfig, WorkspaceIndex
-        from lsp_agent.workspace.secrets import secret_files_of
-    except ImportError:
-        return None
-    try:
-        config = IndexConfig(
-            max_file_size=settings.max_file_size,
-            exclude=list(settings.index_exclude) + secret_files_of(settings).index_excludes(),
-            embeddings=settings.embeddings,
-        )
-        index = WorkspaceIndex(root, config)
-        index.refresh()
-        return index
+        from lsp_agent.assembly import open_index as open_run_index
+
+        return open_run_index(root, settings)
     except Exception as exc:  # noqa: BLE001 - the agent still works without the index
         print(
             f"warning: workspace index unavailable ({exc}); search_code and find_symbol are disabled",
-            file=out,
+            file=err,
         )
         return None
 
@@ -278,33 +248,27 @@ def run_ask(args: argparse.Namespace) -> int:
     if not settings.model:
         print(f"error: {ModelNotConfigured('cli')}", file=sys.stderr)
         return 2
-    color = out.isatty() and not getattr(args, "no_color", False) and not os.environ.get("NO_COLOR")
-    printer = Printer(out, color)
-    session = _load_session(getattr(args, "session", None))
-    registry = build_registry(settings, args)
-    if getattr(args, "allow_exec", False):
-        asker = _allow_all
-    elif sys.stdin.isatty():
-        asker = terminal_asker(out)
-    else:
-        asker = None
-    # litellm takes seconds to import: do it while the index refreshes.
+    # litellm takes seconds to import: it loads while the index refreshes and the MCP servers start.
     from lsp_agent.agent.model import get_litellm
 
     threading.Thread(target=get_litellm, name="import-litellm", daemon=True).start()
-    index = open_index(root, settings, sys.stderr)
-    from lsp_agent.agent.run import AgentRun
+    color = out.isatty() and not getattr(args, "no_color", False) and not os.environ.get("NO_COLOR")
+    printer = Printer(out, color)
+    session = _load_session(getattr(args, "session", None))
+    allow_exec = bool(getattr(args, "allow_exec", False))
+    asker = _allow_all if allow_exec else terminal_asker(out) if sys.stdin.isatty() else None
+    from lsp_agent.cli.mcp import open_mcp
 
-    run = AgentRun(
-        task, settings, root, sink=printer, registry=registry, index=index, session=session, permission=asker
-    )
+    mcp = open_mcp(settings, root, list(getattr(args, "mcp_server", None) or []), sys.stderr)
     try:
-        result = _run_with_interrupt(run)
+        run_id, result = asyncio.run(
+            _ask(task, settings, root, printer, asker, session=session, mcp=mcp, allow_exec=allow_exec)
+        )
     finally:
-        if index is not None:
-            index.close()
+        if mcp is not None:
+            mcp.close()
     status = _report(
-        result, printer, root, apply=getattr(args, "apply", False), run_id=run.run_id, session=session
+        result, printer, root, apply=getattr(args, "apply", False), run_id=run_id, session=session
     )
     if session is not None:
         from lsp_agent.agent.session import sessions_dir
@@ -336,24 +300,60 @@ def _load_session(session_id: str | None) -> Session | None:
     return Session.load(sessions_dir(), session_id)
 
 
-def _run_with_interrupt(run: AgentRun) -> RunResult:
+async def _ask(
+    task: str,
+    settings: Settings,
+    root: Path,
+    printer: Printer,
+    asker: PermissionAsker | None,
+    *,
+    session: Session | None,
+    mcp: McpManager | None,
+    allow_exec: bool,
+) -> tuple[str, RunResult]:
+    """(run id, result): the index opened, the run built by the shared assembly, run to its end."""
+    from lsp_agent.assembly import build_run
+
+    index = await asyncio.to_thread(open_index, root, settings, sys.stderr)
+    try:
+        run = await build_run(
+            task,
+            settings,
+            root,
+            sink=printer,
+            asker=asker,
+            index=index,
+            session=session,
+            mcp=mcp,
+            allow_external=allow_exec,
+        )
+        if mcp is not None:
+            from lsp_agent.cli.mcp import report_tools
+
+            report_tools(mcp, sys.stderr)
+        return run.run_id, await _run_with_interrupt(run)
+    finally:
+        if index is not None:
+            index.close()
+
+
+async def _run_with_interrupt(run: AgentRun) -> RunResult:
     """Run the agent; Ctrl-C cancels the run cleanly (the result is still reported)."""
+    loop = asyncio.get_running_loop()
 
-    async def main() -> RunResult:
-        loop = asyncio.get_running_loop()
+    def interrupt() -> None:
+        print("\ncancelling the run (Ctrl-C again to quit at once)", file=sys.stderr, flush=True)
+        run.cancel()
+        loop.remove_signal_handler(signal.SIGINT)
 
-        def interrupt() -> None:
-            print("\ncancelling the run (Ctrl-C again to quit at once)", file=sys.stderr, flush=True)
-            run.cancel()
-            loop.remove_signal_handler(signal.SIGINT)
-
-        try:
-            loop.add_signal_handler(signal.SIGINT, interrupt)
-        except (NotImplementedError, RuntimeError):
-            pass
+    try:
+        loop.add_signal_handler(signal.SIGINT, interrupt)
+    except (NotImplementedError, RuntimeError):
+        pass
+    try:
         return await run.run()
-
-    return asyncio.run(main())
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
 
 
 def _report(

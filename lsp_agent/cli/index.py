@@ -77,9 +77,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def _config(args: argparse.Namespace) -> IndexConfig:
     """IndexConfig from flags over the project settings (env, workspace .env); bad settings are warned about."""
+    from lsp_agent.assembly import index_config
     from lsp_agent.config import load_settings
-    from lsp_agent.index.models import IndexConfig
-    from lsp_agent.workspace.secrets import secret_files_of
 
     max_size = getattr(args, "max_file_size", None)
     if max_size is not None and max_size <= 0:
@@ -89,15 +88,7 @@ def _config(args: argparse.Namespace) -> IndexConfig:
     for error in errors:
         if any(f"'{name}'" in error for name in INDEX_SETTINGS):
             print(f"lsp-agent: warning: {error}", file=sys.stderr)
-    return IndexConfig(
-        max_file_size=settings.max_file_size,
-        exclude=list(settings.index_exclude)
-        + secret_files_of(settings).index_excludes()
-        + list(getattr(args, "exclude", None) or []),
-        embeddings=settings.embeddings,
-        api_base=settings.api_base,
-        api_key=settings.api_key,
-    )
+    return index_config(settings, extra_exclude=getattr(args, "exclude", None) or [])
 
 
 def _root(args: argparse.Namespace) -> Path:

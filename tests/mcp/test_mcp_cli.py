@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from mcp_helpers import BROKEN, NOTES
 
+from lsp_agent.mcp.manager import _LIVE
 from lsp_agent.testing.scripted_model import ScriptedModelServer
 
 
@@ -23,7 +24,6 @@ def step(name: str, **arguments) -> dict:
 def ask(tmp_path, monkeypatch, capsys):
     """Run `lsp-agent ask` in this process with no terminal; returns (status, stdout, stderr, model requests)."""
     from lsp_agent.cli.main import main
-    from lsp_agent.cli.mcp import close_all
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-user-config"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
@@ -38,11 +38,12 @@ def ask(tmp_path, monkeypatch, capsys):
                  "--api-base", model.base_url, "--api-key", "test", *flags]
             )  # fmt: skip
             sent = json.dumps(model.requests)
+        # the CLI stops the servers it started before it returns (not only at interpreter exit)
+        assert not [row for m in list(_LIVE) for row in m.status() if row["state"] in ("ready", "starting")]
         out = capsys.readouterr()
         return status, out.out, out.err, sent
 
     yield run
-    close_all()
     root_logger.handlers[:] = handlers
     root_logger.setLevel(level)
 
