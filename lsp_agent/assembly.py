@@ -68,9 +68,10 @@ async def build_registry(
     mcp: McpManager | None = None,
     allow_external: bool = False,
     tools: Sequence[ToolProvider] = (),
+    exec_tools: bool = True,
 ) -> tuple[ToolRegistry, Settings, list[str]]:
-    """(registry, settings, errors): built-in and exec tools, `tools`' additions, and the tools of `mcp`'s
-    servers (started lazily).
+    """(registry, settings, errors): built-in and exec tools (unless `exec_tools` is False: the sandbox could
+    not load), `tools`' additions, and the tools of `mcp`'s servers (started lazily).
 
     The returned settings carry "server__*" permission patterns resolved to tool names (every MCP tool allowed
     when `allow_external`); errors name MCP servers that failed to start, whose tools are left out (a failing
@@ -81,7 +82,8 @@ async def build_registry(
     from lsp_agent.tools.registry import default_registry
 
     registry = default_registry()
-    add_exec_tools(registry, settings)
+    if exec_tools:
+        add_exec_tools(registry, settings)
     for provider in tools:
         try:
             provider(registry, settings)
@@ -107,6 +109,7 @@ async def build_run(
     run_id: str | None = None,
     model_client: ModelClient | None = None,
     tools: Sequence[ToolProvider] = (),
+    exec_tools: bool = True,
 ) -> AgentRun:
     """The AgentRun of one task: front-ends differ only in their sink, their asker and how they deliver the proposal.
 
@@ -118,7 +121,7 @@ async def build_run(
 
     run_id = run_id or uuid.uuid4().hex[:12]
     registry, settings, errors = await build_registry(
-        settings, mcp=mcp, allow_external=allow_external, tools=tools
+        settings, mcp=mcp, allow_external=allow_external, tools=tools, exec_tools=exec_tools
     )
     for error in errors:
         _report(sink, run_id, f"{error}; continuing without its tools")

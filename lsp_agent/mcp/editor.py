@@ -8,16 +8,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lsp_agent.mcp.bridge import expand_permission_rules, register_mcp_tools
 from lsp_agent.mcp.config import collect_servers
 from lsp_agent.mcp.manager import McpManager
-from lsp_agent.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
 
 
 class EditorMcp:
-    """Owns the server's McpManager: lazy start on the first run, errors shown once, status rows, shutdown."""
+    """Owns the server's McpManager: lazy start on the first run, errors shown once, status rows, shutdown.
+
+    Each run gets `manager` through the run assembly (build_run), which registers the ready servers' tools.
+    """
 
     def __init__(
         self,
@@ -43,16 +44,6 @@ class EditorMcp:
             errors.extend(await manager.ensure_started())
         self._report(errors)
         return errors
-
-    def add_tools(self, registry: ToolRegistry, settings: Any) -> None:
-        """Tool provider hook: the ready servers' tools join the run's registry; "server__*" permission patterns
-        in `settings.permissions` are resolved to those tool names in place (the run's gate matches names)."""
-        if self.manager is None:
-            return
-        register_mcp_tools(registry, self.manager)
-        permissions = getattr(settings, "permissions", None)
-        if isinstance(permissions, dict):
-            permissions.update(expand_permission_rules(permissions, registry.names()))
 
     def status(self) -> list[dict[str, Any]]:
         """The MCP section of lspAgent.status: one row per configured server ("idle" until a run starts it)."""

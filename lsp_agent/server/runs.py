@@ -207,13 +207,13 @@ class RunManager:
             record.agent = None
 
     async def _drive(self, record: RunRecord, request: AskRequest, settings: Any) -> Any:
-        """Build the AgentRun (importing the agent core lazily) and run it."""
+        """Build the run with the shared assembly (importing the agent core lazily) and run it."""
         # litellm takes seconds to import (never on the event loop); MCP servers start meanwhile (lazily)
         await self.server.attach_plugins()
         mcp = self.server.mcp  # None when the plugins failed to load: the run goes on with the built-in tools
         starting = [mcp.start(settings, record.root)] if mcp is not None else []
         await asyncio.gather(asyncio.to_thread(load_agent_core), *starting)
-        from lsp_agent.agent.run import AgentRun
+        from lsp_agent.assembly import build_run
         from lsp_agent.workspace.overlay import Overlay
 
         loop = asyncio.get_running_loop()
@@ -228,18 +228,20 @@ class RunManager:
         overlay = Overlay(
             record.root, read_disk=self.server.read_buffer_or_disk, max_file_size=settings.max_file_size
         )
-        record.agent = AgentRun(
+        record.agent = await build_run(
             record.task,
             settings,
             record.root,
             sink=sink,
-            registry=self.server.make_registry(settings),
+            asker=EditorPermissionAsker(self.server, record.run_id),
             index=self.server.indexes.index_for(record.root),
             overlay=overlay,
             session=record.session,
-            permission=EditorPermissionAsker(self.server, record.run_id),
-            run_id=record.run_id,
             context=self.server.selection_context(request.uri, request.range, record.root),
+            mcp=mcp.manager if mcp is not None else None,  # EditorMcp.start showed its problems already
+            run_id=record.run_id,
+            tools=self.server.tool_providers,
+            exec_tools=self.server.plugins_error is None,  # no code execution when the sandbox did not load
         )
         if record.cancel_requested:
             record.agent.cancel()

@@ -51,10 +51,11 @@ class AgentServer(HardenedServer):
         self.progress_cancel_handlers: dict[str | int, Callable[[], None]] = {}
         # name -> callable returning JSON-ready data merged into lspAgent.status (e.g. "mcp": server states)
         self.status_providers: dict[str, Callable[[], Any]] = {}
-        # called as provider(registry, settings) for each run: adds tools (exec, MCP) to the run's registry
+        # provider(registry, settings) for each run, handed to build_run: tools of this server's own (a scenario
+        # server's test tool); the built-in, exec and MCP tools come from the run assembly itself
         self.tool_providers: list[Callable[[Any, Settings], None]] = []
-        # MCP servers (EditorMcp): started by the first run that needs them, stopped at shutdown; attached with
-        # the exec tools by attach_plugins() after the initialize reply, so their imports never delay it
+        # MCP servers (EditorMcp): started by the first run that needs them, stopped at shutdown; loaded by
+        # attach_plugins() after the initialize reply, so their imports never delay it
         self.mcp: Any = None
         self.plugins_error: str | None = None  # why MCP and the exec tools could not be loaded
         self._plugins_lock = asyncio.Lock()
@@ -66,7 +67,7 @@ class AgentServer(HardenedServer):
             if self.mcp is not None or self.plugins_error is not None:
                 return
             try:
-                editor_mcp, sandbox_status, add_exec_tools = await asyncio.to_thread(_load_plugins)
+                editor_mcp, sandbox_status = await asyncio.to_thread(_load_plugins)
             except Exception as exc:  # the server works without them: indexing, runs with the built-in tools
                 log.exception("loading the MCP and sandbox plugins failed")
                 self.plugins_error = error = f"{type(exc).__name__}: {exc}"
@@ -77,8 +78,6 @@ class AgentServer(HardenedServer):
                 self.show_error, settings=lambda: self.settings, root=lambda: self.primary_root
             )
             self.status_providers["mcp"] = self.mcp.status
-            self.tool_providers.append(self.mcp.add_tools)
-            self.tool_providers.append(add_exec_tools)  # run_python/run_command/run_tests, react style only
             self.status_providers["sandbox"] = sandbox_status
 
     # ----- client capabilities ----------------------------------------------------------------------------
@@ -208,19 +207,6 @@ class AgentServer(HardenedServer):
         selected = "\n".join(lines[start : end + 1])[:MAX_CONTEXT_CHARS]
         return f"The user selected lines {start + 1}-{end + 1} of {rel}:\n```\n{selected}\n```"
 
-    def make_registry(self, settings: Settings) -> Any:
-        """The tool registry of one run: the built-in tools plus whatever the tool providers add."""
-        from lsp_agent.tools.registry import default_registry
-
-        registry = default_registry()
-        for provider in self.tool_providers:
-            try:
-                provider(registry, settings)
-            except Exception as exc:  # a broken provider costs its tools, not the run
-                log.exception("tool provider failed")
-                self.log_line(f"lsp-agent: some tools are unavailable: {exc}", types.MessageType.Warning)
-        return registry
-
     # ----- sessions and proposals -------------------------------------------------------------------------
 
     def session(self, session_id: str | None) -> Any:
@@ -300,13 +286,18 @@ class AgentServer(HardenedServer):
         return out
 
 
-def _load_plugins() -> tuple[Any, Any, Any]:
-    """Import the MCP and sandbox pieces the server plugs in (call from a worker thread)."""
+def _load_plugins() -> tuple[Any, Any]:
+    """Import the MCP and sandbox pieces the server plugs in (call from a worker thread).
+
+    The run assembly's own imports (exec tools, MCP bridge) load here too, off the event loop.
+    """
+    import lsp_agent.assembly
+    import lsp_agent.mcp.setup
+    import lsp_agent.tools.exec_tools  # noqa: F401
     from lsp_agent.mcp.editor import EditorMcp
     from lsp_agent.sandbox.isolation import sandbox_status
-    from lsp_agent.tools.exec_tools import add_exec_tools
 
-    return EditorMcp, sandbox_status, add_exec_tools
+    return EditorMcp, sandbox_status
 
 
 def _section(options: Any) -> dict[str, Any]:
