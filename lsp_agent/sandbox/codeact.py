@@ -52,7 +52,7 @@ def _timeout(run: AgentRun) -> float:
 async def codeact_loop(run: AgentRun, task_text: str) -> Any:
     """Ask, parse, execute, observe until provide_answer, the limits, or cancellation; returns the run outcome."""
     from lsp_agent.agent.run import _Outcome
-    from lsp_agent.tools.exec_tools import close_sandbox
+    from lsp_agent.sandbox.per_run import close_sandbox
 
     system = SYSTEM_PROMPT.format(
         root_name=run.root.name, schema=SCHEMA_TEXT, timeout=_timeout(run), prefix=RESULT_PREFIX
@@ -121,7 +121,7 @@ def _observe(run: AgentRun, messages: list[dict[str, Any]], text: str) -> None:
 async def _execute(run: AgentRun, code: str, step: int, *, first: bool) -> tuple[str, bool | None, float]:
     """Permission check, then one step in the persistent interpreter; returns (observation, ok, seconds)."""
     from lsp_agent.agent.permissions import denial_message
-    from lsp_agent.tools.exec_tools import sandbox_for
+    from lsp_agent.sandbox.per_run import sandbox_for
 
     call_id = f"codeact-{step}"
     arguments = {"code": code}

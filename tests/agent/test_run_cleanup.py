@@ -11,8 +11,8 @@ from agent_support import call, done, run_script, scripted_settings
 
 from lsp_agent.agent.model import ModelClient
 from lsp_agent.agent.run import AgentRun
+from lsp_agent.sandbox import per_run
 from lsp_agent.testing.scripted_model import ScriptedModelServer
-from lsp_agent.tools import exec_tools
 from lsp_agent.tools.exec_tools import register_exec_tools
 from lsp_agent.tools.registry import Tool, ToolContext, default_registry
 from lsp_agent.workspace.overlay import Overlay
@@ -45,7 +45,7 @@ async def test_the_sandbox_scratch_copy_is_gone_when_the_run_ends(workspace, scr
     assert o.result.success and "cwd=" in output, output
     assert o.result.proposal is not None and o.result.proposal.paths() == ["made.txt"]
     assert _scratch_dirs(scratch_parent) == []  # the scratch copy was removed with the run, not at exit
-    assert "sandbox" not in o.run.ctx.extras and o.run.overlay not in exec_tools._SANDBOXES
+    assert "sandbox" not in o.run.ctx.extras and o.run.overlay not in per_run._SANDBOXES
     assert not (workspace / "made.txt").exists()
 
 

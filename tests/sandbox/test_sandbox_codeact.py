@@ -134,8 +134,8 @@ async def test_codeact_cancel_stops_running_code_and_cleans_up(project: Path) ->
     from lsp_agent.agent.model import ModelClient
     from lsp_agent.agent.run import AgentRun
     from lsp_agent.config import Settings
+    from lsp_agent.sandbox import per_run
     from lsp_agent.testing.scripted_model import ScriptedModelServer
-    from lsp_agent.tools import exec_tools
 
     script = [reply(thought="wait", action="execute_code", code="import time\ntime.sleep(60)")]
     events: list = []
@@ -154,5 +154,5 @@ async def test_codeact_cancel_stops_running_code_and_cleans_up(project: Path) ->
         result = await asyncio.wait_for(task, 10)
     assert result.stop_reason == "cancelled"
     assert time.perf_counter() - started < 3
-    assert run.overlay not in exec_tools._SANDBOXES  # the interpreter and scratch copy are gone
+    assert run.overlay not in per_run._SANDBOXES  # the interpreter and scratch copy are gone
     assert "sandbox" not in run.ctx.extras
