@@ -1,4 +1,4 @@
-"""One call for the CLI and the server: start the MCP servers a run needs and add their tools."""
+"""The run assembly's MCP step (assembly.build_registry): start the servers a run needs and add their tools."""
 
 from __future__ import annotations
 
