@@ -9,7 +9,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -234,20 +234,16 @@ class IndexManager:
         """The folder's index, created on first use with the current settings."""
         with self._lock:
             if folder.index is None:
-                from lsp_agent.index import IndexConfig, WorkspaceIndex
+                from lsp_agent.assembly import index_config
+                from lsp_agent.index import WorkspaceIndex
                 from lsp_agent.index.pipeline import Workers
-                from lsp_agent.workspace.secrets import secret_files_of
 
                 Workers.niceness = INDEX_WORKER_NICENESS
 
                 s = self._settings()
-                config = IndexConfig(
-                    max_file_size=s.max_file_size,
-                    exclude=list(s.index_exclude) + secret_files_of(s).index_excludes(),
-                    embeddings="none" if s.embeddings == self._lexical_only else s.embeddings,
-                    api_base=s.api_base,
-                    api_key=s.api_key,
-                )
+                config = index_config(s)
+                if s.embeddings == self._lexical_only:  # embeddings failed once: lexical search only
+                    config = replace(config, embeddings="none")
                 folder.index = WorkspaceIndex(folder.root, config)
                 folder.ready = False
             return folder.index
