@@ -12,10 +12,9 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from lsp_agent.agent.events import AgentEvent
 from lsp_agent.agent.permission_store import PREFIX_TOOLS, command_argv, command_prefix
-from lsp_agent.agent.sanitize import clean_text
 from lsp_agent.cli.common import add_model_flags
+from lsp_agent.cli.printer import Printer, colored_diff
 
 if TYPE_CHECKING:
     from lsp_agent.agent.permissions import PermissionAsker
@@ -26,76 +25,6 @@ if TYPE_CHECKING:
     from lsp_agent.mcp.manager import McpManager
 
 log = logging.getLogger(__name__)
-
-COLORS = {
-    "thought": "36",  # cyan
-    "tool_call": "33",  # yellow
-    "tool_ok": "32",  # green
-    "tool_failed": "31",  # red
-    "error": "31",
-    "plan": "35",  # magenta
-    "subtask": "35",
-    "dim": "2",
-    "bold": "1",
-}
-
-
-class Printer:
-    """An event sink that prints a run compactly; colour only on a terminal."""
-
-    def __init__(self, out: TextIO, color: bool, err: TextIO | None = None) -> None:
-        self.out = out
-        self.err = (
-            err or sys.stderr
-        )  # warnings that are not part of the run (an MCP server that did not start)
-        self.color = color
-        self.errors_shown: set[str] = set()  # final error messages already printed (the report skips them)
-        self._last_retry = ""
-
-    def paint(self, text: str, style: str) -> str:
-        """Text in an ANSI colour when colour is on."""
-        return f"\033[{COLORS[style]}m{text}\033[0m" if self.color else text
-
-    def write(self, text: str) -> None:
-        """Print a line; text the terminal cannot encode (lone surrogates, say) is shown escaped, never raised."""
-        print(clean_text(text), file=self.out, flush=True)
-
-    def __call__(self, event: AgentEvent) -> None:
-        kind = event.kind
-        if kind in ("usage", "proposal", "done"):
-            return  # shown once at the end
-        if kind == "error" and event.data.get("retrying"):
-            self.write(self.paint(self._retry_text(event), "dim"))
-            return
-        if kind == "error" and event.data.get("kind") == "mcp":
-            print(clean_text(f"warning: {event.data.get('message')}"), file=self.err, flush=True)
-            return
-        if kind == "error":
-            self.errors_shown.add(str(event.data.get("message")))
-        text = event.to_text()
-        if kind == "thought":
-            text = self.paint(text, "thought")
-        elif kind == "tool_call":
-            text = self.paint(text, "tool_call")
-        elif kind == "tool_result":
-            text = self.paint(text, "tool_ok" if event.data.get("ok") else "tool_failed")
-        elif kind in ("error", "permission") and not event.data.get("retrying"):
-            text = self.paint(text, "error" if kind == "error" else "dim")
-        elif kind in ("plan", "subtask"):
-            text = self.paint(text, kind)
-        elif kind in ("start", "compaction"):
-            text = self.paint(text, "dim")
-        self.write(text)
-
-    def _retry_text(self, event: AgentEvent) -> str:
-        """A retry notice; the reason is shown once, later retries for the same reason only say when."""
-        data = event.data
-        reason = str(data.get("reason") or data.get("message"))
-        when = f"retry {data.get('attempt', '?')} in {float(data.get('delay') or 0):.1f}s"
-        if reason == self._last_retry:
-            return f"  {when} (same error)"
-        self._last_retry = reason
-        return f"model request failed: {reason}; {when}"
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -372,7 +301,7 @@ def _report(
     if proposal is not None:
         print("", file=out)
         print(printer.paint(f"Proposed changes ({len(proposal.changes)} file(s)):", "bold"), file=out)
-        print(_colored_diff(proposal.unified_diff(), printer), file=out)
+        print(colored_diff(proposal.unified_diff(), printer), file=out)
         from lsp_agent.workspace.proposal import check_syntax
 
         for problem in check_syntax(proposal):
@@ -407,22 +336,3 @@ def _report(
     )
     print(printer.paint(summary, "bold"), file=out)
     return status
-
-
-def _colored_diff(diff: str, printer: Printer) -> str:
-    """A unified diff with + lines green and - lines red on a terminal."""
-    if not printer.color:
-        return diff.rstrip("\n")
-    lines = []
-    for line in diff.rstrip("\n").splitlines():
-        if line.startswith(("+++", "---")):
-            lines.append(printer.paint(line, "bold"))
-        elif line.startswith("+"):
-            lines.append(printer.paint(line, "tool_ok"))
-        elif line.startswith("-"):
-            lines.append(printer.paint(line, "tool_failed"))
-        elif line.startswith("@@"):
-            lines.append(printer.paint(line, "thought"))
-        else:
-            lines.append(line)
-    return "\n".join(lines)

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from lsp_agent.agent.events import AgentEvent
 from lsp_agent.agent.model import ModelClient
 from lsp_agent.agent.run import AgentRun
-from lsp_agent.cli.ask import Printer
+from lsp_agent.cli.printer import Printer
 from lsp_agent.config import Settings
 from lsp_agent.testing.scripted_model import ScriptedModelServer
 

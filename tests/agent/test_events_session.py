@@ -9,7 +9,8 @@ import pytest
 
 from lsp_agent.agent.events import EVENT_KINDS, AgentEvent
 from lsp_agent.agent.session import Session
-from lsp_agent.cli.ask import Printer, terminal_asker
+from lsp_agent.cli.ask import terminal_asker
+from lsp_agent.cli.printer import Printer
 
 
 def test_event_to_dict_is_flat():
