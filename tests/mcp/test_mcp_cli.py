@@ -32,6 +32,7 @@ def ask(tmp_path, monkeypatch, capsys):
     handlers, level = list(root_logger.handlers), root_logger.level
 
     def run(root: Path, script: list[dict], *flags: str) -> tuple[int, str, str, str]:
+        earlier = set(_LIVE)  # managers other tests left behind are not this run's
         with ScriptedModelServer(script) as model:
             status = main(
                 ["ask", "a question", "--repo", str(root), "--model", "openai/scripted",
@@ -39,7 +40,8 @@ def ask(tmp_path, monkeypatch, capsys):
             )  # fmt: skip
             sent = json.dumps(model.requests)
         # the CLI stops the servers it started before it returns (not only at interpreter exit)
-        assert not [row for m in list(_LIVE) for row in m.status() if row["state"] in ("ready", "starting")]
+        started = [m for m in list(_LIVE) if m not in earlier]
+        assert not [row for m in started for row in m.status() if row["state"] in ("ready", "starting")]
         out = capsys.readouterr()
         return status, out.out, out.err, sent
 
