@@ -62,13 +62,14 @@ async def build_run(
     Await `run.run()` for the RunResult (its proposal is what the front-end offers for consent) and call
     `run.cancel()` to stop it. MCP servers that fail to start are reported on the sink as `error` events.
     """
+    from lsp_agent.agent.rules import apply_project_rules
     from lsp_agent.agent.run import AgentRun
 
     run_id = run_id or uuid.uuid4().hex[:12]
     registry, settings, errors = await build_registry(settings, mcp=mcp, allow_external=allow_external)
     for error in errors:
         _report(sink, run_id, f"{error}; continuing without its tools")
-    return AgentRun(
+    run = AgentRun(
         task,
         settings,
         Path(root),
@@ -82,6 +83,8 @@ async def build_run(
         context=context,
         model_client=model_client,
     )
+    apply_project_rules(run)  # AGENTS.md and .lsp-agent/rules.md join the system prompt (a `context` event)
+    return run
 
 
 def _report(sink: EventSink | None, run_id: str, message: str) -> None:

@@ -81,8 +81,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mcp-server", action="append", default=[], help="MCP server URL or command (repeatable)")
     p.add_argument("--transcript", help="write a JSONL transcript of the run to this file")
     p.add_argument("--session", help="session id: follow-up tasks in one session see earlier exchanges")
+    p.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_",
+        action="store_true",
+        help="follow up on the last ask in this repo",
+    )
+    p.add_argument(
+        "--retry", action="store_true", help="run the last ask of the session (or this repo) again"
+    )
     p.add_argument("--no-color", action="store_true", help="plain output")
     p.set_defaults(handler=("lsp_agent.agent.cli", "run_ask"))
+
+    p = sub.add_parser("conversation", help="show the conversation of the last ask (or of --session ID)")
+    p.add_argument("--repo", default=".", help="workspace root (default: current directory)")
+    p.add_argument("--session", help="the session id `ask` printed")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=("lsp_agent.agent.conversation_cli", "run_conversation"))
 
     p = sub.add_parser("permissions", help='list or revoke remembered "always" permission answers')
     actions = p.add_subparsers(dest="action", metavar="ACTION")

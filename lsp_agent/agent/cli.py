@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from lsp_agent.agent.conversation_cli import mention_context, prepare_ask, remember_session
 from lsp_agent.agent.events import AgentEvent
 from lsp_agent.agent.permission_store import PREFIX_TOOLS, command_argv, command_prefix
 from lsp_agent.agent.sanitize import clean_text
@@ -230,16 +231,16 @@ def run_ask(args: argparse.Namespace) -> int:
     _tolerant_output()
     out = sys.stdout
     task = (getattr(args, "task", None) or getattr(args, "task_flag", None) or "").strip()
-    if not task:
-        print(
-            'error: no task given; usage: lsp-agent ask "what the agent should do" [--repo PATH]',
-            file=sys.stderr,
-        )
-        return 2
     root = Path(getattr(args, "repo", ".") or ".").expanduser().resolve()
-    if not root.is_dir():
+    if not root.is_dir() and task:
         print(f"error: --repo {root} is not a directory", file=sys.stderr)
         return 2
+    try:
+        prepared = prepare_ask(args, root, task)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    task, session = prepared.task, prepared.session
     export_provider_keys(root)
     settings, errors = load_settings(root, flags=_flags(args))
     for error in errors:
@@ -249,7 +250,8 @@ def run_ask(args: argparse.Namespace) -> int:
         return 2
     color = out.isatty() and not getattr(args, "no_color", False) and not os.environ.get("NO_COLOR")
     printer = Printer(out, color)
-    session = _load_session(getattr(args, "session", None))
+    if prepared.note:
+        printer.write(printer.paint(prepared.note, "dim"))
     registry = build_registry(settings, args)
     if getattr(args, "allow_exec", False):
         asker = _allow_all
@@ -262,11 +264,22 @@ def run_ask(args: argparse.Namespace) -> int:
 
     threading.Thread(target=get_litellm, name="import-litellm", daemon=True).start()
     index = open_index(root, settings, sys.stderr)
+    from lsp_agent.agent.rules import apply_project_rules
     from lsp_agent.agent.run import AgentRun
 
+    context = mention_context(task, root, index, settings, printer)
     run = AgentRun(
-        task, settings, root, sink=printer, registry=registry, index=index, session=session, permission=asker
+        task,
+        settings,
+        root,
+        sink=printer,
+        registry=registry,
+        index=index,
+        session=session,
+        permission=asker,
+        context=context,
     )
+    apply_project_rules(run)
     try:
         result = _run_with_interrupt(run)
     finally:
@@ -275,13 +288,9 @@ def run_ask(args: argparse.Namespace) -> int:
     status = _report(
         result, printer, root, apply=getattr(args, "apply", False), run_id=run.run_id, session=session
     )
-    if session is not None:
-        from lsp_agent.agent.session import sessions_dir
-
-        try:
-            session.save(sessions_dir())
-        except OSError as exc:
-            print(f"warning: could not save session {session.id}: {exc}", file=sys.stderr)
+    remember_session(root, session)
+    hint = f"(session {session.id}: follow up with `ask --continue`, retry with `ask --retry`)"
+    printer.write(printer.paint(hint, "dim"))
     return status
 
 
@@ -294,15 +303,6 @@ def _tolerant_output() -> None:
                 reconfigure(errors="backslashreplace")
             except (ValueError, OSError):  # a detached or closed stream
                 pass
-
-
-def _load_session(session_id: str | None) -> Session | None:
-    """The persisted session `session_id` (a new one if it does not exist yet)."""
-    if not session_id:
-        return None
-    from lsp_agent.agent.session import Session, sessions_dir
-
-    return Session.load(sessions_dir(), session_id)
 
 
 def _run_with_interrupt(run: AgentRun) -> RunResult:

@@ -701,4 +701,3 @@ def _summary_of(call: ToolCall, output: str) -> str:
     if isinstance(call.arguments, dict) and isinstance(call.arguments.get("summary"), str):
         return call.arguments["summary"].strip() or output
     return output
-

@@ -62,7 +62,9 @@ def test_session_round_trip_and_damaged_file(tmp_path):
     assert path.name == "my_session.json"
     loaded = Session.load(tmp_path, "my/session")
     assert loaded.notes == ["task one done"] and loaded.id == "my/session"
-    assert [(e.run_id, e.task, e.request) for e in loaded.exchanges] == [("r1", "fix add", {"task": "fix add"})]
+    assert [(e.run_id, e.task, e.request) for e in loaded.exchanges] == [
+        ("r1", "fix add", {"task": "fix add"})
+    ]
     path.write_text("{broken")
     assert Session.load(tmp_path, "my/session").exchanges == []
     assert Session().context_text() == ""

@@ -311,8 +311,14 @@ async def test_session_memory_reaches_the_follow_up_task(workspace):
     session.record(f"user applied the proposal of run {first}")
     o = await run_script(workspace, [done()], task="now fix it", session=session)
     task_msg = o.requests[0]["messages"][1]["content"]
-    assert "Earlier in this conversation" in task_msg and "explain add" in task_msg and "explained add" in task_msg
-    assert f"Then: user applied the proposal of run {first}" in task_msg and task_msg.endswith("Task: now fix it")
+    assert (
+        "Earlier in this conversation" in task_msg
+        and "explain add" in task_msg
+        and "explained add" in task_msg
+    )
+    assert f"Then: user applied the proposal of run {first}" in task_msg and task_msg.endswith(
+        "Task: now fix it"
+    )
     assert [e.task for e in session.exchanges] == ["explain add", "now fix it"]
 
 
