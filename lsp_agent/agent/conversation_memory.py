@@ -56,15 +56,14 @@ class Exchange:
         """Inverse of to_dict; None for entries that are not exchanges."""
         if not isinstance(data, dict) or not isinstance(data.get("runId"), str):
             return None
-        strings = lambda key: [s for s in data.get(key) or [] if isinstance(s, str)]  # noqa: E731
         request = data.get("request")
         return cls(
             data["runId"],
             str(data.get("task") or ""),
             str(data.get("answer") or ""),
             str(data.get("outcome") or "running"),
-            strings("proposed"),
-            strings("notes"),
+            _strings(data.get("proposed")),
+            _strings(data.get("notes")),
             bool(data.get("retried")),
             dict(request) if isinstance(request, dict) else {},
         )
@@ -133,6 +132,11 @@ def render_conversation(
     if notes:
         parts.append("Notes: " + "; ".join(_one_line(n, NOTE_CHARS) for n in notes))
     return "\n".join(parts).rstrip(), omitted
+
+
+def _strings(value: Any) -> list[str]:
+    """The strings of a list read from JSON ([] for anything else)."""
+    return [s for s in value if isinstance(s, str)] if isinstance(value, list) else []
 
 
 def _one_line(text: str, limit: int) -> str:
