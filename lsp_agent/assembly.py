@@ -64,6 +64,7 @@ async def build_run(
     """
     from lsp_agent.agent.rules import apply_project_rules
     from lsp_agent.agent.run import AgentRun
+    from lsp_agent.agent.session import fit_conversation
 
     run_id = run_id or uuid.uuid4().hex[:12]
     registry, settings, errors = await build_registry(settings, mcp=mcp, allow_external=allow_external)
@@ -84,6 +85,7 @@ async def build_run(
         model_client=model_client,
     )
     apply_project_rules(run)  # AGENTS.md and .lsp-agent/rules.md join the system prompt (a `context` event)
+    fit_conversation(run)  # the conversation memory gets a share of the model's context window
     return run
 
 

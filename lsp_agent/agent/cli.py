@@ -266,6 +266,7 @@ def run_ask(args: argparse.Namespace) -> int:
     index = open_index(root, settings, sys.stderr)
     from lsp_agent.agent.rules import apply_project_rules
     from lsp_agent.agent.run import AgentRun
+    from lsp_agent.agent.session import fit_conversation
 
     context = mention_context(task, root, index, settings, printer)
     run = AgentRun(
@@ -280,6 +281,7 @@ def run_ask(args: argparse.Namespace) -> int:
         context=context,
     )
     apply_project_rules(run)
+    fit_conversation(run)
     try:
         result = _run_with_interrupt(run)
     finally:

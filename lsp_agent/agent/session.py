@@ -20,6 +20,7 @@ from lsp_agent.agent.permissions import SessionPermissions
 
 MAX_EXCHANGES = 50  # exchanges kept (the prompt shows as many as fit its token budget)
 MAX_NOTES = 20  # notes that belong to no exchange of this session
+MIN_BUDGET = 1000  # tokens of conversation even a small model's prompt keeps
 _RUN_ID = re.compile(r"\brun ([0-9A-Za-z_-]+)")
 
 
@@ -80,6 +81,10 @@ class Session:
         if exchange is not None:
             exchange.retried = True
 
+    def fit_to_window(self, window: int) -> None:
+        """Budget the conversation at a quarter of the model's context window, at most CONVERSATION_TOKENS."""
+        self.budget = max(MIN_BUDGET, min(CONVERSATION_TOKENS, window // 4))
+
     def clear(self) -> None:
         """Forget every exchange and note (a new conversation); permission answers stay."""
         self.exchanges.clear()
@@ -139,6 +144,14 @@ class Session:
             return cls(id)
         session.id = id
         return session
+
+
+def fit_conversation(run: Any) -> None:
+    """Size the run's conversation memory to its model's context window (small local models get less)."""
+    from lsp_agent.agent.model import context_window
+
+    if run.session is not None:
+        run.session.fit_to_window(context_window(run.settings.model or "", run.settings.context_window))
 
 
 def sessions_dir() -> Path:

@@ -237,6 +237,7 @@ class RunManager:
         await asyncio.gather(asyncio.to_thread(load_agent_core), *starting)
         from lsp_agent.agent.rules import apply_project_rules
         from lsp_agent.agent.run import AgentRun
+        from lsp_agent.agent.session import fit_conversation
         from lsp_agent.workspace.overlay import Overlay
 
         loop = asyncio.get_running_loop()
@@ -267,6 +268,7 @@ class RunManager:
             context=context,
         )
         apply_project_rules(record.agent)
+        fit_conversation(record.agent)
         if record.cancel_requested:
             record.agent.cancel()
         return await record.agent.run()

@@ -79,3 +79,13 @@ def test_old_string_sessions_load_as_notes(tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps({"id": "bad", "exchanges": "nope"}))
     bad = Session.load(tmp_path, "bad")
     assert bad.exchanges == [] and bad.notes == []
+
+
+def test_the_budget_follows_the_models_context_window():
+    session = Session("s")
+    session.fit_to_window(8192)
+    assert session.budget == 2048
+    session.fit_to_window(200_000)
+    assert session.budget == 8000
+    session.fit_to_window(1024)
+    assert session.budget == 1000
