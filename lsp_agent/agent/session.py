@@ -62,6 +62,13 @@ class Session:
         exchange.proposed = list(proposal.paths()) if proposal is not None else []
         return exchange
 
+    def end(self, run_id: str, outcome: str, error: str = "") -> None:
+        """Close an exchange whose run ended without an answer (failed to start, cancelled early)."""
+        exchange = self.exchange(run_id)
+        if exchange is not None and exchange.outcome == "running":
+            exchange.outcome = outcome
+            exchange.answer = exchange.answer or (f"(no answer: {error})" if error else "(no answer)")
+
     def record(self, text: str) -> None:
         """Remember what happened after an answer ("user applied the proposal of run X"): on run X's exchange."""
         text = " ".join(text.split())[:2000]

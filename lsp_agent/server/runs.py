@@ -227,6 +227,7 @@ class RunManager:
             if record.progress is not None:
                 record.progress.end(_end_message(record))
             record.agent = None
+            record.session.end(record.run_id, record.state, record.error or "")  # a run that never got going
 
     async def _drive(self, record: RunRecord, request: AskRequest, settings: Any) -> Any:
         """Build the AgentRun (importing the agent core lazily) and run it."""

@@ -36,6 +36,10 @@ def test_running_exchanges_are_not_in_the_prompt_and_retried_ones_say_so():
     text = session.context_text()
     assert "The user discarded this attempt and asked again." in text and "r2" not in text
     assert session.last().run_id == "r2" and session.last(include_retried=True).run_id == "r2"
+    session.end("r2", "error", "no model configured")
+    session.end("r1", "cancelled")  # a finished exchange keeps its outcome
+    assert "Agent (error): (no answer: no model configured)" in session.context_text()
+    assert session.exchange("r1").outcome == "complete"
 
 
 def test_last_n_counts_exchanges_not_entries():
