@@ -18,6 +18,7 @@ export async function promptTask(
   box.buttons = conversations ? [mentionButton] : [];
   return new Promise<string | undefined>((resolve) => {
     let done = false;
+    let picking = false; // the mention quick pick hides the input box for a moment: that is not a cancel
     const finish = (value: string | undefined): void => {
       if (!done) {
         done = true;
@@ -26,19 +27,28 @@ export async function promptTask(
       }
     };
     box.onDidAccept(() => finish(box.value));
-    box.onDidHide(() => finish(undefined));
+    box.onDidHide(() => {
+      if (!picking) {
+        finish(undefined);
+      }
+    });
     box.onDidTriggerButton(async () => {
       if (!conversations) {
         return;
       }
       const typed = box.value;
-      const items = await conversations.completeMention(mentionPrefix(typed), opts.uri);
-      const picked = await vscode.window.showQuickPick(
-        items.map((i) => ({ label: i.label, description: i.kind, detail: i.detail || undefined })),
-        { title: "Insert a mention", placeHolder: items.length ? "files, symbols, @selection, #diagnostics" : "nothing matches" },
-      );
-      box.value = picked ? insertMention(typed, picked.label) : typed;
-      box.show(); // the quick pick hid the input box; bring it back with the text kept
+      picking = true;
+      try {
+        const items = await conversations.completeMention(mentionPrefix(typed), opts.uri);
+        const picked = await vscode.window.showQuickPick(
+          items.map((i) => ({ label: i.label, description: i.kind, detail: i.detail || undefined })),
+          { title: "Insert a mention", placeHolder: items.length ? "files, symbols, @selection, #diagnostics" : "nothing matches" },
+        );
+        box.value = picked ? insertMention(typed, picked.label) : typed;
+      } finally {
+        picking = false;
+        box.show(); // the quick pick hid the input box; bring it back with the text kept
+      }
     });
     box.show();
   });
