@@ -117,7 +117,9 @@ async def build_run(
     `run.cancel()` to stop it. MCP servers that fail to start are reported on the sink as `error` events of
     kind "mcp"; the run goes on without their tools.
     """
+    from lsp_agent.agent.rules import apply_project_rules
     from lsp_agent.agent.run import AgentRun
+    from lsp_agent.agent.session import fit_conversation
 
     run_id = run_id or uuid.uuid4().hex[:12]
     registry, settings, errors = await build_registry(
@@ -125,7 +127,7 @@ async def build_run(
     )
     for error in errors:
         _report(sink, run_id, f"{error}; continuing without its tools")
-    return AgentRun(
+    run = AgentRun(
         task,
         settings,
         Path(root),
@@ -139,6 +141,9 @@ async def build_run(
         context=context,
         model_client=model_client,
     )
+    apply_project_rules(run)  # AGENTS.md and .lsp-agent/rules.md join the system prompt (a `context` event)
+    fit_conversation(run)  # the conversation memory gets a share of the model's context window
+    return run
 
 
 def _report(sink: EventSink | None, run_id: str, message: str) -> None:

@@ -21,6 +21,7 @@ EVENT_KINDS = (
     "error",
     "proposal",
     "done",
+    "context",
 )
 
 
@@ -83,10 +84,21 @@ class AgentEvent:
             return f"proposal: {len(d.get('changes', []))} file(s) changed"
         if k == "done":
             return f"done: {d.get('stopReason')} after {d.get('iterations')} iterations"
+        if k == "context":
+            return context_text(d)
         return f"{k}: {json.dumps(d, default=str)[:200]}"
 
 
 EventSink = Callable[[AgentEvent], None]
+
+
+def context_text(d: dict[str, Any]) -> str:
+    """A `context` event (project rules loaded, mentions attached) as one line."""
+    if d.get("what") == "rules":
+        return str(d.get("status") or "project rules")
+    attached = ", ".join(map(str, d.get("attached") or [])) or "nothing"
+    problems = "".join(f"; {p}" for p in d.get("problems") or [])
+    return f"context: attached {attached}{problems}"
 
 
 def _short_args(args: Any, limit: int = 120) -> str:

@@ -671,7 +671,7 @@ class AgentRun:
             seconds=round(time.perf_counter() - started, 3),
         )
         if self.session is not None:
-            self.session.record(_exchange_summary(self.run_id, self.task, result))
+            self.session.record_run(self.run_id, self.task, result)
         self.transcript.write(
             "done",
             success=result.success,
@@ -701,10 +701,3 @@ def _summary_of(call: ToolCall, output: str) -> str:
     if isinstance(call.arguments, dict) and isinstance(call.arguments.get("summary"), str):
         return call.arguments["summary"].strip() or output
     return output
-
-
-def _exchange_summary(run_id: str, task: str, result: RunResult) -> str:
-    """One line for session memory."""
-    changed = ", ".join(result.proposal.paths()) if result.proposal is not None else "none"
-    answer = " ".join(result.answer.split())[:300]
-    return f"run {run_id}: task {task.strip()[:200]!r} ended {result.stop_reason}; answer: {answer}; proposed changes: {changed}"

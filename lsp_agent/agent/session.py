@@ -1,4 +1,4 @@
-"""Session memory: short summaries of earlier exchanges that a follow-up task sees, and its permission answers."""
+"""Session memory: the exchanges of one conversation (tasks, full answers, what the user did), and its permissions."""
 
 from __future__ import annotations
 
@@ -6,46 +6,131 @@ import json
 import re
 import time
 import uuid
-from collections import deque
 from pathlib import Path
+from typing import Any
 
+from lsp_agent.agent.conversation_memory import (
+    CONVERSATION_TOKENS,
+    Exchange,
+    TokenCount,
+    estimate_tokens,
+    render_conversation,
+)
 from lsp_agent.agent.permissions import SessionPermissions
 
-MAX_EXCHANGES = 20
+MAX_EXCHANGES = 50  # exchanges kept (the prompt shows as many as fit its token budget)
+MAX_NOTES = 20  # notes that belong to no exchange of this session
+MIN_BUDGET = 1000  # tokens of conversation even a small model's prompt keeps
+_RUN_ID = re.compile(r"\brun ([0-9A-Za-z_-]+)")
 
 
 class Session:
-    """The last 20 exchange summaries of one conversation with the agent."""
+    """One conversation with the agent: its exchanges, loose notes and the permission answers given in it."""
 
-    def __init__(self, id: str | None = None, exchanges: list[str] | None = None) -> None:  # noqa: A002
+    def __init__(
+        self,
+        id: str | None = None,  # noqa: A002
+        exchanges: list[Exchange] | None = None,
+        notes: list[str] | None = None,
+    ) -> None:
         self.id = id or uuid.uuid4().hex[:12]
-        self.exchanges: deque[str] = deque(exchanges or [], maxlen=MAX_EXCHANGES)
+        self.exchanges: list[Exchange] = list(exchanges or [])[-MAX_EXCHANGES:]
+        self.notes: list[str] = list(notes or [])[-MAX_NOTES:]
+        self.budget = CONVERSATION_TOKENS
+        self.count: TokenCount = estimate_tokens
         self.permissions = (
             SessionPermissions()
         )  # "reject once" and session grants: kept while the session lives
 
+    # ----- recording ------------------------------------------------------------------------------------------
+
+    def begin(self, run_id: str, task: str, request: dict[str, Any] | None = None) -> Exchange:
+        """Open the exchange of a run that starts now (its answer comes with record_run)."""
+        exchange = self.exchange(run_id)
+        if exchange is None:
+            exchange = Exchange(run_id, task.strip(), request=dict(request or {}))
+            self.exchanges.append(exchange)
+            del self.exchanges[:-MAX_EXCHANGES]
+        return exchange
+
+    def record_run(self, run_id: str, task: str, result: Any) -> Exchange:
+        """Fill in a finished run's exchange: the answer in full, how it ended, the files it proposed to change."""
+        exchange = self.begin(run_id, task)
+        exchange.answer = str(getattr(result, "answer", "") or "")
+        exchange.outcome = str(getattr(result, "stop_reason", "") or "done")
+        proposal = getattr(result, "proposal", None)
+        exchange.proposed = list(proposal.paths()) if proposal is not None else []
+        return exchange
+
+    def end(self, run_id: str, outcome: str, error: str = "") -> None:
+        """Close an exchange whose run ended without an answer (failed to start, cancelled early)."""
+        exchange = self.exchange(run_id)
+        if exchange is not None and exchange.outcome == "running":
+            exchange.outcome = outcome
+            exchange.answer = exchange.answer or (f"(no answer: {error})" if error else "(no answer)")
+
     def record(self, text: str) -> None:
-        """Remember one exchange (e.g. "user applied the proposal of run X")."""
-        text = " ".join(text.split())
-        if text:
-            self.exchanges.append(text[:1000])
+        """Remember what happened after an answer ("user applied the proposal of run X"): on run X's exchange."""
+        text = " ".join(text.split())[:2000]
+        if not text:
+            return
+        match = _RUN_ID.search(text)
+        exchange = self.exchange(match.group(1)) if match else None
+        if exchange is not None:
+            exchange.notes.append(text)
+        else:
+            self.notes.append(text)
+            del self.notes[:-MAX_NOTES]
+
+    def mark_retried(self, run_id: str) -> None:
+        """The user discarded this exchange's attempt and asked again."""
+        exchange = self.exchange(run_id)
+        if exchange is not None:
+            exchange.retried = True
+
+    def fit_to_window(self, window: int) -> None:
+        """Budget the conversation at a quarter of the model's context window, at most CONVERSATION_TOKENS."""
+        self.budget = max(MIN_BUDGET, min(CONVERSATION_TOKENS, window // 4))
+
+    def clear(self) -> None:
+        """Forget every exchange and note (a new conversation); permission answers stay."""
+        self.exchanges.clear()
+        self.notes.clear()
+
+    # ----- reading --------------------------------------------------------------------------------------------
+
+    def exchange(self, run_id: str) -> Exchange | None:
+        """The exchange of a run, or None."""
+        return next((e for e in reversed(self.exchanges) if e.run_id == run_id), None)
+
+    def last(self, *, include_retried: bool = False) -> Exchange | None:
+        """The newest exchange (not one the user already retried, unless asked)."""
+        return next((e for e in reversed(self.exchanges) if include_retried or not e.retried), None)
 
     def context_text(self) -> str:
-        """The earlier exchanges as prompt text, or "" when there are none."""
-        if not self.exchanges:
-            return ""
-        lines = [f"{i}. {e}" for i, e in enumerate(self.exchanges, 1)]
-        return "Earlier in this session (oldest first):\n" + "\n".join(lines)
+        """The earlier exchanges as prompt text within the token budget, or "" when there are none."""
+        finished = [e for e in self.exchanges if e.outcome != "running"]
+        return render_conversation(finished, self.notes, budget=self.budget, count=self.count)[0]
+
+    # ----- persistence ----------------------------------------------------------------------------------------
 
     def to_dict(self) -> dict:
         """JSON-ready form."""
-        return {"id": self.id, "exchanges": list(self.exchanges), "saved": time.time()}
+        return {
+            "id": self.id,
+            "exchanges": [e.to_dict() for e in self.exchanges],
+            "notes": list(self.notes),
+            "saved": time.time(),
+        }
 
     @classmethod
     def from_dict(cls, data: dict) -> Session:
-        """Inverse of to_dict; bad entries are dropped."""
-        exchanges = [e for e in data.get("exchanges", []) if isinstance(e, str)]
-        return cls(str(data.get("id") or "") or None, exchanges)
+        """Inverse of to_dict; bad entries are dropped (plain strings of older versions become notes)."""
+        raw = data.get("exchanges") if isinstance(data.get("exchanges"), list) else []
+        loose = data.get("notes") if isinstance(data.get("notes"), list) else []
+        exchanges = [e for item in raw if (e := Exchange.from_dict(item)) is not None]
+        notes = [n for n in [*raw, *loose] if isinstance(n, str)]
+        return cls(str(data.get("id") or "") or None, exchanges, notes)
 
     def save(self, directory: Path) -> Path:
         """Write the session to `<directory>/<id>.json`."""
@@ -62,10 +147,18 @@ class Session:
         path = directory / f"{_safe_name(id)}.json"
         try:
             session = cls.from_dict(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError, AttributeError):
+        except (OSError, ValueError, AttributeError, TypeError):
             return cls(id)
         session.id = id
         return session
+
+
+def fit_conversation(run: Any) -> None:
+    """Size the run's conversation memory to its model's context window (small local models get less)."""
+    from lsp_agent.agent.model import context_window
+
+    if run.session is not None:
+        run.session.fit_to_window(context_window(run.settings.model or "", run.settings.context_window))
 
 
 def sessions_dir() -> Path:

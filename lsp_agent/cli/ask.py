@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from lsp_agent.agent.permission_store import PREFIX_TOOLS, command_argv, command_prefix
 from lsp_agent.cli.common import add_model_flags
+from lsp_agent.cli.conversation import mention_context, prepare_ask, remember_session
 from lsp_agent.cli.printer import Printer, colored_diff
 
 if TYPE_CHECKING:
@@ -53,6 +54,16 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--mcp-server", action="append", default=[], help="MCP server URL or command (repeatable)")
     p.add_argument("--transcript", help="write a JSONL transcript of the run to this file")
     p.add_argument("--session", help="session id: follow-up tasks in one session see earlier exchanges")
+    p.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_",
+        action="store_true",
+        help="follow up on the last ask in this repo",
+    )
+    p.add_argument(
+        "--retry", action="store_true", help="run the last ask of the session (or this repo) again"
+    )
     p.add_argument("--no-color", action="store_true", help="plain output")
     p.set_defaults(handler=run_ask)
 
@@ -160,16 +171,16 @@ def run_ask(args: argparse.Namespace) -> int:
     _tolerant_output()
     out = sys.stdout
     task = (getattr(args, "task", None) or getattr(args, "task_flag", None) or "").strip()
-    if not task:
-        print(
-            'error: no task given; usage: lsp-agent ask "what the agent should do" [--repo PATH]',
-            file=sys.stderr,
-        )
-        return 2
     root = Path(getattr(args, "repo", ".") or ".").expanduser().resolve()
-    if not root.is_dir():
+    if not root.is_dir() and task:
         print(f"error: --repo {root} is not a directory", file=sys.stderr)
         return 2
+    try:
+        prepared = prepare_ask(args, root, task)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    task, session = prepared.task, prepared.session
     export_provider_keys(root)
     settings, errors = load_settings(root, flags=_flags(args))
     for error in errors:
@@ -183,7 +194,8 @@ def run_ask(args: argparse.Namespace) -> int:
     threading.Thread(target=get_litellm, name="import-litellm", daemon=True).start()
     color = out.isatty() and not getattr(args, "no_color", False) and not os.environ.get("NO_COLOR")
     printer = Printer(out, color)
-    session = _load_session(getattr(args, "session", None))
+    if prepared.note:
+        printer.write(printer.paint(prepared.note, "dim"))
     allow_exec = bool(getattr(args, "allow_exec", False))
     asker = _allow_all if allow_exec else terminal_asker(out) if sys.stdin.isatty() else None
     from lsp_agent.cli.mcp import open_mcp
@@ -199,13 +211,9 @@ def run_ask(args: argparse.Namespace) -> int:
     status = _report(
         result, printer, root, apply=getattr(args, "apply", False), run_id=run_id, session=session
     )
-    if session is not None:
-        from lsp_agent.agent.session import sessions_dir
-
-        try:
-            session.save(sessions_dir())
-        except OSError as exc:
-            print(f"warning: could not save session {session.id}: {exc}", file=sys.stderr)
+    remember_session(root, session)
+    hint = f"(session {session.id}: follow up with `ask --continue`, retry with `ask --retry`)"
+    printer.write(printer.paint(hint, "dim"))
     return status
 
 
@@ -218,15 +226,6 @@ def _tolerant_output() -> None:
                 reconfigure(errors="backslashreplace")
             except (ValueError, OSError):  # a detached or closed stream
                 pass
-
-
-def _load_session(session_id: str | None) -> Session | None:
-    """The persisted session `session_id` (a new one if it does not exist yet)."""
-    if not session_id:
-        return None
-    from lsp_agent.agent.session import Session, sessions_dir
-
-    return Session.load(sessions_dir(), session_id)
 
 
 async def _ask(
@@ -245,6 +244,7 @@ async def _ask(
 
     index = await asyncio.to_thread(open_index, root, settings, sys.stderr)
     try:
+        context = mention_context(task, root, index, settings, printer)  # @file, @symbol in the task
         run = await build_run(
             task,
             settings,
@@ -253,6 +253,7 @@ async def _ask(
             asker=asker,
             index=index,
             session=session,
+            context=context,
             mcp=mcp,
             allow_external=allow_exec,
         )

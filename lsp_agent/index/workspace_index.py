@@ -553,6 +553,18 @@ class WorkspaceIndex:
         defs.sort(key=lambda h: (h.path, h.line))
         return (defs + refs)[:limit]
 
+    def symbols_starting_with(self, prefix: str, limit: int = 50) -> list[tuple[str, str, str, int]]:
+        """(name, kind, path, line) of definitions whose name starts with `prefix` (mention completion)."""
+        self._check_open()
+        pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        with self._read_lock:
+            rows = self._reader.conn.execute(
+                "SELECT s.name, s.kind, f.path, s.line FROM symbols s JOIN files f ON f.id = s.file_id "
+                "WHERE s.name LIKE ? ESCAPE '\\' ORDER BY length(s.name), s.name, f.path LIMIT ?",
+                (pattern, max(1, int(limit))),
+            ).fetchall()
+        return [(name, kind, path, int(line)) for name, kind, path, line in rows]
+
     def repo_map(self, max_chars: int = 4000) -> str:
         """The most important files and their key definitions (PageRank over name mentions), within max_chars."""
         self._check_open()

@@ -60,6 +60,8 @@ async def codeact_loop(run: AgentRun, task_text: str) -> Any:
     repo_map = await run._repo_map()
     if repo_map:
         system += f"\n\nThe most important files and symbols of the workspace:\n{repo_map}"
+    if run.prompt_extra:  # the project's rules (AGENTS.md)
+        system += "\n\n" + run.prompt_extra
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": system},
         {"role": "user", "content": task_text},

@@ -191,6 +191,7 @@ def _ask_fix(uri: str, diagnostic: types.Diagnostic) -> types.Command:
                 "task": f"Fix this problem reported at {where}{source}: {message}",
                 "uri": uri,
                 "range": _range_dict(diagnostic.range),
+                "withDiagnostics": True,  # clients add the file's diagnostics (its neighbours) as "diagnostics"
             }
         ],
     )

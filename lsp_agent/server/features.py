@@ -17,6 +17,7 @@ from pygls.uris import to_fs_path
 from lsp_agent.server.client_requests import request_within
 from lsp_agent.server.code_actions import code_actions
 from lsp_agent.server.commands import COMMANDS, CommandError
+from lsp_agent.server.conversation_commands import CONVERSATION_COMMANDS
 from lsp_agent.server.runs import load_agent_core
 from lsp_agent.server.server import SECTION, AgentServer
 
@@ -252,7 +253,7 @@ def _register_actions(server: AgentServer) -> None:
 
 
 def _register_commands(server: AgentServer) -> None:
-    for name, handler in COMMANDS.items():
+    for name, handler in {**COMMANDS, **CONVERSATION_COMMANDS}.items():
         server.command(name)(_wrap(name, handler))
 
 

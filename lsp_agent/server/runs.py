@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lsp_agent.agent.diagnostics_context import parse_diagnostics
 from lsp_agent.config import ModelNotConfigured
+from lsp_agent.server.ask_context import ask_context, follow_up
 from lsp_agent.server.permissions import EditorPermissionAsker
 from lsp_agent.server.progress import ProgressReporter
 from lsp_agent.server.settle import reconcile_applied
@@ -38,6 +40,18 @@ class AskRequest:
     range: dict | None = None
     plan: bool | None = None
     session_id: str | None = None
+    diagnostics: list[dict] | None = None  # the current file's diagnostics, collected by the client
+    follow_up: bool = False  # continue the conversation: it must exist; the last ask's file is the default
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ask as lspAgent.ask takes it (kept on the exchange, so it can be retried)."""
+        out: dict[str, Any] = {"task": self.task}
+        for key, value in (("uri", self.uri), ("range", self.range), ("plan", self.plan)):
+            if value is not None:
+                out[key] = value
+        if self.diagnostics is not None:
+            out["diagnostics"] = self.diagnostics
+        return out
 
 
 @dataclass
@@ -91,7 +105,13 @@ def parse_ask(args: Any) -> AskRequest:
         raise ValueError("lspAgent.ask: 'plan' must be true or false")
     if session_id is not None and (not isinstance(session_id, str) or not session_id):
         raise ValueError("lspAgent.ask: 'sessionId' must be a non-empty string")
-    return AskRequest(task.strip(), uri, rng, plan, session_id)
+    diagnostics = args.get("diagnostics")
+    if diagnostics is not None:
+        diagnostics = parse_diagnostics(diagnostics)
+    follow_up = args.get("followUp", False)
+    if not isinstance(follow_up, bool):
+        raise ValueError("lspAgent.ask: 'followUp' must be true or false")
+    return AskRequest(task.strip(), uri, rng, plan, session_id, diagnostics, follow_up)
 
 
 def _is_range(value: Any) -> bool:
@@ -127,8 +147,10 @@ class RunManager:
         run_id = uuid.uuid4().hex[:8]
         root = self.server.root_for(request.uri)
         session = self.server.session(request.session_id)
+        request = follow_up(session, request)
         reconcile_applied(self.server)  # the new exchange sees what the user applied since the last one
         record = RunRecord(run_id, request.task, root, session)
+        session.begin(run_id, request.task, request.to_dict())
         self.runs[run_id] = record
         self._forget_old()
         record.handle = asyncio.get_running_loop().create_task(self._run(record, request))
@@ -205,6 +227,7 @@ class RunManager:
             if record.progress is not None:
                 record.progress.end(_end_message(record))
             record.agent = None
+            record.session.end(record.run_id, record.state, record.error or "")  # a run that never got going
 
     async def _drive(self, record: RunRecord, request: AskRequest, settings: Any) -> Any:
         """Build the run with the shared assembly (importing the agent core lazily) and run it."""
@@ -225,6 +248,8 @@ class RunManager:
             else:
                 loop.call_soon_threadsafe(self._on_event, record, event)
 
+        index = self.server.indexes.index_for(record.root)
+        context = await ask_context(self.server, request, record.root, index, settings, sink)
         overlay = Overlay(
             record.root, read_disk=self.server.read_buffer_or_disk, max_file_size=settings.max_file_size
         )
@@ -234,10 +259,10 @@ class RunManager:
             record.root,
             sink=sink,
             asker=EditorPermissionAsker(self.server, record.run_id),
-            index=self.server.indexes.index_for(record.root),
+            index=index,
             overlay=overlay,
             session=record.session,
-            context=self.server.selection_context(request.uri, request.range, record.root),
+            context=context,
             mcp=mcp.manager if mcp is not None else None,  # EditorMcp.start showed its problems already
             run_id=record.run_id,
             tools=self.server.tool_providers,

@@ -12,6 +12,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from lsp_agent import __version__
+from lsp_agent.agent.rules import rules_status
 from lsp_agent.config import Settings, load_settings
 from lsp_agent.server.edits import DocumentState, EditSupport
 from lsp_agent.server.indexing import IndexManager
@@ -60,6 +61,7 @@ class AgentServer(HardenedServer):
         self.plugins_error: str | None = None  # why MCP and the exec tools could not be loaded
         self._plugins_lock = asyncio.Lock()
         self.diagnosed_uris: set[str] = set()
+        self.status_providers["rules"] = lambda: rules_status(self.workspace_roots(), self.settings)
 
     async def attach_plugins(self) -> None:
         """Wire in MCP (status rows, tools) and the sandboxed exec tools; their modules load in a worker thread."""
@@ -248,6 +250,11 @@ class AgentServer(HardenedServer):
         """A window/showMessage error (and a log line)."""
         log.warning("%s", message)
         self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
+
+    def show_warning(self, message: str) -> None:
+        """A window/showMessage warning (and a log line)."""
+        log.info("%s", message)
+        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))
 
     def show_info(self, message: str) -> None:
         """A window/showMessage info."""

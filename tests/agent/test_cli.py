@@ -80,8 +80,9 @@ def test_ask_prints_the_run_and_leaves_the_workspace_untouched(workspace, tmp_pa
     types = [json.loads(line)["type"] for line in transcript.read_text().splitlines()]
     assert types[0] == "start" and types[-1] == "done" and types.count("tool") == 3
     session_file = Path(os.environ["XDG_CACHE_HOME"]) / "lsp-agent" / "sessions" / "cli-s1.json"
-    exchanges = json.loads(session_file.read_text())["exchanges"]
-    assert "fix add" in exchanges[0] and "not applied" in exchanges[1]
+    (exchange,) = json.loads(session_file.read_text())["exchanges"]
+    assert exchange["task"] == "fix add" and exchange["answer"] == "add now adds"
+    assert exchange["proposed"] == ["pkg/calc.py"] and "not applied" in exchange["notes"][0]
 
 
 def test_ask_apply_in_prompt_mode_with_env_and_dotenv_settings(workspace, monkeypatch, capsys):

@@ -58,12 +58,16 @@ def test_printer_colours_only_when_asked():
 def test_session_round_trip_and_damaged_file(tmp_path):
     session = Session("my/session")
     session.record("  task   one\n done ")
+    session.begin("r1", "fix add", {"task": "fix add"})
     path = session.save(tmp_path)
     assert path.name == "my_session.json"
     loaded = Session.load(tmp_path, "my/session")
-    assert list(loaded.exchanges) == ["task one done"] and loaded.id == "my/session"
+    assert loaded.notes == ["task one done"] and loaded.id == "my/session"
+    assert [(e.run_id, e.task, e.request) for e in loaded.exchanges] == [
+        ("r1", "fix add", {"task": "fix add"})
+    ]
     path.write_text("{broken")
-    assert list(Session.load(tmp_path, "my/session").exchanges) == []
+    assert Session.load(tmp_path, "my/session").exchanges == []
     assert Session().context_text() == ""
 
 

@@ -292,3 +292,44 @@ def test_reject_one_hunk_by_code_action_then_the_four_permission_answers(tmp_pat
     assert "allow  run_command: echo -n" in listed, listed
     revoked = "\n".join(r["permissions_revoked"])
     assert "revoked: allow run_command: echo -n" in revoked and "no remembered permissions" in revoked
+
+
+def _user_message(request: dict) -> str:
+    return [m["content"] for m in request["messages"] if m["role"] == "user"][0]
+
+
+@pytest.mark.timeout(170)
+def test_conversation_commands_mentions_and_diagnostics(tmp_path: Path) -> None:
+    answer = "greet joins Hello and the name; the type checker dislikes the + here. " * 8
+    script = [
+        {"match": "CONV-ONE", **_complete(answer)},
+        {"match": "CONV-TWO", **_complete("farewell says Bye")},
+        {"match": "CONV-TWO", **_complete("farewell says Bye (second try)")},
+        {"match": "Fix this problem", **_complete("use an f-string")},
+        {"match": "CONV-FIVE", **_complete("hello again")},
+    ]
+    r = run_scenario("conversation", script, tmp_path)
+    assert "@greet.py" in r["completion"] and r["completion_hash"] == ["#diagnostics"]
+    one, two, retry, fix, five = (_user_message(q) for q in r["requests"])
+    assert "greet.py (mentioned):" in one and "Diagnostics of the current file (from pyright):" in one
+    assert "greet.py:2: error [pyright] (reportOperatorIssue): Operator + not supported" in one
+    assert "lsp-agent" not in one.split("Diagnostics of the current file", 1)[1].split("Task:", 1)[0]
+    assert answer.strip() in two and two.endswith("Task: CONV-TWO: and farewell?")
+    assert "The user discarded this attempt and asked again." in retry and retry.endswith(
+        "Task: CONV-TWO: and farewell?"
+    )
+    assert r["retried"]["task"] == "CONV-TWO: and farewell?"
+    assert "Task: Fix this problem reported at line 2 (pyright): Operator + not supported" in fix
+    assert "Diagnostics near the one to fix (from pyright):" in fix and "farewell is unused" in fix
+    assert "CONV-ONE" not in five and "Earlier in this conversation" not in five
+    view = "\n".join(r["conversation"])
+    assert r["conversation_name"] == "lsp-agent://conversation"
+    assert "## 1. CONV-ONE: explain @greet.py and #diagnostics" in view and answer.strip() in view
+    assert "run " + r["retried"]["second"] + ", complete, retried" in view and "(second try)" in view
+    notes = [n["msg"] for n in r["notes"]]
+    assert any("no diagnostic on this line to fix" in n for n in notes)
+    assert any("nothing to follow up in conversation" in n and "ask first" in n for n in notes)
+    assert any("new conversation nvim-" in n for n in notes)
+    transcript = "\n".join(r["transcript"])
+    assert "context: attached @greet.py (6 lines), #diagnostics (2)" in transcript
+    assert "=== new conversation nvim-" in transcript

@@ -1,6 +1,6 @@
 /** Builds and checks the argument lists of the server's workspace/executeCommand commands. */
 
-import { AskParams, Range } from "./protocol";
+import { AskParams, LspDiagnostic, Range } from "./protocol";
 
 export interface AskInput {
   task: string | undefined;
@@ -8,6 +8,8 @@ export interface AskInput {
   selection?: Range;
   plan?: boolean;
   sessionId?: string;
+  diagnostics?: LspDiagnostic[];
+  followUp?: boolean;
 }
 
 /** Thrown for input the user must fix; the message says how. */
@@ -35,6 +37,12 @@ export function askArguments(input: AskInput): [AskParams] {
   }
   if (input.sessionId) {
     params.sessionId = input.sessionId;
+  }
+  if (input.diagnostics) {
+    params.diagnostics = input.diagnostics;
+  }
+  if (input.followUp) {
+    params.followUp = true;
   }
   return [params];
 }

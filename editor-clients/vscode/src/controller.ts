@@ -19,7 +19,7 @@ export class AgentController {
   constructor(
     private readonly connection: CommandConnection,
     private readonly log: LogSink,
-    readonly sessionId: string,
+    public sessionId: string,
     tracker?: RunTracker,
   ) {
     this.tracker = tracker ?? new RunTracker();

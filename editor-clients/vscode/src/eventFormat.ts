@@ -116,11 +116,23 @@ export function describeEvent(event: AgentEvent): string {
       const head = `done: ${str(e.stopReason, "?")} after ${num(e.iterations)} iterations${error}`;
       return answer ? `${head}\n   answer: ${answer.replace(/\n/g, "\n   ")}` : head;
     }
+    case "context":
+      return describeContext(e);
     default: {
       const { runId: _r, kind: _k, ...rest } = e;
       return `${e.kind}: ${cut(JSON.stringify(rest), 200)}`;
     }
   }
+}
+
+/** A `context` event (project rules loaded, mentions attached or not found) as one line. */
+export function describeContext(e: AgentEvent): string {
+  if (e.what === "rules") {
+    return typeof e.status === "string" ? e.status : "project rules";
+  }
+  const attached = Array.isArray(e.attached) && e.attached.length ? e.attached.join(", ") : "nothing";
+  const problems = Array.isArray(e.problems) ? e.problems.map((p) => `; ${String(p)}`).join("") : "";
+  return `context: attached ${attached}${problems}`;
 }
 
 /** One event as a transcript line: `[hh:mm:ss] [run] text`. */

@@ -13,6 +13,8 @@ import {
 } from "vscode-languageclient/node";
 import { InputError } from "./commandArgs";
 import { AgentController } from "./controller";
+import { Conversations, renderConversation, wantsDiagnostics } from "./conversation";
+import { collectDiagnostics, promptTask } from "./mentionInput";
 import { EVENT_NOTIFICATION, Range, SETTINGS_SECTION } from "./protocol";
 import { NotificationProgressFeature } from "./progressFeature";
 import { RunInfo, soleCandidate } from "./runState";
@@ -23,6 +25,7 @@ const STATUS_POLL_MS = 2000;
 
 let client: LanguageClient | undefined;
 let controller: AgentController | undefined;
+let conversations: Conversations | undefined;
 
 /** Everything the extension shows, shared by the command handlers. */
 interface Ui {
@@ -59,6 +62,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   register("lsp-agent.managePermissions", () => permissionsCommand());
   register("lsp-agent.showTranscript", () => transcriptCommand(ui));
   register("lsp-agent.restartServer", () => restart(ui, sessionId));
+  register("lsp-agent.newConversation", () => newConversationCommand(ui));
+  register("lsp-agent.followUp", () => askCommand(ui, { plan: false, needSelection: false, followUp: true }));
+  register("lsp-agent.retryLast", () => retryCommand(ui));
 
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {
@@ -115,12 +121,11 @@ async function start(ui: Ui, sessionId: string): Promise<void> {
   };
   const c = new LanguageClient("lspAgent", "LSP Agent", serverOptions, clientOptions);
   c.registerFeature(new NotificationProgressFeature(c));
-  const ctl = new AgentController(
-    { executeCommand: (command, args) => c.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }) },
-    (text) => ui.events.appendLine(text),
-    sessionId,
-    controller?.tracker,
-  );
+  const connection = {
+    executeCommand: (command: string, args: unknown[]) => c.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }),
+  };
+  const ctl = new AgentController(connection, (text) => ui.events.appendLine(text), controller?.sessionId ?? sessionId, controller?.tracker);
+  conversations = new Conversations(connection, ctl);
   c.onDidChangeState((e) => {
     ui.serverState = e.newState === State.Running ? "running" : e.newState === State.Starting ? "starting" : "stopped";
     refreshStatus(ui);
@@ -160,6 +165,12 @@ function requireController(): AgentController {
 
 /** Code actions such as "Ask agent about this selection" come without a task: ask the user for it here. */
 async function completeServerCommand(command: string, args: unknown[], next: ExecuteCommandSignature): Promise<unknown> {
+  const first = args[0] as { withDiagnostics?: unknown; uri?: unknown } | undefined;
+  if (first?.withDiagnostics && typeof first.uri === "string") {
+    // "Ask agent to fix": the diagnostic's neighbours from every language server go along
+    const { withDiagnostics: _w, ...rest } = first;
+    args = [{ ...rest, diagnostics: collectDiagnostics(vscode.Uri.parse(first.uri)) }, ...args.slice(1)];
+  }
   return requireController().executeServerCommand(
     command,
     args,
@@ -186,17 +197,17 @@ function toRange(selection: vscode.Selection): Range {
   };
 }
 
-async function askCommand(ui: Ui, opts: { plan: boolean; needSelection: boolean }): Promise<void> {
+async function askCommand(ui: Ui, opts: { plan: boolean; needSelection: boolean; followUp?: boolean }): Promise<void> {
   const ctl = requireController();
   const editor = vscode.window.activeTextEditor;
   if (opts.needSelection && (!editor || editor.selection.isEmpty)) {
     throw new InputError("Select some code first, then run \"Ask About Selection\".");
   }
-  const task = await vscode.window.showInputBox({
-    title: opts.plan ? "LSP Agent: Plan and Ask" : "LSP Agent: Ask",
+  const task = await promptTask(conversations, {
+    title: opts.followUp ? "LSP Agent: Follow Up" : opts.plan ? "LSP Agent: Plan and Ask" : "LSP Agent: Ask",
     prompt: editor && !editor.selection.isEmpty ? "Task for the agent (the selection goes along)" : "Task for the agent (the current file goes along)",
     placeHolder: opts.needSelection ? "e.g. Explain this, or: add error handling here" : "e.g. Add a --verbose flag to the CLI",
-    ignoreFocusOut: true,
+    uri: editor?.document.uri.toString(),
   });
   if (task === undefined) {
     return;
@@ -206,6 +217,8 @@ async function askCommand(ui: Ui, opts: { plan: boolean; needSelection: boolean 
     uri: editor?.document.uri.toString(),
     selection: editor ? toRange(editor.selection) : undefined,
     plan: opts.plan,
+    followUp: opts.followUp,
+    diagnostics: editor && wantsDiagnostics(task) ? collectDiagnostics(editor.document.uri) : undefined,
   });
   ui.events.show(true);
   ui.events.appendLine(`[${runId.slice(0, 8)}] asked: ${task.trim()}`);
@@ -336,26 +349,35 @@ async function reindexCommand(ui: Ui): Promise<void> {
   startPolling(ui);
 }
 
+/** The transcript view: the whole conversation (tasks, full answers, what was applied), each run's events folded in. */
 async function transcriptCommand(ui: Ui): Promise<void> {
-  const runs = controller?.tracker.all() ?? [];
-  if (!runs.length) {
+  const ctl = requireController();
+  if (!conversations) {
     ui.events.show(true);
     return;
   }
-  const picked =
-    runs.length === 1
-      ? runs[0]
-      : (
-          await vscode.window.showQuickPick(
-            runs.map((r) => ({ label: r.task || r.runId, description: `${r.state}, edits ${r.proposal}`, run: r })),
-            { title: "LSP Agent: transcript of which run?" },
-          )
-        )?.run;
-  if (!picked || !controller) {
-    return;
-  }
-  const doc = await vscode.workspace.openTextDocument({ language: "markdown", content: controller.tracker.transcript(picked.runId) });
+  const conv = await conversations.show();
+  const content = renderConversation(conv, (runId) => {
+    const run = ctl.tracker.get(runId);
+    return run ? run.lines.join("\n") : undefined;
+  });
+  const doc = await vscode.workspace.openTextDocument({ language: "markdown", content });
   await vscode.window.showTextDocument(doc, { preview: true });
+}
+
+async function newConversationCommand(ui: Ui): Promise<void> {
+  requireController();
+  const id = await conversations!.startNew();
+  ui.events.appendLine(`=== new conversation ${id} ===`);
+  void vscode.window.showInformationMessage("LSP Agent: new conversation started; earlier exchanges are left behind.");
+}
+
+async function retryCommand(ui: Ui): Promise<void> {
+  requireController();
+  const result = await conversations!.retry();
+  ui.events.show(true);
+  ui.events.appendLine(`[${result.runId.slice(0, 8)}] retrying: ${result.task}`);
+  startPolling(ui);
 }
 
 function refreshStatus(ui: Ui): void {

@@ -38,6 +38,7 @@ export const EVENT_KINDS = [
   "proposal",
   "edits",
   "done",
+  "context",
 ] as const;
 
 export type EventKind = (typeof EVENT_KINDS)[number];
@@ -59,12 +60,25 @@ export interface AgentEvent {
   [key: string]: unknown;
 }
 
+/** An LSP diagnostic as the server takes it with an ask (the clients collect them from every language server). */
+export interface LspDiagnostic {
+  range: Range;
+  message: string;
+  severity?: number;
+  source?: string;
+  code?: string | number;
+}
+
 export interface AskParams {
   task: string;
   uri?: string;
   range?: Range;
   plan?: boolean;
   sessionId?: string;
+  /** The current file's diagnostics (for `#diagnostics` and "fix this diagnostic"). */
+  diagnostics?: LspDiagnostic[];
+  /** Continue the conversation: it must have an exchange; the last ask's file is the default. */
+  followUp?: boolean;
 }
 
 export interface AskResult {

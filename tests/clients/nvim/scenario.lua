@@ -169,6 +169,58 @@ function hunks_and_permissions_scenario(buf)
   results.permissions_revoked = agent.last_permissions
 end
 
+-- Conversations: #diagnostics from another language server, @mention completion, follow-up, retry, the
+-- conversation view, fix-this-diagnostic, a new conversation and a follow-up refused in an empty one.
+local function conversation_scenario(buf)
+  results.notes = {}
+  local default_notify = vim.notify
+  vim.notify = function(msg, level)
+    results.notes[#results.notes + 1] = { msg = msg, level = level }
+    return default_notify(msg, level)
+  end
+  local ns = vim.api.nvim_create_namespace("fake-pyright")
+  vim.diagnostic.set(ns, buf, {
+    { lnum = 1, col = 4, end_lnum = 1, end_col = 10, message = "Operator + not supported", severity = 1, source = "pyright", code = "reportOperatorIssue" },
+    { lnum = 4, col = 0, message = "farewell is unused", severity = 4, source = "pyright" },
+  })
+  results.completion = vim.fn.getcompletion("AgentAsk explain @gre", "cmdline")
+  results.completion_hash = vim.fn.getcompletion("AgentAsk #dia", "cmdline")
+  vim.cmd("AgentAsk CONV-ONE: explain @greet.py and #diagnostics")
+  local first = finished_run(nil)
+  vim.cmd("AgentFollowUp CONV-TWO: and farewell?")
+  local second = finished_run(first.id)
+  vim.cmd("AgentRetry")
+  local third = finished_run(second.id)
+  results.retried = { first = first.id, second = second.id, third = third.id, task = third.task }
+  vim.cmd("AgentConversation")
+  wait("the conversation view", 10000, function() return require("lsp_agent.conversation").last_shown ~= nil end)
+  results.conversation = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+  results.conversation_name = vim.api.nvim_buf_get_name(0)
+  vim.cmd("wincmd p")
+  vim.api.nvim_set_current_buf(buf)
+  vim.api.nvim_win_set_cursor(0, { 2, 0 })
+  vim.cmd("AgentFixDiagnostic")
+  local fixed = finished_run(third.id)
+  results.fix_task = fixed.task
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  vim.cmd("AgentFixDiagnostic") -- an empty line: nothing to fix
+  local old_session = agent.config.session_id
+  vim.cmd("AgentNew")
+  wait("the new conversation", 10000, function() return agent.config.session_id ~= old_session end)
+  vim.cmd("AgentFollowUp CONV-FOUR: more?")
+  wait("the refusal", 10000, function()
+    for _, n in ipairs(results.notes) do
+      if n.msg:find("nothing to follow up", 1, true) then
+        return true
+      end
+    end
+    return false
+  end)
+  vim.cmd("AgentAsk CONV-FIVE: fresh start")
+  finished_run(fixed.id)
+  vim.notify = default_notify
+end
+
 local function scenario()
   if cfg.mode == "health" then
     -- No buffer opened: the health check must start the server itself to tell whether it works.
@@ -280,6 +332,8 @@ local function scenario()
     commands_scenario(buf)
   elseif cfg.mode == "hunks" then
     hunks_and_permissions_scenario(buf)
+  elseif cfg.mode == "conversation" then
+    conversation_scenario(buf)
   end
   results.transcript = vim.api.nvim_buf_get_lines(runs.transcript_buffer(), 0, -1, false)
   results.progress = agent.progress_seen

@@ -123,6 +123,8 @@ function M.describe(e)
     local left = type(e.remaining) == "table" and #e.remaining > 0
         and ("; still pending: " .. table.concat(vim.tbl_map(tostring, e.remaining), ", ")) or ""
     return ("edits %s: %s%s%s"):format(str(e.outcome), table.concat(parts, ", "), reason, left)
+  elseif k == "context" then
+    return require("lsp_agent.conversation").describe_context(e)
   elseif k == "done" then
     local err = (e.error and e.error ~= vim.NIL) and (", error: " .. str(e.error)) or ""
     local head = ("done: %s after %d iterations%s"):format(str(e.stopReason, "?"), num(e.iterations), err)

@@ -1,5 +1,6 @@
 --- lsp-agent for Neovim: registers the `lsp-agent serve` language server and the :Agent* commands.
 local runs = require("lsp_agent.runs")
+local conversation = require("lsp_agent.conversation")
 
 local M = {}
 
@@ -103,6 +104,7 @@ function M.ask(opts)
   if opts.plan then
     params.plan = true
   end
+  conversation.decorate(params, bufnr) -- #diagnostics: the buffer's diagnostics from every language server
   M.execute("lspAgent.ask", { params }, function(result, client)
     if type(result) == "table" and type(result.runId) == "string" then
       runs.started(result.runId, task, client.id)
@@ -243,6 +245,7 @@ local function register_code_action_commands()
     local params = vim.deepcopy((command.arguments or {})[1] or {})
     params.needsTask = nil
     params.sessionId = params.sessionId or M.config.session_id
+    conversation.decorate(params, ctx.bufnr) -- "Ask agent to fix": the diagnostic's neighbours go along
     local function send(task)
       if not task or vim.trim(task) == "" then
         return
@@ -378,8 +381,11 @@ local function create_commands()
       end
     end
   end
-  cmd("AgentAsk", ask_command(false), { nargs = "*", range = true, desc = "Ask the agent (a range sends the selection)" })
-  cmd("AgentPlan", ask_command(true), { nargs = "*", range = true, desc = "Plan the task, then ask the agent" })
+  cmd("AgentAsk", ask_command(false),
+    { nargs = "*", range = true, complete = conversation.complete, desc = "Ask the agent (a range sends the selection)" })
+  cmd("AgentPlan", ask_command(true),
+    { nargs = "*", range = true, complete = conversation.complete, desc = "Plan the task, then ask the agent" })
+  conversation.create_commands()
   cmd("AgentCancel", function(o) M.cancel(o.args) end, { nargs = "?", desc = "Cancel the newest (or the given) run" })
   cmd("AgentApply", function(o) M.apply(o.args) end, { nargs = "?", desc = "Apply the newest (or the given) run's edits" })
   cmd("AgentReject", function(o)
