@@ -44,6 +44,7 @@ class Printer:
         self.out = out
         self.color = color
         self.errors_shown: set[str] = set()  # final error messages already printed (the report skips them)
+        self.syntax_errors: list[str] = []  # the proposal's Python syntax errors, as its event reported them
         self._last_retry = ""
 
     def paint(self, text: str, style: str) -> str:
@@ -56,6 +57,8 @@ class Printer:
 
     def __call__(self, event: AgentEvent) -> None:
         kind = event.kind
+        if kind == "proposal":
+            self.syntax_errors = list(event.data.get("syntaxErrors") or [])
         if kind in ("usage", "proposal", "done"):
             return  # shown once at the end
         if kind == "error" and event.data.get("retrying"):
@@ -342,9 +345,7 @@ def _report(
         print("", file=out)
         print(printer.paint(f"Proposed changes ({len(proposal.changes)} file(s)):", "bold"), file=out)
         print(_colored_diff(proposal.unified_diff(), printer), file=out)
-        from lsp_agent.workspace.proposal import check_syntax
-
-        for problem in check_syntax(proposal):
+        for problem in printer.syntax_errors:
             print(
                 printer.paint(f"warning: Python syntax error in the proposal: {problem}", "error"), file=out
             )
