@@ -3,6 +3,7 @@ compaction, and the two fallbacks (a context overflow compacts once; refused nat
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsp_agent.agent import prompts
 from lsp_agent.agent.compaction import CompactionReport, Compactor, TokenCounter, render_for_summary
-from lsp_agent.agent.model import ModelClient, ModelError, ModelReply, context_window
+from lsp_agent.agent.model import ModelClient, ModelError, ModelReply, context_window, get_litellm
 from lsp_agent.agent.outcome import StopRun
 
 if TYPE_CHECKING:
@@ -35,6 +36,16 @@ class Usage:
     def total_tokens(self) -> int:
         """Prompt plus completion tokens."""
         return self.prompt_tokens + self.completion_tokens
+
+
+async def connect_model(settings: Settings) -> ModelClient:
+    """The model client for the settings; a missing or unusable model ends the run with what to set."""
+    try:
+        settings.require_model()
+        await asyncio.to_thread(get_litellm)  # a first import takes seconds: keep the event loop free
+        return ModelClient(settings)
+    except Exception as exc:  # ModelNotConfigured and friends
+        raise StopRun("error", str(exc)) from None
 
 
 class Conversation:

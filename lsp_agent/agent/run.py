@@ -9,59 +9,35 @@ front-end's sink, the transcript and the log). Control flow is by exceptions (ag
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsp_agent.agent import prompts
 from lsp_agent.agent.cancellation import Cancellation
-from lsp_agent.agent.conversation import Conversation, Usage
+from lsp_agent.agent.conversation import Conversation, Usage, connect_model
 from lsp_agent.agent.events import EventSink, RunEvents
-from lsp_agent.agent.model import ModelClient, get_litellm
+from lsp_agent.agent.model import ModelClient
 from lsp_agent.agent.outcome import Correction, Outcome, StopRun, TaskFinished
 from lsp_agent.agent.permission_store import PermissionStore
 from lsp_agent.agent.permissions import PermissionAsker, PermissionGate, SessionPermissions
 from lsp_agent.agent.planned import run_planned
+from lsp_agent.agent.results import ProposalCheck, RunResult
 from lsp_agent.agent.run_log import RunLog
 from lsp_agent.agent.session import Session
 from lsp_agent.agent.styles import RunStyle, style_named
 from lsp_agent.agent.tool_step import ToolStep
 from lsp_agent.agent.transcript import Transcript
-from lsp_agent.workspace.proposal import check_syntax
 
 if TYPE_CHECKING:
     from lsp_agent.config import Settings
     from lsp_agent.index import WorkspaceIndex
     from lsp_agent.tools.registry import ToolRegistry
     from lsp_agent.workspace.overlay import Overlay
-    from lsp_agent.workspace.proposal import Proposal
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class RunResult:
-    """How a run ended."""
-
-    success: bool
-    answer: str
-    stop_reason: str  # complete | no_tool_call | max_iterations | token_budget | cancelled | error
-    iterations: int
-    messages: int
-    prompt_tokens: int
-    completion_tokens: int
-    cost: float
-    proposal: Proposal | None
-    error: str | None = None
-
-    @property
-    def total_tokens(self) -> int:
-        """Prompt plus completion tokens."""
-        return self.prompt_tokens + self.completion_tokens
 
 
 class AgentRun:
@@ -110,9 +86,8 @@ class AgentRun:
         self.tools = ToolStep(self.registry, self.ctx, gate, self.events, self.cancellation, self.usage)
         self.style: RunStyle  # chosen, and the conversation opened, when the run starts
         self.conversation: Conversation
+        self.proposal = ProposalCheck(self.overlay, self.events)
         self._client = model_client
-        self._checked: tuple[dict[str, str | None], Proposal, list[str]] | None = None
-        self._syntax_reported = False
 
     def cancel(self) -> None:
         """Stop the run: checked between steps; an in-flight model request or tool wait is aborted at once."""
@@ -198,16 +173,7 @@ class AgentRun:
 
     def syntax_report(self) -> str | None:
         """Before finishing: the report on proposed Python files that do not parse, once per run (else None)."""
-        if self._syntax_reported:
-            return None
-        problems = self._checked_proposal()[1]
-        if not problems:
-            return None
-        self._syntax_reported = True
-        self.events.emit(
-            "error", message="proposal has Python syntax errors: " + "; ".join(problems), kind="syntax"
-        )
-        return prompts.syntax_error_report(problems)
+        return self.proposal.syntax_report()
 
     def task_message(self) -> str:
         """The first user message: session memory, the editor's context (secrets redacted), then the task."""
@@ -220,7 +186,7 @@ class AgentRun:
     async def _prepare(self) -> str:
         """Choose the style, connect the model, report the start, write the system prompt; returns the task text."""
         self.style = style_named(self.settings.style)
-        client = await self._model_client()
+        client = self._client or await connect_model(self.settings)
         self.conversation = Conversation(
             client,
             self.settings,
@@ -246,17 +212,6 @@ class AgentRun:
         self.conversation.write_system_prompt()
         return self.task_message()
 
-    async def _model_client(self) -> ModelClient:
-        """The model client given to the run, or one for the settings (a missing model ends the run)."""
-        if self._client is not None:
-            return self._client
-        try:
-            self.settings.require_model()
-            await asyncio.to_thread(get_litellm)  # a first import takes seconds: keep the event loop free
-            return ModelClient(self.settings)
-        except Exception as exc:  # ModelNotConfigured and friends
-            raise StopRun("error", str(exc)) from None
-
     async def _repo_map(self) -> str:
         """The index's map of important files, if an index is available."""
         if self.index is None:
@@ -279,66 +234,17 @@ class AgentRun:
             self.ctx.close()
             raise
 
-    def _checked_proposal(self) -> tuple[Proposal, list[str]]:
-        """The overlay's changes as a Proposal, and its Python syntax errors (checked once per state of the overlay)."""
-        state = self.overlay.overrides()
-        if self._checked is None or self._checked[0] != state:
-            proposal = self.overlay.to_proposal()
-            self._checked = (state, proposal, check_syntax(proposal))
-        return self._checked[1], self._checked[2]
-
     def _finish(self, outcome: Outcome, started: float) -> RunResult:
         """Offer the proposal, emit `done`, remember the exchange, close the transcript."""
-        proposal = None
         try:
-            checked, errors = self._checked_proposal()
-            if not checked.is_empty():
-                proposal = dataclasses.replace(checked, summary=outcome.answer)
-                self.events.emit(
-                    "proposal", detail={"proposal": proposal}, **proposal.to_dict(), syntaxErrors=errors
-                )
+            proposal = self.proposal.offer(outcome.answer)
         except Exception as exc:  # noqa: BLE001 - a broken overlay must still end the run
             log.exception("building the proposal failed")
-            proposal, outcome = (
-                None,
-                Outcome("error", outcome.answer, False, f"could not build the proposal: {exc}"),
-            )
-        u = self.usage
-        result = RunResult(
-            outcome.success,
-            outcome.answer,
-            outcome.stop_reason,
-            u.requests,
-            u.messages,
-            u.prompt_tokens,
-            u.completion_tokens,
-            u.cost,
-            proposal,
-            outcome.error,
-        )
-        self.events.emit(
-            "done",
-            success=result.success,
-            stopReason=result.stop_reason,
-            answer=result.answer,
-            iterations=result.iterations,
-            messages=result.messages,
-            promptTokens=result.prompt_tokens,
-            completionTokens=result.completion_tokens,
-            cost=result.cost,
-            error=result.error,
-            seconds=round(time.perf_counter() - started, 3),
-            pending=proposal
-            is not None,  # the proposal was offered (the `proposal` event) and awaits consent
-        )
+            proposal = None
+            outcome = Outcome("error", outcome.answer, False, f"could not build the proposal: {exc}")
+        result = RunResult.of(outcome, self.usage, proposal)
+        self.events.emit("done", **result.done_data(time.perf_counter() - started))
         if self.session is not None:
-            self.session.record(_exchange_summary(self.run_id, self.task, result))
+            self.session.record(result.exchange_summary(self.run_id, self.task))
         self.transcript.close()
         return result
-
-
-def _exchange_summary(run_id: str, task: str, result: RunResult) -> str:
-    """One line for session memory."""
-    changed = ", ".join(result.proposal.paths()) if result.proposal is not None else "none"
-    answer = " ".join(result.answer.split())[:300]
-    return f"run {run_id}: task {task.strip()[:200]!r} ended {result.stop_reason}; answer: {answer}; proposed changes: {changed}"

@@ -250,12 +250,18 @@ class RunManager:
         if event.kind == "proposal":
             self._keep_proposal(record, event)
         elif event.kind == "done":
-            record.stop_reason, record.error = event.data.get("stopReason"), event.data.get("error")
-            if record.cancel_requested or record.stop_reason == "cancelled":
-                record.state = "cancelled"
-            else:
-                record.state = "error" if record.stop_reason == "error" else "done"
+            self._note_end(record, event.data)
         self._send(record, event.kind, event.data, event.to_text())
+
+    def _note_end(self, record: RunRecord, done: dict[str, Any]) -> None:
+        """The run's state from its `done` event; a failure is shown before the editor hears `done`."""
+        record.stop_reason, record.error = done.get("stopReason"), done.get("error")
+        if record.cancel_requested or record.stop_reason == "cancelled":
+            record.state = "cancelled"
+        else:
+            record.state = "error" if record.stop_reason == "error" else "done"
+        if record.state == "error" and record.error:
+            self.server.show_error(f"lsp-agent run {record.run_id} failed: {record.error}")
 
     def _keep_proposal(self, record: RunRecord, event: AgentEvent) -> None:
         """Hold a run's proposal for the user (hints, code actions, lspAgent.apply)."""
@@ -283,9 +289,7 @@ class RunManager:
             record.progress.report(text)
 
     def _finish(self, record: RunRecord, result: Any) -> None:
-        """After the run: show a failure; a `done` for a run whose agent sent none."""
-        if record.state == "error" and result.error:
-            self.server.show_error(f"lsp-agent run {record.run_id} failed: {result.error}")
+        """After the run: a `done` for a run whose agent sent none."""
         self._synthesize_done(record, result.stop_reason, iterations=result.iterations, answer=result.answer)
 
     def _synthesize_done(self, record: RunRecord, stop_reason: str, **extra: Any) -> None:
