@@ -80,7 +80,7 @@ def style_named(name: str) -> RunStyle:
 
         return ReactStyle()
     if name == "codeact":
-        from lsp_agent.sandbox.codeact import CodeActStyle
+        from lsp_agent.agent.codeact import CodeActStyle
 
         return CodeActStyle()
     raise StopRun(

@@ -1,4 +1,5 @@
-"""The CodeAct run style: the model answers in seed 003's JSON schema and its code runs in a persistent interpreter."""
+"""The CodeAct run style: the model answers in seed 003's JSON schema and its code runs in the run's persistent
+sandboxed interpreter. A run style belongs to the agent; the sandbox below it knows nothing of runs."""
 
 from __future__ import annotations
 
