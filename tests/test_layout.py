@@ -13,14 +13,7 @@ LAYOUT_DOC = PACKAGE.parent / "docs" / "LAYOUT.md"
 
 # Imports against the layering that close a cycle and stay until a file another helper owns changes:
 # (importing module, imported package) -> the reason and the way out. The test fails once one is gone.
-KNOWN_CYCLES: dict[tuple[str, str], str] = {
-    ("lsp_agent.sandbox.codeact", "agent"): (
-        "agent <-> sandbox (and agent -> tools -> sandbox -> agent): agent/run.py imports the CodeAct run style "
-        "from sandbox/codeact.py, which drives AgentRun. CodeAct is a run style and belongs in agent/: "
-        "git mv sandbox/codeact.py sandbox/codeact_reply.py agent/ and change run.py's import once run.py's "
-        "rewrite (the `loop` helper's) has landed"
-    ),
-}
+KNOWN_CYCLES: dict[tuple[str, str], str] = {}  # (module, package) -> why; empty: the layout has no cycle
 FRONT_ENDS = {"cli", "server", "acp"}  # the core never imports these (data flows one way)
 MAY_IMPORT_FRONT_ENDS = {
     "cli",

@@ -1,8 +1,9 @@
-"""Typed events a run emits to any sink (the CLI prints them, the server forwards them to the editor)."""
+"""Typed events a run emits, and the channel that hands each one to every sink (front-end, transcript, log)."""
 
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,20 +24,30 @@ EVENT_KINDS = (
     "done",
     "context",
 )
+# Facts only the run's records (transcript, log) take: front-ends never see them.
+TRACE_KINDS = ("request", "model_error")
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
 class AgentEvent:
-    """One thing that happened in a run."""
+    """One thing that happened in a run: `data` is what front-ends show; `detail` the long form records keep."""
 
     kind: str
     run_id: str
     data: dict[str, Any] = field(default_factory=dict)
     time: float = field(default_factory=time.time)
+    detail: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        if self.kind not in EVENT_KINDS:
+        if self.kind not in EVENT_KINDS and self.kind not in TRACE_KINDS:
             raise ValueError(f"unknown event kind {self.kind!r}; expected one of {', '.join(EVENT_KINDS)}")
+
+    @property
+    def public(self) -> bool:
+        """True for the kinds front-ends receive (not the run's own trace records)."""
+        return self.kind in EVENT_KINDS
 
     def to_dict(self) -> dict[str, Any]:
         """A flat JSON-ready dict: {"runId", "kind", **data}."""
@@ -99,6 +110,31 @@ def context_text(d: dict[str, Any]) -> str:
     attached = ", ".join(map(str, d.get("attached") or [])) or "nothing"
     problems = "".join(f"; {p}" for p in d.get("problems") or [])
     return f"context: attached {attached}{problems}"
+
+
+class RunEvents:
+    """The run's one channel: each fact is emitted once and reaches the front-end's sink, then the recorders."""
+
+    def __init__(self, run_id: str, sink: EventSink | None, recorders: list[EventSink]) -> None:
+        self.run_id = run_id
+        self.sink = sink
+        self.recorders = recorders  # the transcript and the log: they see trace kinds and details too
+
+    def emit(self, kind: str, /, *, detail: dict[str, Any] | None = None, **data: Any) -> None:
+        """Send one event; a failing sink is logged, never fatal."""
+        event = AgentEvent(kind, self.run_id, data, detail=detail or {})
+        if self.sink is not None and event.public:
+            _deliver(self.sink, event)
+        for recorder in self.recorders:
+            _deliver(recorder, event)
+
+
+def _deliver(sink: EventSink, event: AgentEvent) -> None:
+    """Call one sink; its failure is logged (the sink belongs to someone else)."""
+    try:
+        sink(event)
+    except Exception:  # noqa: BLE001 - a sink must not end the run
+        log.exception("event sink failed on %s", event.kind)
 
 
 def _short_args(args: Any, limit: int = 120) -> str:

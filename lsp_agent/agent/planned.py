@@ -5,19 +5,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lsp_agent.agent import prompts
-from lsp_agent.agent.outcome import _Outcome, _Stop
+from lsp_agent.agent.outcome import Outcome, StopRun
 from lsp_agent.agent.planner import Plan, SubTask, parse_plan
 
 if TYPE_CHECKING:
-    from lsp_agent.agent.run import AgentRun
+    from lsp_agent.agent.styles import RunHost
 
 
-async def run_planned(run: AgentRun, task_text: str) -> _Outcome:
+async def run_planned(run: RunHost, task_text: str) -> Outcome:
     """Plan subtasks, run them in dependency order (each sees earlier results), then summarize."""
     plan = await _make_plan(run, task_text)
-    run._emit("plan", subtasks=[t.to_dict() for t in plan.subtasks], fallback=plan.fallback)
+    run.events.emit("plan", subtasks=[t.to_dict() for t in plan.subtasks], fallback=plan.fallback)
     if plan.fallback:
-        return await run._react(task_text, run.settings.max_iterations)
+        return await run.solve(task_text)
     done: list[tuple[str, str]] = []
     by_id = {t.id: t for t in plan.subtasks}
     total = len(plan.subtasks)
@@ -28,11 +28,8 @@ async def run_planned(run: AgentRun, task_text: str) -> _Outcome:
             continue
         _set_status(run, sub, "running")
         try:
-            outcome = await run._react(
-                prompts.subtask_message(task_text, n, total, sub.description, done),
-                run.settings.max_iterations,
-            )
-        except _Stop as stop:
+            outcome = await run.solve(prompts.subtask_message(task_text, n, total, sub.description, done))
+        except StopRun as stop:
             _set_status(run, sub, "failed", str(stop))
             for rest in plan.subtasks[n:]:
                 _set_status(run, rest, "skipped", f"skipped: {stop}")
@@ -42,7 +39,7 @@ async def run_planned(run: AgentRun, task_text: str) -> _Outcome:
             done.append((sub.description, outcome.answer))
     if total == 1:
         only = plan.subtasks[0]
-        return _Outcome(
+        return Outcome(
             "complete" if only.status == "completed" else "max_iterations",
             only.result,
             only.status == "completed",
@@ -50,38 +47,34 @@ async def run_planned(run: AgentRun, task_text: str) -> _Outcome:
     return await _final_summary(run, task_text, plan)
 
 
-async def _make_plan(run: AgentRun, task_text: str) -> Plan:
+async def _make_plan(run: RunHost, task_text: str) -> Plan:
     """Ask the model for a JSON plan."""
-    request = [
-        {
-            "role": "system",
-            "content": "You are lsp-agent, a coding agent planning a task in a code workspace.",
-        },
-        {"role": "user", "content": prompts.plan_request(task_text, run.registry.names())},
-    ]
-    reply = await run._complete(request, None)
-    run.message_count += 2
+    request = run.conversation.open(
+        prompts.plan_request(task_text, run.tools.names()),
+        system="You are lsp-agent, a coding agent planning a task in a code workspace.",
+    )
+    reply = await run.conversation.complete(request, None)
     return parse_plan(reply.content, run.task)
 
 
-def _set_status(run: AgentRun, sub: SubTask, status: str, result: str = "") -> None:
+def _set_status(run: RunHost, sub: SubTask, status: str, result: str = "") -> None:
     """Update a subtask and report it."""
     sub.status = status
     if result:
         sub.result = result
-    run._emit("subtask", id=sub.id, description=sub.description, status=status, result=sub.result)
+    run.events.emit("subtask", id=sub.id, description=sub.description, status=status, result=sub.result)
 
 
-async def _final_summary(run: AgentRun, task_text: str, plan: Plan) -> _Outcome:
+async def _final_summary(run: RunHost, task_text: str, plan: Plan) -> Outcome:
     """The final answer of a planned run."""
     results = [(t.description, t.status, t.result) for t in plan.subtasks]
     success = all(t.status == "completed" for t in plan.subtasks)
     try:
-        reply = await run._complete(
+        reply = await run.conversation.complete(
             [{"role": "user", "content": prompts.final_summary_request(task_text, results)}], None
         )
         answer = reply.content.strip()
-    except _Stop as stop:
+    except StopRun as stop:
         if stop.stop_reason != "error":
             raise
         answer = ""
@@ -89,7 +82,7 @@ async def _final_summary(run: AgentRun, task_text: str, plan: Plan) -> _Outcome:
         answer = "\n".join(f"[{status}] {desc}: {result}" for desc, status, result in results)
     failed = [t for t in plan.subtasks if t.status != "completed"]
     if success:
-        return _Outcome("complete", answer, True)
-    return _Outcome(
+        return Outcome("complete", answer, True)
+    return Outcome(
         "complete", answer, False, f"{len(failed)} of {len(plan.subtasks)} subtasks did not complete"
     )

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lsp_agent.agent.events import AgentEvent
 from lsp_agent.workspace.paths import PathError, resolve_in_workspace
 
 if TYPE_CHECKING:
@@ -126,11 +125,7 @@ def apply_project_rules(run: AgentRun) -> ProjectRules:
     if not rules.loaded and not rules.problems:
         return rules  # nothing to say: no rules files in this workspace
     log.info("%s", rules.status_line())
-    if run.sink is not None:
-        try:
-            run.sink(AgentEvent("context", run.run_id, {"what": "rules", **rules.to_dict()}))
-        except Exception:  # noqa: BLE001 - the sink belongs to the caller
-            log.exception("event sink failed on the rules event")
+    run.events.emit("context", what="rules", **rules.to_dict())
     return rules
 
 

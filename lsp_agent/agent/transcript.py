@@ -1,4 +1,4 @@
-"""A JSONL transcript of a run: model requests and replies, tool calls with timings, events."""
+"""A JSONL transcript of a run, written as a sink of its events: model requests and replies, tools, the end."""
 
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from lsp_agent.agent.events import AgentEvent
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +35,51 @@ class Transcript:
     def enabled(self) -> bool:
         """True when a file is open."""
         return self._file is not None
+
+    def record(self, event: AgentEvent) -> None:
+        """The sink: one event becomes its record (start, request, reply, model_error, retry, compaction, tool, done)."""
+        if self._file is None:
+            return
+        d = event.data
+        kind = event.kind
+        if kind == "start":
+            self.write("start", run_id=event.run_id, task=d["task"], model=d["model"], mode=d["toolCalling"])
+        elif kind == "request":
+            self.request(d["model"], d["messages"], d["tools"])
+        elif kind == "usage" and event.detail:
+            self.write("reply", **event.detail)
+        elif kind == "tool_result":
+            output = event.detail.get("output", d["output"])
+            arguments = event.detail.get("arguments")
+            seconds = round(d["seconds"], 4)
+            self.write(
+                "tool", name=d["name"], arguments=arguments, ok=d["ok"], output=output, seconds=seconds
+            )
+        elif kind == "model_error":
+            self.write("model_error", message=d["message"], kind=d["kind"])
+        elif kind == "error" and d.get("retrying"):
+            self.write("retry", attempt=d["attempt"], delay=d["delay"], message=d["reason"])
+        elif kind == "error" and d.get("kind") == "tools_unsupported":
+            self.reset()  # the system prompt was rewritten: log each conversation whole again
+        elif kind == "compaction":
+            self.write("compaction", **d)
+            self.reset()
+        elif kind == "done":
+            self._write_done(d)
+
+    def _write_done(self, d: dict[str, Any]) -> None:
+        """The run's last record."""
+        self.write(
+            "done",
+            success=d["success"],
+            stop_reason=d["stopReason"],
+            answer=d["answer"],
+            iterations=d["iterations"],
+            prompt_tokens=d["promptTokens"],
+            completion_tokens=d["completionTokens"],
+            cost=d["cost"],
+            error=d["error"],
+        )
 
     def write(self, record_type: str, **data: Any) -> None:
         """Append one record."""

@@ -303,9 +303,7 @@ def _report(
         print("", file=out)
         print(printer.paint(f"Proposed changes ({len(proposal.changes)} file(s)):", "bold"), file=out)
         print(colored_diff(proposal.unified_diff(), printer), file=out)
-        from lsp_agent.workspace.proposal import check_syntax
-
-        for problem in check_syntax(proposal):
+        for problem in printer.syntax_errors:
             print(
                 printer.paint(f"warning: Python syntax error in the proposal: {problem}", "error"), file=out
             )

@@ -31,6 +31,7 @@ class Printer:
         )  # warnings that are not part of the run (an MCP server that did not start)
         self.color = color
         self.errors_shown: set[str] = set()  # final error messages already printed (the report skips them)
+        self.syntax_errors: list[str] = []  # the proposal's Python syntax errors, as its event reported them
         self._last_retry = ""
 
     def paint(self, text: str, style: str) -> str:
@@ -43,6 +44,8 @@ class Printer:
 
     def __call__(self, event: AgentEvent) -> None:
         kind = event.kind
+        if kind == "proposal":
+            self.syntax_errors = list(event.data.get("syntaxErrors") or [])
         if kind in ("usage", "proposal", "done"):
             return  # shown once at the end
         if kind == "error" and event.data.get("retrying"):

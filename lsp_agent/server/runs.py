@@ -70,7 +70,7 @@ class RunRecord:
     stop_reason: str | None = None
     error: str | None = None
     cancel_requested: bool = False
-    held_done: list[AgentEvent] = field(default_factory=list)
+    done_sent: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The run as lspAgent.status lists it."""
@@ -212,8 +212,6 @@ class RunManager:
                 record.state = "cancelled"
             else:
                 record.state = "done" if result.stop_reason != "error" else "error"
-            if result.proposal is not None and not result.proposal.is_empty() and record.state != "cancelled":
-                self.server.add_pending(record, result.proposal)
             self._finish(record, result)
         except ModelNotConfigured as exc:
             self._fail(record, str(exc), show=True)
@@ -275,41 +273,56 @@ class RunManager:
     # ----- events -----------------------------------------------------------------------------------------
 
     def _on_event(self, record: RunRecord, event: AgentEvent) -> None:
-        """Forward one event: lspAgent/event, a log line, a progress report. `done` waits for the proposal."""
-        if event.kind == "done":
-            record.held_done.append(event)
-            return
+        """Forward one event as it is; a `proposal` becomes pending first, so it exists when the editor hears `done`."""
+        if event.kind == "proposal":
+            self._keep_proposal(record, event)
+        elif event.kind == "done":
+            self._note_end(record, event.data)
         self._send(record, event.kind, event.data, event.to_text())
+
+    def _note_end(self, record: RunRecord, done: dict[str, Any]) -> None:
+        """The run's state from its `done` event; a failure is shown before the editor hears `done`."""
+        record.stop_reason, record.error = done.get("stopReason"), done.get("error")
+        if record.cancel_requested or record.stop_reason == "cancelled":
+            record.state = "cancelled"
+        else:
+            record.state = "error" if record.stop_reason == "error" else "done"
+        if record.state == "error" and record.error:
+            self.server.show_error(f"lsp-agent run {record.run_id} failed: {record.error}")
+
+    def _keep_proposal(self, record: RunRecord, event: AgentEvent) -> None:
+        """Hold a run's proposal for the user (hints, code actions, lspAgent.apply)."""
+        from lsp_agent.workspace.proposal import Proposal
+
+        proposal = event.detail.get("proposal") or Proposal.from_dict(event.data)
+        try:
+            self.server.add_pending(record, proposal)
+        except Exception as exc:
+            log.exception("run %s: keeping the proposal failed", record.run_id)
+            message = f"the proposal of run {record.run_id} could not be kept: {type(exc).__name__}: {exc}"
+            self._send(record, "error", {"message": message}, f"error: {message}")
 
     def _send(self, record: RunRecord, kind: str, data: dict[str, Any], text: str) -> None:
         """Send one event to the editor in all three forms."""
         payload = {"runId": record.run_id, "kind": kind, **json_safe(dict(data))}
         payload["runId"], payload["kind"] = record.run_id, kind
-        if kind == "done" and record.progress is not None:
-            record.progress.end(_end_message(record))  # the progress closes before the editor hears `done`
+        if kind == "done":
+            record.done_sent = True
+            if record.progress is not None:  # the progress closes before the editor hears `done`
+                record.progress.end(_end_message(record))
         self.server.protocol.notify("lspAgent/event", payload)
         self.server.log_line(f"[run {record.run_id}] {text}")
         if record.progress is not None and kind not in ("usage", "done"):
             record.progress.report(text)
 
     def _finish(self, record: RunRecord, result: Any) -> None:
-        """Release the held `done` event (now that the proposal is pending), or make one up."""
-        if record.state == "error" and result.error:
-            self.server.show_error(f"lsp-agent run {record.run_id} failed: {result.error}")
-        if record.held_done:
-            for event in record.held_done:
-                data = dict(event.data)
-                data.setdefault("stopReason", result.stop_reason)
-                data["pending"] = self.server.proposals.get(record.run_id) is not None
-                self._send(record, "done", data, event.to_text())
-            record.held_done.clear()
-        else:
-            self._synthesize_done(
-                record, result.stop_reason, iterations=result.iterations, answer=result.answer
-            )
+        """After the run: a `done` for a run whose agent sent none."""
+        self._synthesize_done(record, result.stop_reason, iterations=result.iterations, answer=result.answer)
 
     def _synthesize_done(self, record: RunRecord, stop_reason: str, **extra: Any) -> None:
-        """A `done` event for runs that ended without the agent sending one."""
+        """A `done` event for runs that ended without the agent sending one (never a second one)."""
+        if record.done_sent:
+            return
         data = {"stopReason": stop_reason, "success": stop_reason == "complete", **extra}
         data["pending"] = self.server.proposals.get(record.run_id) is not None
         self._send(record, "done", data, f"done: {stop_reason}")

@@ -377,3 +377,32 @@ async def test_a_model_failure_ends_the_run_and_the_server_stays_up(editor, mode
     model.add_steps([finish("still here")])
     again = await editor.ask("are you still there?")
     assert (await editor.wait_event(again, "done"))["stopReason"] == "complete"
+
+
+async def test_a_cancelled_run_keeps_its_edits_pending_and_says_so_once(editor, model):
+    model.add_steps(
+        [
+            {
+                "content": "start a module",
+                "tool_calls": [call("write_file", path="half_done.py", content="STARTED = True\n")],
+                "match": "cancel-me",
+            },
+            {"content": "thinking slowly", "delay": 30, "match": "half_done.py"},
+        ]
+    )
+    asked = len(model.requests)
+    run_id = await editor.ask("cancel-me: write half_done.py, then think")
+    await wait_model_request(model, asked + 1)  # the second request (after the edit) is in flight
+    assert (await editor.command("lspAgent.cancel", {"runId": run_id}))["cancelled"] is True
+    done = await editor.wait_event(run_id, "done", timeout=5)
+    await asyncio.sleep(0.5)  # a second `done` would arrive now
+    kinds = [e["kind"] for e in editor.run_events(run_id)]
+    assert kinds.count("done") == 1 and kinds.index("proposal") < kinds.index("done")
+    # the agent's own `done`, forwarded as it is: the proposal was pending before the editor heard it
+    assert done["stopReason"] == "cancelled" and done["pending"] is True and "messages" in done
+    status = await editor.command("lspAgent.status")
+    assert next(r for r in status["runs"] if r["runId"] == run_id)["state"] == "cancelled"
+    (pending,) = [p for p in status["pending"] if p["runId"] == run_id]
+    assert [f["path"] for f in pending["files"]] == ["half_done.py"]
+    assert not (editor.root / "half_done.py").exists()
+    await editor.command("lspAgent.rejectEdits", {"runId": run_id})
