@@ -42,7 +42,7 @@ def clear_caches() -> None:
     for fn in (tokens.normalize_word, tokens.identifier_tokens, tokens.term_hash, tokens.identifier_terms):
         fn.cache_clear()
     if _fastterms is not None:
-        _fastterms.configure(tokens.normalize_word)
+        _fastterms.configure(tokens.normalize_word, tokens.term_hash.__wrapped__)
 
 
 def first_sight(texts: list[str], repeat: int) -> tuple[int, float, float]:
