@@ -119,7 +119,7 @@ class WorkspaceIndex:
         """
         started = time.perf_counter()
         self._check_open()
-        with self._write_lock, Workers() as workers:
+        with self._write_lock, Workers(self.config.worker_niceness) as workers:
             store = self._writer
             known = store.files()
             jobs: list[FileJob] = []

@@ -235,10 +235,7 @@ class IndexManager:
         with self._lock:
             if folder.index is None:
                 from lsp_agent.index import IndexConfig, WorkspaceIndex
-                from lsp_agent.index.pipeline import Workers
                 from lsp_agent.workspace.secrets import secret_files_of
-
-                Workers.niceness = INDEX_WORKER_NICENESS
 
                 s = self._settings()
                 config = IndexConfig(
@@ -247,6 +244,7 @@ class IndexManager:
                     embeddings="none" if s.embeddings == self._lexical_only else s.embeddings,
                     api_base=s.api_base,
                     api_key=s.api_key,
+                    worker_niceness=INDEX_WORKER_NICENESS,
                 )
                 folder.index = WorkspaceIndex(folder.root, config)
                 folder.ready = False
