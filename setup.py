@@ -8,7 +8,7 @@ setup(
         Extension(
             "lsp_agent.index._fastterms",
             ["lsp_agent/index/_fastterms.c", "lsp_agent/index/_ft_words.c"],
-            depends=["lsp_agent/index/_ft_words.h"],
+            depends=["lsp_agent/index/_ft_words.h", "lsp_agent/index/_ft_mem.h"],
             optional=True,
         ),
     ]

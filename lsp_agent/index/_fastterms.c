@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_ft_mem.h"
 #include "_ft_words.h"
 
 /* SSE2 (every x86-64 CPU) classifies 16 characters at a time; elsewhere the scanner goes one by one.
@@ -126,26 +127,6 @@ static inline void prefetch(const void *p)
 #else
     (void)p;
 #endif
-}
-
-/* ------------------------------------------------------------------------------------------------------ */
-/* Growable arrays (PyMem: the GIL is always held here): the buffer with room for `need` items (allocated even
- * when need is 0), or NULL with MemoryError set (buf unchanged). */
-
-static void *reserve(void *buf, size_t *cap, size_t need, size_t item_size)
-{
-    if (buf != NULL && need <= *cap)
-        return buf;
-    size_t n = *cap > 0 ? *cap : 16;
-    while (n < need)
-        n *= 2;
-    void *grown = PyMem_Realloc(buf, n * item_size);
-    if (grown == NULL) {
-        PyErr_NoMemory();
-        return NULL;
-    }
-    *cap = n;
-    return grown;
 }
 
 /* ------------------------------------------------------------------------------------------------------ */
@@ -273,7 +254,7 @@ static IdentRecord *cache_insert(const char *key, size_t len, uint64_t hash, con
         if (cache_reindex(n_slots) < 0)
             return NULL;
     }
-    uint64_t *buf = reserve(cache.words, &cache.cap_words, cache.n_words + words, sizeof(uint64_t));
+    uint64_t *buf = ft_reserve(cache.words, &cache.cap_words, cache.n_words + words, sizeof(uint64_t));
     if (buf == NULL)
         return NULL;
     cache.words = buf;
@@ -703,11 +684,11 @@ static int tally_append(Tally *t, const char *key, size_t len, uint64_t hash)
         if (tally_reindex(t, n_slots) < 0)
             return -1;
     }
-    TallyItem *items = reserve(t->items, &t->cap_items, t->n_items + 1, sizeof(TallyItem));
+    TallyItem *items = ft_reserve(t->items, &t->cap_items, t->n_items + 1, sizeof(TallyItem));
     if (items == NULL)
         return -1;
     t->items = items;
-    char *keys = reserve(t->keys, &t->cap_keys, t->n_keys + len, 1);
+    char *keys = ft_reserve(t->keys, &t->cap_keys, t->n_keys + len, 1);
     if (keys == NULL)
         return -1;
     t->keys = keys;
@@ -732,8 +713,8 @@ static int tally_text(Tally *t, PyObject *text)
         return -1;
     /* sized up front: distinct identifiers' bytes never outgrow the text; about one distinct one in 8 chars */
     size_t n_chars = (size_t)s.len;
-    t->keys = reserve(t->keys, &t->cap_keys, n_chars, 1);
-    t->items = t->keys != NULL ? reserve(t->items, &t->cap_items, n_chars / 8, sizeof(TallyItem)) : NULL;
+    t->keys = ft_reserve(t->keys, &t->cap_keys, n_chars, 1);
+    t->items = t->keys != NULL ? ft_reserve(t->items, &t->cap_items, n_chars / 8, sizeof(TallyItem)) : NULL;
     if (t->items == NULL) {
         scanner_free(&s);
         return -1;

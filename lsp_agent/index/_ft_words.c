@@ -12,6 +12,8 @@
 
 #include "_ft_words.h"
 
+#include "_ft_mem.h"
+
 #include <string.h>
 
 
@@ -150,24 +152,6 @@ static int words_reindex(size_t n_slots)
     return 0;
 }
 
-/* Grow a PyMem buffer to hold need items (doubling); 0, or -1 with MemoryError. */
-static int grow(void **buf, size_t *cap, size_t need, size_t item_size)
-{
-    if (*buf != NULL && need <= *cap)
-        return 0;
-    size_t n = *cap > 0 ? *cap : 256;
-    while (n < need)
-        n *= 2;
-    void *grown = PyMem_Realloc(*buf, n * item_size);
-    if (grown == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    *buf = grown;
-    *cap = n;
-    return 0;
-}
-
 /* Add a part known to be absent (emptying the cache first when it is full); the new entry or NULL. */
 static WordEntry *words_insert(const char *key, size_t len, uint64_t hash, int64_t term, const char *word,
                                size_t word_len)
@@ -179,9 +163,14 @@ static WordEntry *words_insert(const char *key, size_t len, uint64_t hash, int64
         if (words_reindex(words.slots == NULL ? WORDS_MIN_SLOTS : (words.mask + 1) * 2) < 0)
             return NULL;
     }
-    if (grow((void **)&words.items, &words.cap_items, words.n_items + 1, sizeof(WordEntry)) < 0 ||
-        grow((void **)&words.bytes, &words.cap_bytes, words.n_bytes + len + word_len, 1) < 0)
+    WordEntry *items = ft_reserve(words.items, &words.cap_items, words.n_items + 1, sizeof(WordEntry));
+    if (items == NULL)
         return NULL;
+    words.items = items;
+    char *bytes = ft_reserve(words.bytes, &words.cap_bytes, words.n_bytes + len + word_len, 1);
+    if (bytes == NULL)
+        return NULL;
+    words.bytes = bytes;
     /* the bytes, the entry, its slot */
     WordEntry *e = &words.items[words.n_items];
     *e = (WordEntry){hash, term, (uint32_t)words.n_bytes, (uint32_t)len, (uint32_t)(words.n_bytes + len),

@@ -120,14 +120,11 @@ def index_rel(root: Path, path: Path | str) -> str:
     """
     p = Path(path)
     if p.is_absolute():
-        try:
-            rel = p.resolve().relative_to(root) if p.exists() else p.relative_to(root)
-        except ValueError:
-            try:
-                rel = p.relative_to(root)
-            except ValueError:
-                raise ValueError(f"{path} is outside the workspace {root}") from None
-        text = rel.as_posix()
+        # the resolved path first (a symlinked parent), else the path as written
+        inside = [c for c in ([p.resolve()] if p.exists() else []) + [p] if c.is_relative_to(root)]
+        if not inside:
+            raise ValueError(f"{path} is outside the workspace {root}")
+        text = inside[0].relative_to(root).as_posix()
     else:
         text = PurePosixPath(str(path).replace("\\", "/")).as_posix()
     parts = [x for x in text.split("/") if x not in ("", ".")]
