@@ -215,6 +215,7 @@ def test_words_from_normalize_word_are_hashed_as_utf8(native, suffix: str) -> No
         assert native.identifier_terms(ident) == _model_terms(ident, normalize), ident
 
 
+@pytest.mark.slow
 def test_cache_is_emptied_past_its_cap_mid_call(native) -> None:
     # 1.1M distinct identifiers, 1.1M + 1 distinct word parts: both caches are emptied in the middle of the call
     native.configure(lambda word: word if word.isalpha() else None, _term_hash)
@@ -278,6 +279,7 @@ def test_repository_identifiers_match_python(native) -> None:
 @pytest.mark.skipif(
     not DJANGO.is_dir(), reason="no Django copy: run benchmarks/index_speed.py once to fetch it"
 )
+@pytest.mark.slow
 def test_django_identifiers_match_python(native) -> None:
     idents = _identifiers(DJANGO)
     assert len(idents) > 50_000

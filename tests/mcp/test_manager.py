@@ -115,6 +115,7 @@ async def test_servers_that_fail_to_start_are_reported_and_left_out():
         await manager.aclose()
 
 
+@pytest.mark.slow
 async def test_a_stdio_server_that_dies_is_marked_failed_and_restarted_next_run(tmp_path: Path, monkeypatch):
     import lsp_agent.mcp.server_stderr as server_stderr
 
@@ -156,6 +157,7 @@ async def test_a_stdio_server_that_dies_is_marked_failed_and_restarted_next_run(
         await manager.call_tool("notes", "add", {"a": 1, "b": 2})
 
 
+@pytest.mark.slow
 async def test_an_http_server_that_dies_mid_call_fails_the_call_clearly():
     port = free_port()
     proc = start_http_notes(port)
@@ -204,6 +206,7 @@ async def test_slow_tools_time_out_and_errors_become_tool_errors(shared_manager:
         await manager.aclose()
 
 
+@pytest.mark.slow
 def test_servers_stop_when_the_process_exits_without_close(tmp_path: Path):
     pids = tmp_path / "pids"
     program = (
