@@ -7,8 +7,8 @@ setup(
     ext_modules=[
         Extension(
             "lsp_agent.index._fastterms",
-            [f"lsp_agent/index/{name}.c" for name in ("_fastterms", "_ft_words", "_ft_blake2b")],
-            depends=["lsp_agent/index/_ft_words.h", "lsp_agent/index/_ft_blake2b.h"],
+            ["lsp_agent/index/_fastterms.c", "lsp_agent/index/_ft_words.c"],
+            depends=["lsp_agent/index/_ft_words.h", "lsp_agent/index/_ft_mem.h"],
             optional=True,
         ),
     ]

@@ -5,9 +5,9 @@
  *      classifying 64 characters at a time into bitmasks, reading the str in place whatever its kind;
  *   2. tally each distinct identifier and its count in a small per-call table (first-seen order);
  *   3. for each distinct identifier, look up its terms and its own hash in a per-process cache (filled once per
- *      identifier, natively: _ft_words.c splits it and asks the Python normalize_word() given to configure()
- *      once per distinct word part, _ft_blake2b.c hashes) and add them, times its count, to a per-call term
- *      counter (first-seen order);
+ *      identifier: _ft_words.c splits it natively, asks the Python normalize_word() given to configure() once
+ *      per distinct word part and the Python term_hash() given there once per distinct term) and add them,
+ *      times its count, to a per-call term counter (first-seen order);
  *   4. write the packed int64 values `term << 16 | min(count, 0xFFFF)` straight into a bytes object.
  *
  * The GIL is held throughout, but a Python callable may let another thread run and use the cache, so nothing
@@ -19,13 +19,17 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "_ft_blake2b.h"
+#include "_ft_mem.h"
 #include "_ft_words.h"
 
-/* SSE2 (every x86-64 CPU) classifies 16 characters at a time; elsewhere the scanner goes one by one. */
-#if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+/* SSE2 (every x86-64 CPU) classifies 16 characters at a time; elsewhere the scanner goes one by one.
+ * -DFT_PORTABLE compiles the portable scanner on x86-64 too (tests/index/test_fastterms_portable.py). */
+#if defined(__SSE2__) && !defined(FT_PORTABLE) && (defined(__GNUC__) || defined(__clang__))
 #include <emmintrin.h>
 #define HAVE_SSE2 1
+#define SCANNER "sse2"
+#else
+#define SCANNER "portable"
 #endif
 
 #define COUNT_MASK 0xFFFF
@@ -123,26 +127,6 @@ static inline void prefetch(const void *p)
 #else
     (void)p;
 #endif
-}
-
-/* ------------------------------------------------------------------------------------------------------ */
-/* Growable arrays (PyMem: the GIL is always held here): the buffer with room for `need` items (allocated even
- * when need is 0), or NULL with MemoryError set (buf unchanged). */
-
-static void *reserve(void *buf, size_t *cap, size_t need, size_t item_size)
-{
-    if (buf != NULL && need <= *cap)
-        return buf;
-    size_t n = *cap > 0 ? *cap : 16;
-    while (n < need)
-        n *= 2;
-    void *grown = PyMem_Realloc(buf, n * item_size);
-    if (grown == NULL) {
-        PyErr_NoMemory();
-        return NULL;
-    }
-    *cap = n;
-    return grown;
 }
 
 /* ------------------------------------------------------------------------------------------------------ */
@@ -270,7 +254,7 @@ static IdentRecord *cache_insert(const char *key, size_t len, uint64_t hash, con
         if (cache_reindex(n_slots) < 0)
             return NULL;
     }
-    uint64_t *buf = reserve(cache.words, &cache.cap_words, cache.n_words + words, sizeof(uint64_t));
+    uint64_t *buf = ft_reserve(cache.words, &cache.cap_words, cache.n_words + words, sizeof(uint64_t));
     if (buf == NULL)
         return NULL;
     cache.words = buf;
@@ -700,11 +684,11 @@ static int tally_append(Tally *t, const char *key, size_t len, uint64_t hash)
         if (tally_reindex(t, n_slots) < 0)
             return -1;
     }
-    TallyItem *items = reserve(t->items, &t->cap_items, t->n_items + 1, sizeof(TallyItem));
+    TallyItem *items = ft_reserve(t->items, &t->cap_items, t->n_items + 1, sizeof(TallyItem));
     if (items == NULL)
         return -1;
     t->items = items;
-    char *keys = reserve(t->keys, &t->cap_keys, t->n_keys + len, 1);
+    char *keys = ft_reserve(t->keys, &t->cap_keys, t->n_keys + len, 1);
     if (keys == NULL)
         return -1;
     t->keys = keys;
@@ -729,8 +713,8 @@ static int tally_text(Tally *t, PyObject *text)
         return -1;
     /* sized up front: distinct identifiers' bytes never outgrow the text; about one distinct one in 8 chars */
     size_t n_chars = (size_t)s.len;
-    t->keys = reserve(t->keys, &t->cap_keys, n_chars, 1);
-    t->items = t->keys != NULL ? reserve(t->items, &t->cap_items, n_chars / 8, sizeof(TallyItem)) : NULL;
+    t->keys = ft_reserve(t->keys, &t->cap_keys, n_chars, 1);
+    t->items = t->keys != NULL ? ft_reserve(t->items, &t->cap_items, n_chars / 8, sizeof(TallyItem)) : NULL;
     if (t->items == NULL) {
         scanner_free(&s);
         return -1;
@@ -831,16 +815,17 @@ static int count_text(Counter *c, PyObject *text, int by_ident_hash, PyObject *e
 /* Module functions. */
 
 PyDoc_STRVAR(configure_doc,
-             "configure(normalize_word)\n--\n\n"
-             "Set the callable that maps a lowercased word part to its word (or None); empties both caches.");
+             "configure(normalize_word, term_hash)\n--\n\n"
+             "Set the callables that map a lowercased word part to its word (or None) and a term to its hash in "
+             "[0, 2**47); empties both caches.");
 
-static PyObject *fastterms_configure(PyObject *module, PyObject *normalize_word)
+static PyObject *fastterms_configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (!PyCallable_Check(normalize_word)) {
-        PyErr_SetString(PyExc_TypeError, "configure() takes one callable: normalize_word");
+    if (nargs != 2 || !PyCallable_Check(args[0]) || !PyCallable_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "configure() takes two callables: normalize_word and term_hash");
         return NULL;
     }
-    ft_words_configure(normalize_word);
+    ft_words_configure(args[0], args[1]);
     cache_clear();
     Py_RETURN_NONE;
 }
@@ -913,40 +898,6 @@ static PyObject *fastterms_identifier_terms(PyObject *module, PyObject *ident)
     return out;
 }
 
-PyDoc_STRVAR(term_hash_doc,
-             "term_hash(term)\n--\n\n"
-             "tokens.term_hash() in C: BLAKE2b of the term's UTF-8 (surrogatepass), 8-byte digest, top 47 bits.");
-
-static PyObject *fastterms_term_hash(PyObject *module, PyObject *term)
-{
-    if (!PyUnicode_Check(term)) {
-        PyErr_SetString(PyExc_TypeError, "term_hash() takes a str");
-        return NULL;
-    }
-    if (PyUnicode_IS_ASCII(term)) /* its bytes are its UTF-8 */
-        return PyLong_FromLongLong(ft_term_hash(PyUnicode_DATA(term), (size_t)PyUnicode_GET_LENGTH(term)));
-    PyObject *encoded = PyUnicode_AsEncodedString(term, "utf-8", "surrogatepass");
-    if (encoded == NULL)
-        return NULL;
-    int64_t h = ft_term_hash(PyBytes_AS_STRING(encoded), (size_t)PyBytes_GET_SIZE(encoded));
-    Py_DECREF(encoded);
-    return PyLong_FromLongLong(h);
-}
-
-PyDoc_STRVAR(blake2b64_doc,
-             "blake2b64(data)\n--\n\n"
-             "int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), 'little'), for tests.");
-
-static PyObject *fastterms_blake2b64(PyObject *module, PyObject *arg)
-{
-    Py_buffer view;
-    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
-        return NULL;
-    uint64_t h = ft_blake2b64(view.buf, (size_t)view.len);
-    PyBuffer_Release(&view);
-    return PyLong_FromUnsignedLongLong(h);
-}
-
 PyDoc_STRVAR(cache_size_doc, "cache_size()\n--\n\nThe number of identifiers in the per-process cache.");
 
 static PyObject *fastterms_cache_size(PyObject *module, PyObject *unused)
@@ -962,13 +913,11 @@ static PyObject *fastterms_word_cache_size(PyObject *module, PyObject *unused)
 }
 
 static PyMethodDef fastterms_methods[] = {
-    {"configure", fastterms_configure, METH_O, configure_doc},
+    {"configure", (PyCFunction)(void (*)(void))fastterms_configure, METH_FASTCALL, configure_doc},
     {"chunk_terms", (PyCFunction)(void (*)(void))fastterms_chunk_terms, METH_VARARGS | METH_KEYWORDS,
      chunk_terms_doc},
     {"identifier_counts", fastterms_identifier_counts, METH_VARARGS, identifier_counts_doc},
     {"identifier_terms", fastterms_identifier_terms, METH_O, identifier_terms_doc},
-    {"term_hash", fastterms_term_hash, METH_O, term_hash_doc},
-    {"blake2b64", fastterms_blake2b64, METH_O, blake2b64_doc},
     {"cache_size", fastterms_cache_size, METH_NOARGS, cache_size_doc},
     {"word_cache_size", fastterms_word_cache_size, METH_NOARGS, word_cache_size_doc},
     {NULL, NULL, 0, NULL},
@@ -995,5 +944,9 @@ static struct PyModuleDef fastterms_module = {
 PyMODINIT_FUNC PyInit__fastterms(void)
 {
     init_char_class();
-    return PyModule_Create(&fastterms_module);
+    PyObject *module = PyModule_Create(&fastterms_module);
+    /* which identifier scanner was compiled in: "sse2" or "portable" */
+    if (module != NULL && PyModule_AddStringConstant(module, "SCANNER", SCANNER) < 0)
+        Py_CLEAR(module);
+    return module;
 }

@@ -3,16 +3,19 @@
  *   2. map each part, lowercased, to its normalised word's term hash through a per-process word cache, which
  *      calls the Python normalize_word() at a part's first sight (None drops the part);
  *   3. put the lowercased identifier, stripped of underscores, first when it has several parts and differs from
- *      every word; hash it with BLAKE2b here.
+ *      every word.
+ * Terms are hashed by the Python term_hash() (hashlib's BLAKE2b), once per distinct term: the word cache keeps
+ * each word's hash and _fastterms.c's identifier cache each identifier's terms.
  *
- * The GIL is held, but normalize_word() may let another thread run and use (or empty) the word cache, so a
+ * The GIL is held, but a Python callable may let another thread run and use (or empty) the word cache, so a
  * cache entry is read before the next lookup and never kept. */
 
 #include "_ft_words.h"
 
+#include "_ft_mem.h"
+
 #include <string.h>
 
-#include "_ft_blake2b.h"
 
 #define WORDS_MAX_ENTRIES (1 << 20) /* the word cache is emptied when it grows past this */
 #define WORDS_MIN_SLOTS 1024
@@ -21,6 +24,7 @@
 #define SHORT_IDENT 63              /* shorter identifiers skip counting their parts (a small block of terms) */
 
 static PyObject *normalize_fn = NULL;
+static PyObject *term_hash_fn = NULL;
 
 /* ------------------------------------------------------------------------------------------------------ */
 /* Splitting: _PARTS = [A-Z]+(?=[A-Z][a-z]) | [A-Z]?[a-z]+ | [A-Z]+ | [0-9]+, matched left to right. */
@@ -148,24 +152,6 @@ static int words_reindex(size_t n_slots)
     return 0;
 }
 
-/* Grow a PyMem buffer to hold need items (doubling); 0, or -1 with MemoryError. */
-static int grow(void **buf, size_t *cap, size_t need, size_t item_size)
-{
-    if (*buf != NULL && need <= *cap)
-        return 0;
-    size_t n = *cap > 0 ? *cap : 256;
-    while (n < need)
-        n *= 2;
-    void *grown = PyMem_Realloc(*buf, n * item_size);
-    if (grown == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    *buf = grown;
-    *cap = n;
-    return 0;
-}
-
 /* Add a part known to be absent (emptying the cache first when it is full); the new entry or NULL. */
 static WordEntry *words_insert(const char *key, size_t len, uint64_t hash, int64_t term, const char *word,
                                size_t word_len)
@@ -177,9 +163,14 @@ static WordEntry *words_insert(const char *key, size_t len, uint64_t hash, int64
         if (words_reindex(words.slots == NULL ? WORDS_MIN_SLOTS : (words.mask + 1) * 2) < 0)
             return NULL;
     }
-    if (grow((void **)&words.items, &words.cap_items, words.n_items + 1, sizeof(WordEntry)) < 0 ||
-        grow((void **)&words.bytes, &words.cap_bytes, words.n_bytes + len + word_len, 1) < 0)
+    WordEntry *items = ft_reserve(words.items, &words.cap_items, words.n_items + 1, sizeof(WordEntry));
+    if (items == NULL)
         return NULL;
+    words.items = items;
+    char *bytes = ft_reserve(words.bytes, &words.cap_bytes, words.n_bytes + len + word_len, 1);
+    if (bytes == NULL)
+        return NULL;
+    words.bytes = bytes;
     /* the bytes, the entry, its slot */
     WordEntry *e = &words.items[words.n_items];
     *e = (WordEntry){hash, term, (uint32_t)words.n_bytes, (uint32_t)len, (uint32_t)(words.n_bytes + len),
@@ -196,22 +187,58 @@ static WordEntry *words_insert(const char *key, size_t len, uint64_t hash, int64
 }
 
 /* ------------------------------------------------------------------------------------------------------ */
-/* Asking Python for a part's word. */
+/* Asking Python for a part's word and a term's hash. */
+
+/* A configured callable called with one argument: a new reference, or NULL with an exception. */
+static PyObject *call_configured(PyObject *fn, PyObject *arg)
+{
+    if (fn == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_fastterms.configure(normalize_word, term_hash) was not called");
+        return NULL;
+    }
+    Py_INCREF(fn); /* configure() may replace the callable while it runs */
+    PyObject *result = PyObject_CallOneArg(fn, arg);
+    Py_DECREF(fn);
+    return result;
+}
+
+/* term_hash(term) into *out; -1 with an exception set when it fails or is not an int in [0, 2**47). */
+static int hash_term(PyObject *term, int64_t *out)
+{
+    PyObject *value = call_configured(term_hash_fn, term);
+    if (value == NULL)
+        return -1;
+    int overflow = 0;
+    long long h = PyLong_Check(value) ? PyLong_AsLongLongAndOverflow(value, &overflow) : -1;
+    Py_DECREF(value);
+    if (h == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow != 0 || h < 0 || h >= ((long long)1 << 47)) {
+        PyErr_SetString(PyExc_TypeError, "term_hash() must return an int in [0, 2**47)");
+        return -1;
+    }
+    *out = (int64_t)h;
+    return 0;
+}
+
+/* term_hash() of the ASCII term s[0:n]. */
+static int hash_ascii(const char *s, size_t n, int64_t *out)
+{
+    PyObject *term = PyUnicode_DecodeASCII(s, (Py_ssize_t)n, NULL);
+    if (term == NULL)
+        return -1;
+    int rc = hash_term(term, out);
+    Py_DECREF(term);
+    return rc;
+}
 
 /* normalize_word(part) for a lowercased part: a new reference (None or a str), or NULL with an exception. */
 static PyObject *call_normalize(const char *key, size_t len)
 {
-    if (normalize_fn == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "_fastterms.configure(normalize_word) was not called");
-        return NULL;
-    }
     PyObject *part = PyUnicode_DecodeASCII(key, (Py_ssize_t)len, NULL);
     if (part == NULL)
         return NULL;
-    PyObject *fn = normalize_fn;
-    Py_INCREF(fn); /* configure() may replace the callable while it runs */
-    PyObject *word = PyObject_CallOneArg(fn, part);
-    Py_DECREF(fn);
+    PyObject *word = call_configured(normalize_fn, part);
     Py_DECREF(part);
     if (word != NULL && word != Py_None && !PyUnicode_Check(word)) {
         PyErr_Format(PyExc_TypeError, "normalize_word() must return str or None, not %.100s", Py_TYPE(word)->tp_name);
@@ -231,20 +258,21 @@ static WordEntry *word_lookup(const char *key, size_t len)
     PyObject *word = call_normalize(key, len);
     if (word == NULL)
         return NULL;
-    /* the word's UTF-8 bytes (surrogates passed through, as term_hash() encodes them) and its term */
+    /* the word's term and its UTF-8 bytes (surrogates passed through), compared with the identifier's */
     PyObject *encoded = NULL;
     const char *bytes = NULL;
     Py_ssize_t n = 0;
+    int64_t term = DROPPED;
     if (word != Py_None) {
         encoded = PyUnicode_AsEncodedString(word, "utf-8", "surrogatepass");
-        if (encoded == NULL) {
+        if (encoded == NULL || hash_term(word, &term) < 0) {
+            Py_XDECREF(encoded);
             Py_DECREF(word);
             return NULL;
         }
         bytes = PyBytes_AS_STRING(encoded);
         n = PyBytes_GET_SIZE(encoded);
     }
-    int64_t term = word == Py_None ? DROPPED : ft_term_hash(bytes, (size_t)n);
     /* Python ran (and may have filled or emptied the cache): look again before inserting */
     e = words_find(key, len, hash);
     if (e == NULL)
@@ -265,7 +293,7 @@ static inline int is_key(const char *a, size_t n, const char *key, size_t len)
 
 /* Fill out with the identifier's terms (room for one per part, plus one): the words' terms from out[1] on, the whole's hash
  * at out[0] when it belongs there; lower is the identifier lowercased. *ident_hash is set (to -1 if not) when
- * the identifier itself was hashed on the way, as a word or as the whole (saving a BLAKE2b). The number of
+ * the identifier itself was hashed on the way, as a word or as the whole (saving a term_hash() call). The number of
  * terms and where they start (0 or 1), or -1 on error. */
 static Py_ssize_t fill_terms(const char *key, const char *lower, size_t len, int64_t *out, size_t *first,
                              int64_t *ident_hash)
@@ -295,7 +323,8 @@ static Py_ssize_t fill_terms(const char *key, const char *lower, size_t len, int
             *ident_hash = e->term;
     }
     if (n_parts > 1 && whole_len > 0 && !whole_is_a_word) {
-        out[0] = ft_term_hash(lower + w0, whole_len);
+        if (hash_ascii(lower + w0, whole_len, &out[0]) < 0)
+            return -1;
         if (is_key(lower + w0, whole_len, key, len))
             *ident_hash = out[0];
         *first = 0;
@@ -332,8 +361,8 @@ int ft_identifier_terms(const char *key, size_t len, int64_t **terms, size_t *n,
     Py_ssize_t count = fill_terms(key, lower, len, out, &first, ident_hash);
     if (lower != stack)
         PyMem_Free(lower);
-    if (count >= 0 && *ident_hash < 0) /* ASCII: the identifier's bytes are its UTF-8 */
-        *ident_hash = ft_term_hash(key, len);
+    if (count >= 0 && *ident_hash < 0 && hash_ascii(key, len, ident_hash) < 0)
+        count = -1;
     if (count <= 0) {
         PyMem_Free(out);
         *terms = NULL;
@@ -350,10 +379,12 @@ int ft_identifier_terms(const char *key, size_t len, int64_t **terms, size_t *n,
 /* ------------------------------------------------------------------------------------------------------ */
 /* Configuration. */
 
-void ft_words_configure(PyObject *normalize_word)
+void ft_words_configure(PyObject *normalize_word, PyObject *term_hash)
 {
     Py_INCREF(normalize_word);
+    Py_INCREF(term_hash);
     Py_XSETREF(normalize_fn, normalize_word);
+    Py_XSETREF(term_hash_fn, term_hash);
     words_clear();
 }
 
@@ -361,6 +392,7 @@ void ft_words_free(void)
 {
     words_clear();
     Py_CLEAR(normalize_fn);
+    Py_CLEAR(term_hash_fn);
 }
 
 size_t ft_words_cache_size(void)

@@ -8,6 +8,7 @@ from operator import itemgetter
 
 import tree_sitter as ts
 
+from lsp_agent.index.incremental_parse import ParsedFile, parse_version
 from lsp_agent.index.languages import LanguageSpec, full_query, language_for_path, load_language, parser_for
 from lsp_agent.index.models import Chunk, FileAnalysis, Symbol
 from lsp_agent.index.tokens import chunk_terms, identifier_counts, text_terms
@@ -336,47 +337,6 @@ def _path_words(rel_path: str) -> str:
     return rel_path.rsplit(".", 1)[0].replace("/", " ")
 
 
-def _common_prefix(a: bytes, b: bytes) -> int:
-    """Length of the common prefix, by binary search over slice comparisons (memcmp speed)."""
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def _point(data: bytes, offset: int) -> tuple[int, int]:
-    """(row, column in bytes) of a byte offset."""
-    row = data.count(b"\n", 0, offset)
-    return row, offset - (data.rfind(b"\n", 0, offset) + 1)
-
-
-def _parse(parser: ts.Parser, data: bytes, previous: ParsedFile | None) -> ts.Tree:
-    """Parse, reusing the previous tree of the same file when given (editor buffers change a little at a time)."""
-    if previous is None:
-        return parser.parse(data)
-    old, tree = previous
-    start = _common_prefix(old, data)
-    suffix = _common_prefix(old[start:][::-1], data[start:][::-1])
-    old_end, new_end = len(old) - suffix, len(data) - suffix
-    tree = tree.copy()
-    tree.edit(
-        start_byte=start,
-        old_end_byte=old_end,
-        new_end_byte=new_end,
-        start_point=_point(old, start),
-        old_end_point=_point(old, old_end),
-        new_end_point=_point(data, new_end),
-    )
-    return parser.parse(data, tree)
-
-
-ParsedFile = tuple[bytes, ts.Tree]
-
-
 def split_lines(text: str) -> list[str]:
     """Lines as tree-sitter counts them (only \\n ends a line; a trailing \\r is dropped)."""
     lines = text.split("\n")
@@ -404,7 +364,7 @@ def analyze_with_tree(
         parser = parser_for(lang)
         assert parser is not None
         data = text.encode("utf-8", "surrogatepass")
-        tree = _parse(parser, data, previous)
+        tree = parse_version(parser, data, previous)
         parsed = (data, tree)
         roots, _, all_defs = _collect(tree.root_node, lang)
         chunks = _chunk_tree(roots, lines)

@@ -7,11 +7,13 @@ Adding a language means installing its tree-sitter grammar package and dropping 
     ; wrappers: export_statement          (optional: nodes whose span a definition takes, e.g. decorators)
     ; leading: decorator                  (optional: siblings above a definition that belong to it, like comments)
     ; max-depth: 8                        (optional: deepest tree level where indexing looks for definitions)
-    ; inherits: typescript                (optional: that language's patterns come first)
+    ; inherits: typescript jsx            (optional: the patterns of queries/typescript.scm, jsx.scm come first)
     ; detect .h: ^\s*namespace\b          (optional: a file of another language's extension whose text matches)
 
 followed by tag patterns (@name.definition.KIND / @definition.KIND, @name.reference.KIND / @reference.KIND, and
 @scope for the type a definition outside its body belongs to: a Go receiver, C++'s `Type::method`).
+Patterns several languages share live in a fragment, a query file headed `; fragment: WHAT` instead of a grammar
+(ecma.scm: JavaScript's and TypeScript's; jsx.scm), which each of them names in `; inherits:`; inheriting chains.
 """
 
 from __future__ import annotations
@@ -47,8 +49,8 @@ class LanguageSpec:
     inherits: str | None = None
 
 
-def _parse_header(name: str, text: str) -> LanguageSpec | None:
-    """Read the `; key: value` header of a query file; None when it names no grammar or a header value is bad."""
+def _header(text: str) -> dict[str, str]:
+    """The `; key: value` lines at the top of a query file, keys lowercased (the first of a repeated key wins)."""
     meta: dict[str, str] = {}
     for line in text.splitlines():
         if not line.startswith(";"):
@@ -58,6 +60,14 @@ def _parse_header(name: str, text: str) -> LanguageSpec | None:
         key, sep, value = line.lstrip("; ").partition(":")
         if sep:
             meta.setdefault(key.strip().lower(), value.strip())
+    return meta
+
+
+def _parse_header(name: str, text: str) -> LanguageSpec | None:
+    """A language's spec from its query file; None for a fragment, or when a header value is missing or bad."""
+    meta = _header(text)
+    if "fragment" in meta:
+        return None
     if "grammar" not in meta or "extensions" not in meta:
         log.warning("query file %s.scm lacks a '; grammar:' or '; extensions:' header; skipped", name)
         return None
@@ -91,12 +101,26 @@ def _dotted(ext: str) -> str:
     return ext if ext.startswith(".") else "." + ext
 
 
-def _query_source(spec: LanguageSpec, seen: frozenset[str] = frozenset()) -> str:
-    """The query text with the patterns of the languages it inherits from first."""
-    parent = language_specs().get(spec.inherits or "")
-    if parent is None or parent.name in seen:
-        return spec.query_text
-    return _query_source(parent, seen | {spec.name}) + "\n" + spec.query_text
+def _query_source(spec: LanguageSpec) -> str:
+    """The query text with the patterns of the files it inherits from first, in the order named, each file once."""
+    texts: list[str] = []
+    _add_inherited(spec.name, spec.inherits, texts, {spec.name})
+    return "\n".join([*texts, spec.query_text])
+
+
+def _add_inherited(name: str, inherits: str | None, texts: list[str], seen: set[str]) -> None:
+    """Append the texts of the files `; inherits:` names (space or comma separated), their own parents first."""
+    for parent in (inherits or "").replace(",", " ").split():
+        if parent in seen:
+            continue
+        seen.add(parent)
+        path = QUERY_DIR / f"{parent}.scm"
+        if not path.is_file():
+            log.warning("query file %s.scm inherits %s.scm, which does not exist", name, parent)
+            continue
+        text = path.read_text(encoding="utf-8")
+        _add_inherited(parent, _header(text).get("inherits"), texts, seen)
+        texts.append(text)
 
 
 @cache

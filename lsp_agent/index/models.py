@@ -10,13 +10,14 @@ DEFAULT_MAX_FILE_SIZE = 1_000_000
 
 @dataclass
 class IndexConfig:
-    """How a workspace is indexed: size limit, extra exclude patterns and the embedding backend."""
+    """How a workspace is indexed: size limit, extra exclude patterns, the embedding backend, worker priority."""
 
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     exclude: list[str] = field(default_factory=list)
     embeddings: str = "none"  # none | local | any litellm embedding model string
     api_base: str | None = None
     api_key: str | None = None
+    worker_niceness: int = 0  # added to the parsing processes' niceness (a background index yields the CPU)
 
 
 @dataclass

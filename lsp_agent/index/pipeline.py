@@ -114,11 +114,9 @@ def _lower_priority(niceness: int) -> None:
 class Workers:
     """The worker processes of one refresh, started early so they boot while the caller is still walking."""
 
-    niceness = (
-        0  # the language server raises it: its index runs in the background, the CLI's in the foreground
-    )
-
-    def __init__(self) -> None:
+    def __init__(self, niceness: int = 0) -> None:
+        # the language server raises niceness (IndexConfig.worker_niceness): its index runs in the background
+        self.niceness = niceness
         self.count = worker_count()
         self.pool: ProcessPoolExecutor | None = None
         self._exiting: threading.Thread | None = None

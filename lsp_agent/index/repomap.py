@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -61,6 +61,9 @@ def pagerank(n: int, edges: dict[tuple[int, int], float]) -> np.ndarray:
     return rank
 
 
+Definitions = list[tuple[int, str, str, str, int]]  # (file, name, qualified name, kind, line)
+
+
 def build_repo_map(
     conn: sqlite3.Connection, mentions: Mentions, max_chars: int, line_of: Callable[[str, int], str]
 ) -> str:
@@ -68,11 +71,26 @@ def build_repo_map(
     files = mentions.paths
     if not files:
         return ""
-    index = {p: i for i, p in enumerate(files)}
+    defs_by_name, own, definitions = _map_definitions(conn, {p: i for i, p in enumerate(files)})
+    edges, name_edges = _reference_edges(mentions, len(files), defs_by_name, own)
+    rank = pagerank(len(files), edges)
+    def_score = _definition_scores(rank, edges, name_edges, defs_by_name)
+    by_file: dict[int, list[tuple[float, int, str, str]]] = defaultdict(list)
+    for file_idx, name, qualified, kind, line in definitions:
+        score = def_score.get((file_idx, name), 0.0) + (1e-6 if kind == "class" else 0.0)
+        by_file[file_idx].append((score, line, qualified, kind))
+    order = sorted(range(len(files)), key=lambda i: (-rank[i], files[i]))
+    return _render(files, order, by_file, max_chars, line_of)
+
+
+def _map_definitions(
+    conn: sqlite3.Connection, index: dict[str, int]
+) -> tuple[dict[str, set[int]], dict[tuple[int, str], int], Definitions]:
+    """The files defining each name, how often a file defines a name, and every definition the map may show."""
     marks = ",".join("?" * len(MAP_KINDS))
     defs_by_name: dict[str, set[int]] = defaultdict(set)
     own: dict[tuple[int, str], int] = defaultdict(int)  # definitions of a name in a file: mentions, not uses
-    definitions: list[tuple[int, str, str, str, int]] = []
+    definitions: Definitions = []
     for path, name, qualified, kind, line in conn.execute(
         "SELECT f.path, s.name, s.qualified_name, s.kind, s.line FROM symbols s JOIN files f ON f.id=s.file_id "
         f"WHERE s.kind IN ({marks})",
@@ -82,6 +100,13 @@ def build_repo_map(
             defs_by_name[name].add(index[path])
             own[(index[path], name)] += 1
             definitions.append((index[path], name, qualified or name, kind, line))
+    return defs_by_name, own, definitions
+
+
+def _reference_edges(
+    mentions: Mentions, n_files: int, defs_by_name: dict[str, set[int]], own: dict[tuple[int, str], int]
+) -> tuple[dict[tuple[int, int], float], dict[tuple[int, str], float]]:
+    """Weighted file -> defining-file edges, and each file's weight on each name it uses."""
     # A file using a name points at the files defining it; names defined all over, and dunders, say nothing.
     names = [
         name
@@ -89,7 +114,7 @@ def build_repo_map(
         if len(definers) <= MAX_DEFINERS and len(name) >= MIN_NAME and not (name[:2] == name[-2:] == "__")
     ]
     found = mentions.mentions_of(names)
-    spread = np.bincount([name_idx for name_idx, _, _ in found], minlength=len(names)) / len(files)
+    spread = np.bincount([name_idx for name_idx, _, _ in found], minlength=len(names)) / n_files
     edges: dict[tuple[int, int], float] = defaultdict(float)
     name_edges: dict[tuple[int, str], float] = defaultdict(float)
     for name_idx, src, count in found:
@@ -105,8 +130,16 @@ def build_repo_map(
             if dst != src:
                 edges[(src, dst)] += w
                 name_edges[(src, name)] += w
-    rank = pagerank(len(files), edges)
-    # Each definition gets the rank flowing into it from the files that reference its name.
+    return edges, name_edges
+
+
+def _definition_scores(
+    rank: np.ndarray,
+    edges: dict[tuple[int, int], float],
+    name_edges: dict[tuple[int, str], float],
+    defs_by_name: dict[str, set[int]],
+) -> dict[tuple[int, str], float]:
+    """Each definition's score: the rank flowing into it from the files that reference its name."""
     out_total: dict[int, float] = defaultdict(float)
     for (src, _), w in edges.items():
         out_total[src] += w
@@ -117,11 +150,17 @@ def build_repo_map(
         for dst in definers:
             if dst != src:
                 def_score[(dst, name)] += share
-    by_file: dict[int, list[tuple[float, int, str, str]]] = defaultdict(list)
-    for file_idx, name, qualified, kind, line in definitions:
-        score = def_score.get((file_idx, name), 0.0) + (1e-6 if kind == "class" else 0.0)
-        by_file[file_idx].append((score, line, qualified, kind))
-    order = sorted(range(len(files)), key=lambda i: (-rank[i], files[i]))
+    return def_score
+
+
+def _render(
+    files: Sequence[str],
+    order: list[int],
+    by_file: dict[int, list[tuple[float, int, str, str]]],
+    max_chars: int,
+    line_of: Callable[[str, int], str],
+) -> str:
+    """Files in rank order, each with its 12 best definitions' lines, until max_chars is reached."""
     parts: list[str] = []
     used = 0
     for file_idx in order:

@@ -227,9 +227,10 @@ def _native_text_terms(text: str) -> list[int]:
 
 
 # The hot entry points run natively when the optional C extension (_fastterms.c, built by setup.py) is
-# there: byte-identical results, an order of magnitude faster. It splits and hashes identifiers itself and calls
-# normalize_word() once per distinct word part. The py_ versions above are the reference and the fallback;
-# LSP_AGENT_NO_NATIVE=1 forces them (tests, benchmarks).
+# there: byte-identical results, an order of magnitude faster. It splits identifiers itself and calls
+# normalize_word() once per distinct word part and term_hash() once per distinct term (its own caches keep the
+# results, so it is given the function without our lru_cache). The py_ versions above are the reference and the
+# fallback; LSP_AGENT_NO_NATIVE=1 forces them (tests, benchmarks).
 chunk_terms = py_chunk_terms
 identifier_counts = py_identifier_counts
 py_text_terms = text_terms
@@ -240,7 +241,7 @@ if os.environ.get("LSP_AGENT_NO_NATIVE", "") in ("", "0"):
     except ImportError:  # not built (no compiler at install time)
         pass
     else:
-        _fastterms.configure(normalize_word)
+        _fastterms.configure(normalize_word, term_hash.__wrapped__)
         chunk_terms = _fastterms.chunk_terms
         identifier_counts = _fastterms.identifier_counts
         text_terms = _native_text_terms

@@ -7,46 +7,33 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Hashable, Mapping
 from contextlib import nullcontext
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-import numpy as np
-
-from lsp_agent.index.chunking import ParsedFile, analyze, analyze_with_tree, file_symbols, split_lines
+from lsp_agent.index.chunking import ParsedFile, analyze
 from lsp_agent.index.dense import VectorIndex, reciprocal_rank_fusion
-from lsp_agent.index.embeddings import Embedder, EmbeddingError, embedding_text, make_embedder
+from lsp_agent.index.dense_ranking import CANDIDATES, dense_chunk_ranking, dense_file_scores
+from lsp_agent.index.embeddings import Embedder, EmbeddingError, make_embedder
+from lsp_agent.index.index_writes import Progress, changed_files, embed_missing, store_buffers, store_result
 from lsp_agent.index.lexical import LexicalIndex
 from lsp_agent.index.locate import FileHit, FileMap, rank_files
 from lsp_agent.index.mentions import Mentions
 from lsp_agent.index.models import Chunk, FileAnalysis, IndexConfig, IndexStats, SearchHit, SymbolHit
-from lsp_agent.index.pipeline import (
-    PARALLEL_MIN_FILES,
-    FileJob,
-    FileResult,
-    Workers,
-    decode_source,
-    paused_gc,
-    run_jobs,
-)
+from lsp_agent.index.pipeline import Workers, paused_gc, run_jobs
 from lsp_agent.index.query import QueryAnalysis, analyze_query
 from lsp_agent.index.repomap import build_repo_map
 from lsp_agent.index.rerank import ChunkPaths, rerank
-from lsp_agent.index.rows import FileRows, file_rows, text_hash
-from lsp_agent.index.store import BINARY_LANGUAGE, FileRecord, IndexStore, default_db_path
+from lsp_agent.index.rows import text_hash
+from lsp_agent.index.store import IndexStore, default_db_path
+from lsp_agent.index.symbol_lookup import IndexedLines, indexed_definitions, symbol_hits
 from lsp_agent.index.tokens import tokenize, unpack_terms
-from lsp_agent.workspace.walk import is_ignored, walk_workspace
+from lsp_agent.workspace.paths import index_rel
+from lsp_agent.workspace.walk import is_ignored
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[int, int, str], None]
-CANDIDATES = 100  # results taken from each ranker before fusion
-DENSE_FILE_CANDIDATES = 500  # nearest chunks read for the files' dense scores in locate
-EMBED_BATCH = 256
-SNIPPET_CHARS = 200
-MAX_KEPT_TREES = 16
 BULK_MIN_FILES = 500  # a first index this large loads without secondary indexes and builds them at the end
-BINARY = FileRows(BINARY_LANGUAGE, [], [], b"")
 
 
 class WorkspaceIndex:
@@ -88,22 +75,7 @@ class WorkspaceIndex:
 
     def _rel(self, path: Path | str) -> str:
         """A workspace-relative POSIX path; ValueError for paths outside the root."""
-        p = Path(path)
-        if p.is_absolute():
-            try:
-                rel = p.resolve().relative_to(self.root) if p.exists() else p.relative_to(self.root)
-            except ValueError:
-                try:
-                    rel = p.relative_to(self.root)
-                except ValueError:
-                    raise ValueError(f"{path} is outside the workspace {self.root}") from None
-            text = rel.as_posix()
-        else:
-            text = PurePosixPath(str(path).replace("\\", "/")).as_posix()
-        parts = [x for x in text.split("/") if x not in ("", ".")]
-        if not parts or ".." in parts:
-            raise ValueError(f"not a file path inside the workspace: {path}")
-        return "/".join(parts)
+        return index_rel(self.root, path)
 
     def _indexable(self, rel: str) -> bool:
         """Whether the walk rules would index this path."""
@@ -119,26 +91,10 @@ class WorkspaceIndex:
         """
         started = time.perf_counter()
         self._check_open()
-        with self._write_lock, Workers() as workers:
+        with self._write_lock, Workers(self.config.worker_niceness) as workers:
             store = self._writer
             known = store.files()
-            jobs: list[FileJob] = []
-            seen: set[str] = set()
-            for path in walk_workspace(
-                self.root, exclude=self.config.exclude, max_file_size=self.config.max_file_size
-            ):
-                rel = path.relative_to(self.root).as_posix()
-                try:
-                    st = path.stat()
-                except OSError:
-                    continue
-                seen.add(rel)
-                rec = known.get(rel)
-                if rec is not None and rec.size == st.st_size and rec.mtime_ns == st.st_mtime_ns:
-                    continue
-                jobs.append(FileJob(rel, str(path), st.st_size, st.st_mtime_ns, rec.hash if rec else None))
-                if len(jobs) == PARALLEL_MIN_FILES:
-                    workers.start()  # enough work for them: let them boot while the walk goes on
+            jobs, seen = changed_files(self.root, self.config, known, workers)
             deleted = [rec for rel, rec in known.items() if rel not in seen]
             removed: list[int] = []
             added: list[tuple[int, str, bytes]] = []
@@ -152,66 +108,19 @@ class WorkspaceIndex:
                 total = len(jobs)
                 with paused_gc():  # the rows arriving make no cycles
                     for done, result in enumerate(run_jobs(jobs, workers), start=1):
-                        if self._store_result(store, known, result, fresh, removed, added):
+                        if store_result(store, known, result, fresh, removed, added):
                             parsed += 1
                         if progress:
                             progress(done, total, result.job.path)
                         if cancel is not None and cancel.is_set():
                             break
                 if not (cancel is not None and cancel.is_set()):
-                    self._embed_missing(store, progress, cancel)
+                    embed_missing(self._embedder, store, progress, cancel)
                     store.prune_vectors()
             self._apply_changes(removed, added)
             self._flush_pending(blocking=True)
             files, chunks, symbols = store.counts()
         return IndexStats(files, chunks, symbols, time.perf_counter() - started, parsed)
-
-    @staticmethod
-    def _store_result(
-        store: IndexStore,
-        known: dict[str, FileRecord],
-        result: FileResult,
-        fresh: bool,
-        removed: list[int],
-        added: list[tuple[int, str, bytes]],
-    ) -> bool:
-        """Write one job's outcome (collecting removed and added chunks); True when the file was parsed."""
-        job = result.job
-        if result.status == "same":
-            rec = known[job.path]
-            store.touch(rec.id, job.size, job.mtime_ns)
-        elif result.status == "skipped" and result.digest:
-            # Binary: remembered without chunks, so the next refresh skips it by size and mtime.
-            gone, _ = store.replace_file(job.path, job.size, job.mtime_ns, result.digest, BINARY, new=fresh)
-            removed.extend(gone)
-        elif result.status == "skipped":  # unreadable now: forget it, retry next time
-            if job.path in known:
-                removed.extend(store.delete_file(known[job.path].id))
-        else:
-            assert result.rows is not None
-            gone, new = store.replace_file(
-                job.path, job.size, job.mtime_ns, result.digest, result.rows, new=fresh
-            )
-            removed.extend(gone)
-            added.extend(new)
-            return True
-        return False
-
-    def _embed_missing(
-        self, store: IndexStore, progress: Progress | None, cancel: threading.Event | None
-    ) -> None:
-        """Compute vectors for chunk texts that have none yet (only changed chunks after the first run)."""
-        if self._embedder is None:
-            return
-        missing = store.missing_vectors(self._embedder.name)
-        for i in range(0, len(missing), EMBED_BATCH):
-            if cancel is not None and cancel.is_set():
-                return
-            batch = missing[i : i + EMBED_BATCH]
-            vectors = self._embedder.embed([embedding_text(p, s, t) for _, p, s, t in batch])
-            store.put_vectors(self._embedder.name, zip([b[0] for b in batch], vectors, strict=True))
-            if progress:
-                progress(min(i + EMBED_BATCH, len(missing)), len(missing), "embeddings")
 
     def _apply_changes(self, removed: list[int], added: list[tuple[int, str, bytes]]) -> None:
         """Mirror committed changes into the in-memory rankers (or drop them for a rebuild when large)."""
@@ -266,30 +175,10 @@ class WorkspaceIndex:
             if not pending:
                 return
             store = self._writer
-            removed: list[int] = []
-            added: list[tuple[int, str, bytes]] = []
             with store.transaction():
-                for rel, text in pending.items():
-                    rec = store.file(rel)
-                    if text is None:
-                        self._trees.pop(rel, None)
-                        if rec is not None:
-                            removed.extend(store.delete_file(rec.id))
-                        continue
-                    digest = text_hash(text)
-                    if rec is not None and rec.hash == digest:
-                        continue
-                    # size/mtime -1: the next refresh compares the disk content by hash and takes the disk version.
-                    analysis, parsed = analyze_with_tree(rel, text, self._trees.pop(rel, None))
-                    if parsed is not None:
-                        self._trees[rel] = parsed
-                        while len(self._trees) > MAX_KEPT_TREES:
-                            self._trees.popitem(last=False)
-                    gone, new = store.replace_file(rel, -1, -1, digest, file_rows(rel, analysis))
-                    removed.extend(gone)
-                    added.extend(new)
+                removed, added = store_buffers(store, pending, self._trees)
                 if added:
-                    self._embed_missing(store, None, None)
+                    embed_missing(self._embedder, store, None, None)
             self._apply_changes(removed, added)
             with self._read_lock:
                 for rel, text in pending.items():
@@ -354,7 +243,9 @@ class WorkspaceIndex:
             ranked = self._lexical.search(terms, CANDIDATES, exclude, extra_tokens)
             if self._embedder is not None and self._vectors is not None:
                 try:
-                    dense = self._dense_search(query, exclude, extra_chunks)
+                    dense = dense_chunk_ranking(
+                        self._embedder, self._vectors, self._reader, query, exclude, extra_chunks
+                    )
                 except EmbeddingError as exc:  # a failing backend costs the dense half, never the search
                     log.warning("dense search skipped: %s", exc)
                 else:
@@ -393,24 +284,6 @@ class WorkspaceIndex:
         paths = {k: extra_chunks[k][0] if k in extra_chunks else path_of(k) or "" for k, _ in ranked}  # type: ignore[arg-type]
         return rerank(ranked, paths, self._reader.conn, analysis, ChunkPaths(path_of), files)
 
-    def _dense_search(
-        self, query: str, exclude: set[int], extra_chunks: dict[Hashable, tuple[str, Chunk]]
-    ) -> list[tuple[Hashable, float]]:
-        """Vector ranking; override chunks reuse stored vectors by text hash and embed the rest now."""
-        assert self._embedder is not None and self._vectors is not None
-        qvec = self._embedder.embed([query])[0]
-        extra: list[tuple[Hashable, np.ndarray]] = []
-        if extra_chunks:
-            texts = {k: embedding_text(rel, c.symbol, c.text) for k, (rel, c) in extra_chunks.items()}
-            hashes = {k: text_hash(f"{rel}\0{c.symbol}\0{c.text}") for k, (rel, c) in extra_chunks.items()}
-            known = self._reader.vectors_for_hashes(self._embedder.name, set(hashes.values()))
-            todo = [k for k in extra_chunks if hashes[k] not in known]
-            if todo:
-                for k, vec in zip(todo, self._embedder.embed([texts[k] for k in todo]), strict=True):
-                    known[hashes[k]] = vec
-            extra = [(k, known[hashes[k]]) for k in extra_chunks]
-        return self._vectors.search(qvec, CANDIDATES, exclude, extra)
-
     def _file_map(self) -> FileMap:
         """Chunk -> file positions for the current rankers, rebuilt when the index changed (hold the read lock)."""
         assert self._lexical is not None
@@ -422,22 +295,6 @@ class WorkspaceIndex:
                 FileMap(self._reader.conn, self._lexical),
             )
         return cached[2]
-
-    def _dense_file_scores(self, query: str, files: FileMap) -> np.ndarray | None:
-        """Each file's best chunk cosine to the query (None without an embedding model or when it fails)."""
-        if self._embedder is None or self._vectors is None:
-            return None
-        try:
-            qvec = self._embedder.embed([query])[0]
-        except EmbeddingError as exc:  # a failing backend costs the dense half, never the ranking
-            log.warning("dense ranking skipped: %s", exc)
-            return None
-        out = np.zeros(len(files.paths), dtype=np.float64)
-        for chunk_id, cosine in self._vectors.search(qvec, DENSE_FILE_CANDIDATES):
-            pos = files.chunk_positions.get(chunk_id)  # type: ignore[arg-type]
-            if pos is not None and cosine > out[pos]:
-                out[pos] = cosine
-        return out
 
     def locate(self, query: str, limit: int = 10) -> list[FileHit]:
         """The files most likely relevant to a task (an identifier, a question or an issue report), best first.
@@ -460,7 +317,7 @@ class WorkspaceIndex:
                 analysis,
                 files.chunk_positions,
                 max(1, int(limit)),
-                self._dense_file_scores(query, files),
+                dense_file_scores(self._embedder, self._vectors, query, files),
             )
             rows = self._reader.chunks_by_id([c for _, _, c, _, _ in ranked if c is not None])
         hits: list[FileHit] = []
@@ -473,24 +330,6 @@ class WorkspaceIndex:
         return hits
 
     # --- symbols and map -----------------------------------------------------------------------------------
-
-    def _lines_of(self, rel: str, cache: dict[str, list[str]]) -> list[str]:
-        """A file's lines as indexed (the editor buffer if it came from one, else the disk; [] if unreadable)."""
-        lines = cache.get(rel)
-        if lines is None:
-            text = self._buffers.get(rel)
-            if text is None:
-                try:
-                    text = decode_source((self.root / rel).read_bytes()) or ""
-                except OSError:
-                    text = ""
-            lines = cache[rel] = split_lines(text)
-        return lines
-
-    def _line_of(self, rel: str, line: int, cache: dict[str, list[str]]) -> str:
-        """One line of a file as indexed, cut to SNIPPET_CHARS."""
-        lines = self._lines_of(rel, cache)
-        return lines[line - 1][:SNIPPET_CHARS] if 0 < line <= len(lines) else ""
 
     def _mentions(self) -> Mentions:
         """Which files mention which names, rebuilt when the index changed (hold the read lock)."""
@@ -512,46 +351,10 @@ class WorkspaceIndex:
             raise ValueError("empty symbol name")
         limit = max(1, int(limit))
         name = name.replace("::", ".")  # Rust and C++ paths: qualified names are dotted in every language
-        last = name.rsplit(".", 1)[-1]
-        where = "s.qualified_name=? OR s.name=?"
-        params: list[object] = [name, name]
-        if "." in name:
-            where += " OR s.qualified_name LIKE ? ESCAPE '\\'"
-            params.append("%." + name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_"))
         with self._read_lock:
-            rows = self._reader.conn.execute(
-                "SELECT s.name, s.qualified_name, s.kind, f.path, s.line, s.end_line "
-                f"FROM symbols s JOIN files f ON f.id = s.file_id WHERE {where} ORDER BY f.path, s.line LIMIT ?",
-                (*params, limit),
-            ).fetchall()
-            candidates = [path for path, _ in self._mentions().files_mentioning(last)]
-        cache: dict[str, list[str]] = {}
-        defs = [
-            SymbolHit(n, q, "definition", kind, path, line, end, self._line_of(path, line, cache).strip())
-            for n, q, kind, path, line, end in rows
-        ]
-        seen = {(h.path, h.line) for h in defs}
-        refs: list[SymbolHit] = []
-        for path in candidates:
-            if len(defs) + len(refs) >= limit:
-                break
-            lines = self._lines_of(path, cache)
-            for sym in file_symbols(path, "\n".join(lines)):
-                if sym.role == "reference":
-                    found = sym.name == last
-                else:
-                    q = sym.qualified_name or sym.name
-                    found = (path, sym.line) not in seen and (
-                        name in (q, sym.name) or ("." in name and q.endswith("." + name))
-                    )
-                if found:
-                    hit = SymbolHit(
-                        *sym[:4], path, sym.line, sym.end_line, self._line_of(path, sym.line, cache)
-                    )
-                    hit.snippet = hit.snippet.strip()
-                    (refs if sym.role == "reference" else defs).append(hit)
-        defs.sort(key=lambda h: (h.path, h.line))
-        return (defs + refs)[:limit]
+            rows = indexed_definitions(self._reader.conn, name, limit)
+            candidates = [path for path, _ in self._mentions().files_mentioning(name.rsplit(".", 1)[-1])]
+        return symbol_hits(name, rows, candidates, IndexedLines(self.root, self._buffers), limit)
 
     def symbols_starting_with(self, prefix: str, limit: int = 50) -> list[tuple[str, str, str, int]]:
         """(name, kind, path, line) of definitions whose name starts with `prefix` (mention completion)."""
@@ -572,13 +375,8 @@ class WorkspaceIndex:
             cached = self._repo_map_cache
             if cached and cached[0] == self._generation and cached[1] == max_chars:
                 return cached[2]
-            cache: dict[str, list[str]] = {}
-            text = build_repo_map(
-                self._reader.conn,
-                self._mentions(),
-                max_chars,
-                lambda rel, line: self._line_of(rel, line, cache),
-            )
+            lines = IndexedLines(self.root, self._buffers)
+            text = build_repo_map(self._reader.conn, self._mentions(), max_chars, lines.line)
             self._repo_map_cache = (self._generation, max_chars, text)
             return text
 

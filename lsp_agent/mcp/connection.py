@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import tempfile
 import time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -15,13 +13,12 @@ from typing import Any
 import anyio
 
 from lsp_agent.mcp.config import McpServerConfig
+from lsp_agent.mcp.server_stderr import ServerStderr
 
 log = logging.getLogger(__name__)
 
 STATES = ("idle", "starting", "ready", "failed", "stopped")
 STOP_TIMEOUT = 6.0
-_STDERR_TAIL = 1500
-STDERR_KEEP_BYTES = 1_000_000
 CONNECT_MODE = "auto"  # the SDK's handshake: 2026-07-28 discovery, else the legacy initialize
 
 
@@ -64,7 +61,7 @@ class McpConnection:
         self._ready: asyncio.Future[None] | None = None
         self._queue: asyncio.Queue[_Call | None] = asyncio.Queue()
         self._pending: set[asyncio.Future[Any]] = set()
-        self._stderr: Any = None
+        self._stderr: ServerStderr | None = None
         self._refreshes: set[asyncio.Task[bool]] = set()
         self.tools_changed = 0  # tools/list_changed notices received (each re-lists the tools)
 
@@ -258,7 +255,8 @@ class McpConnection:
         except Exception as exc:  # noqa: BLE001 - a failed call is the caller's error, not the server's end
             _settle(call.future, error=exc)
         finally:
-            self._trim_stderr()
+            if self._stderr is not None:
+                self._stderr.trim()
 
     async def _transport(self, stack: AsyncExitStack) -> Any:
         """The SDK transport for this server (stdio process, streamable HTTP or SSE)."""
@@ -267,15 +265,14 @@ class McpConnection:
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
             self._close_stderr()
-            # append mode: the child shares the O_APPEND file description, so trimming it is safe
-            self._stderr = tempfile.TemporaryFile(mode="a+", encoding="utf-8", errors="replace")
+            self._stderr = ServerStderr()
             params = StdioServerParameters(
                 command=cfg.command or "",
                 args=list(cfg.args),
                 env=dict(cfg.env) or None,  # merged over the SDK's safe default (PATH, HOME, ...)
                 cwd=cfg.cwd or (str(self.cwd) if self.cwd else None),
             )
-            return stdio_client(params, errlog=self._stderr)
+            return stdio_client(params, errlog=self._stderr.file)
         headers = dict(cfg.headers) or None
         if cfg.transport == "sse":
             from mcp.client.sse import sse_client
@@ -338,47 +335,13 @@ class McpConnection:
         else:
             reason = f"{type(leaf).__name__}: {leaf}" if str(leaf) else type(leaf).__name__
         prefix = "stopped while running" if was_ready else "failed to start"
-        tail = self._stderr_tail()
+        tail = self._stderr.tail() if self._stderr is not None else ""
         return f"{prefix}: {reason}" + (f"; its stderr ends with: {tail}" if tail else "")
-
-    def _stderr_tail(self) -> str:
-        """The last lines the server wrote to stderr, on one line."""
-        handle = self._stderr
-        if handle is None:
-            return ""
-        try:
-            handle.flush()
-            handle.seek(0, os.SEEK_END)
-            size = handle.tell()
-            handle.seek(max(0, size - _STDERR_TAIL * 4))
-            text = handle.read()
-        except (OSError, ValueError):
-            return ""
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
-        return " | ".join(lines[-6:])[-_STDERR_TAIL:]
-
-    def _trim_stderr(self) -> None:
-        """Keep a chatty server's captured stderr small: only its tail is ever shown."""
-        handle = self._stderr
-        if handle is None:
-            return
-        try:
-            if os.fstat(handle.fileno()).st_size > STDERR_KEEP_BYTES:
-                tail = self._stderr_tail()
-                handle.seek(0)
-                handle.truncate(0)
-                handle.write(tail + "\n")
-                handle.flush()
-        except (OSError, ValueError):
-            pass
 
     def _close_stderr(self) -> None:
         """Release the stderr capture file."""
         if self._stderr is not None:
-            try:
-                self._stderr.close()
-            except OSError:
-                pass
+            self._stderr.close()
             self._stderr = None
 
 

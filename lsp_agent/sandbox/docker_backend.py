@@ -43,6 +43,18 @@ def docker_status() -> tuple[bool, str]:
     return True, f"docker backend: engine {version} reachable"
 
 
+def _mounts(
+    argv: Sequence[str], workspace: Path, stdin: str | None
+) -> tuple[list[str], dict[str, dict[str, str]]]:
+    """The command and bind mounts: the workspace, and stdin as a read-only file the command reads from."""
+    volumes = {str(workspace): {"bind": CONTAINER_WORKDIR, "mode": "rw"}}
+    if stdin is None:
+        return list(argv), volumes
+    (workspace.parent / "stdin.txt").write_text(stdin, encoding="utf-8")
+    volumes[str(workspace.parent / "stdin.txt")] = {"bind": "/sandbox-stdin.txt", "mode": "ro"}
+    return ["sh", "-c", '"$@" < /sandbox-stdin.txt', "sh", *argv], volumes
+
+
 def run_in_docker(
     argv: Sequence[str],
     workspace: Path,
@@ -59,12 +71,7 @@ def run_in_docker(
 
     image = image or os.environ.get(IMAGE_ENV) or DEFAULT_IMAGE
     start = time.perf_counter()
-    if stdin is not None:
-        (workspace.parent / "stdin.txt").write_text(stdin, encoding="utf-8")
-        argv = ["sh", "-c", '"$@" < /sandbox-stdin.txt', "sh", *argv]
-    volumes = {str(workspace): {"bind": CONTAINER_WORKDIR, "mode": "rw"}}
-    if stdin is not None:
-        volumes[str(workspace.parent / "stdin.txt")] = {"bind": "/sandbox-stdin.txt", "mode": "ro"}
+    argv, volumes = _mounts(argv, workspace, stdin)
     client = docker.from_env(timeout=10)
     container = None
     try:

@@ -92,6 +92,24 @@ def kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
+def _wait_or_kill(
+    proc: subprocess.Popen[bytes], deadline: float, cancel: threading.Event | None
+) -> tuple[bool, bool]:
+    """Wait for the process to exit; kill its group at the deadline or on cancel. (timed out, cancelled)."""
+    timed_out = cancelled = False
+    waiter = _ExitWaiter(proc)
+    while not waiter.wait(0.05):
+        if time.perf_counter() >= deadline:
+            timed_out = True
+        elif cancel is not None and cancel.is_set():
+            cancelled = True
+        if timed_out or cancelled:
+            kill_group(proc)
+            break
+    waiter.close()
+    return timed_out, cancelled
+
+
 def run_process(
     argv: Sequence[str],
     *,
@@ -123,20 +141,7 @@ def run_process(
     err = BoundedCapture(proc.stderr, capture_limit)  # type: ignore[arg-type]
     if stdin is not None and proc.stdin is not None:
         threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
-    deadline = start + limits.wall_seconds
-    timed_out = cancelled = False
-    waiter = _ExitWaiter(proc)
-    while True:
-        if waiter.wait(0.05):
-            break
-        if time.perf_counter() >= deadline:
-            timed_out = True
-        elif cancel is not None and cancel.is_set():
-            cancelled = True
-        if timed_out or cancelled:
-            kill_group(proc)
-            break
-    waiter.close()
+    timed_out, cancelled = _wait_or_kill(proc, start + limits.wall_seconds, cancel)
     # Children that outlived the leader still hold the pipes: kill the rest of the group before reading on.
     try:
         os.killpg(proc.pid, signal.SIGKILL)

@@ -236,12 +236,9 @@ class IndexManager:
             if folder.index is None:
                 from lsp_agent.assembly import index_config
                 from lsp_agent.index import WorkspaceIndex
-                from lsp_agent.index.pipeline import Workers
-
-                Workers.niceness = INDEX_WORKER_NICENESS
 
                 s = self._settings()
-                config = index_config(s)
+                config = replace(index_config(s), worker_niceness=INDEX_WORKER_NICENESS)
                 if s.embeddings == self._lexical_only:  # embeddings failed once: lexical search only
                     config = replace(config, embeddings="none")
                 folder.index = WorkspaceIndex(folder.root, config)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 _INT_RE = re.compile(r"^[+-]?\d+$")
@@ -116,67 +117,93 @@ def _coerce(key: str, value: Any, spec: dict[str, Any]) -> Any:
 
 
 def _coerce_one(key: str, value: Any, kind: str) -> Any:
-    shown = _show(value)
-    if kind == "string":
-        if isinstance(value, str):
-            return value
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return str(value)
-        raise _Invalid(f"{key!r} must be a string, got {shown}")
-    if kind == "integer":
-        if isinstance(value, bool):
-            raise _Invalid(f"{key!r} must be an integer, got {shown}")
-        if isinstance(value, int):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, str) and _INT_RE.match(value.strip()):
-            return int(value.strip())
+    """`value` as the JSON type `kind` (lightly coerced: "3" -> 3, "true" -> True, a JSON string -> a list)."""
+    coerce = _COERCERS.get(kind)
+    return value if coerce is None else coerce(key, value, _show(value))
+
+
+def _to_string(key: str, value: Any, shown: str) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    raise _Invalid(f"{key!r} must be a string, got {shown}")
+
+
+def _to_integer(key: str, value: Any, shown: str) -> int:
+    if isinstance(value, bool):
         raise _Invalid(f"{key!r} must be an integer, got {shown}")
-    if kind == "number":
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return value
-        if isinstance(value, str):
-            try:
-                return float(value.strip())
-            except ValueError:
-                pass
-        raise _Invalid(f"{key!r} must be a number, got {shown}")
-    if kind == "boolean":
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-            return value.strip().lower() in _TRUE
-        if isinstance(value, int) and value in (0, 1):
-            return bool(value)
-        raise _Invalid(f"{key!r} must be true or false, got {shown}")
-    if kind == "array":
-        if isinstance(value, list):
-            return value
-        if isinstance(value, str) and value.strip().startswith("["):
-            try:
-                loaded = json.loads(value)
-            except json.JSONDecodeError:
-                loaded = None
-            if isinstance(loaded, list):
-                return loaded
-        raise _Invalid(f"{key!r} must be an array, got {shown}")
-    if kind == "object":
-        if isinstance(value, dict):
-            return value
-        if isinstance(value, str) and value.strip().startswith("{"):
-            try:
-                loaded = json.loads(value)
-            except json.JSONDecodeError:
-                loaded = None
-            if isinstance(loaded, dict):
-                return loaded
-        raise _Invalid(f"{key!r} must be an object, got {shown}")
-    if kind == "null":
-        if value is None:
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and _INT_RE.match(value.strip()):
+        return int(value.strip())
+    raise _Invalid(f"{key!r} must be an integer, got {shown}")
+
+
+def _to_number(key: str, value: Any, shown: str) -> int | float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            pass
+    raise _Invalid(f"{key!r} must be a number, got {shown}")
+
+
+def _to_boolean(key: str, value: Any, shown: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise _Invalid(f"{key!r} must be true or false, got {shown}")
+
+
+def _json_container(value: Any, kind: type, opener: str) -> Any:
+    """value itself when it is a `kind`, or the `kind` a JSON string starting with `opener` holds; else None."""
+    if isinstance(value, kind):
+        return value
+    if isinstance(value, str) and value.strip().startswith(opener):
+        try:
+            loaded = json.loads(value)
+        except json.JSONDecodeError:
             return None
+        return loaded if isinstance(loaded, kind) else None
+    return None
+
+
+def _to_array(key: str, value: Any, shown: str) -> list:
+    loaded = _json_container(value, list, "[")
+    if loaded is None:
+        raise _Invalid(f"{key!r} must be an array, got {shown}")
+    return loaded
+
+
+def _to_object(key: str, value: Any, shown: str) -> dict:
+    loaded = _json_container(value, dict, "{")
+    if loaded is None:
+        raise _Invalid(f"{key!r} must be an object, got {shown}")
+    return loaded
+
+
+def _to_null(key: str, value: Any, shown: str) -> None:
+    if value is not None:
         raise _Invalid(f"{key!r} must be null, got {shown}")
-    return value
+
+
+_COERCERS: dict[str, Callable[[str, Any, str], Any]] = {
+    "string": _to_string,
+    "integer": _to_integer,
+    "number": _to_number,
+    "boolean": _to_boolean,
+    "array": _to_array,
+    "object": _to_object,
+    "null": _to_null,
+}
 
 
 def _check_constraints(key: str, value: Any, spec: dict[str, Any]) -> None:

@@ -77,32 +77,29 @@ class Overlay:
         FileTooLargeError with messages fit to show the model.
         """
         key, path = self._file_key_path(rel)
-        with self._lock:
-            if key in self._changes:
-                text = self._changes[key]
-                if text is None:
-                    raise FileNotFoundError(f"{key}: file not found (deleted earlier in this run)")
-                return text
-            if self._is_virtual_dir(key):
-                raise IsADirectoryError(f"{key}: is a directory, not a file")
-        text = self._load_disk(key, path)
-        with self._lock:
-            if key not in self._changes:
-                self._seen[key] = text
+        text, from_disk = self._current_text(key, path)
+        if from_disk:
+            with self._lock:
+                if key not in self._changes:
+                    self._seen[key] = text
         return text
 
     def view_text(self, rel: str) -> str:
         """Like read_text, but does not record the text as a base (for bulk reads such as searches)."""
         key, path = self._file_key_path(rel)
+        return self._current_text(key, path)[0]
+
+    def _current_text(self, key: str, path: Path) -> tuple[str, bool]:
+        """A file's text in this run, and whether it came from disk (False: the run's own change)."""
         with self._lock:
             if key in self._changes:
                 text = self._changes[key]
                 if text is None:
                     raise FileNotFoundError(f"{key}: file not found (deleted earlier in this run)")
-                return text
+                return text, False
             if self._is_virtual_dir(key):
                 raise IsADirectoryError(f"{key}: is a directory, not a file")
-        return self._load_disk(key, path)
+        return self._load_disk(key, path), True
 
     def exists(self, rel: str) -> bool:
         """True for files and directories visible in this run's view."""

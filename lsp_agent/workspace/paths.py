@@ -113,6 +113,26 @@ def relative_posix(root: Path, path: Path) -> str:
     return text
 
 
+def index_rel(root: Path, path: Path | str) -> str:
+    """The POSIX path, relative to the (resolved) root, the index keys a file by; ValueError outside the root.
+
+    Unlike normalize_rel, a relative path is taken as written (the file may not exist yet or any more).
+    """
+    p = Path(path)
+    if p.is_absolute():
+        # the resolved path first (a symlinked parent), else the path as written
+        inside = [c for c in ([p.resolve()] if p.exists() else []) + [p] if c.is_relative_to(root)]
+        if not inside:
+            raise ValueError(f"{path} is outside the workspace {root}")
+        text = inside[0].relative_to(root).as_posix()
+    else:
+        text = PurePosixPath(str(path).replace("\\", "/")).as_posix()
+    parts = [x for x in text.split("/") if x not in ("", ".")]
+    if not parts or ".." in parts:
+        raise ValueError(f"not a file path inside the workspace: {path}")
+    return "/".join(parts)
+
+
 def normalize_rel(root: Path, rel: str) -> str:
     """Canonical POSIX form of a workspace path (resolved and made relative), refusing escapes."""
     return resolve_key(root, rel)[0]

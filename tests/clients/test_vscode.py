@@ -68,12 +68,14 @@ def built() -> Path:
 
 @needs_node
 @pytest.mark.timeout(900)
+@pytest.mark.slow
 def test_typescript_lints_clean(built: Path) -> None:
     _run([NPM, "run", "lint"], timeout=300)
 
 
 @needs_node
 @pytest.mark.timeout(900)
+@pytest.mark.slow
 def test_node_unit_and_end_to_end_tests_pass(built: Path) -> None:
     env = os.environ.copy()
     env["LSP_AGENT_TEST_PYTHON"] = sys.executable  # the Python that runs the server under test
@@ -94,6 +96,7 @@ def test_node_unit_and_end_to_end_tests_pass(built: Path) -> None:
 
 @needs_node
 @pytest.mark.timeout(900)
+@pytest.mark.slow
 def test_extension_packages_as_vsix(built: Path, tmp_path: Path) -> None:
     vsix = tmp_path / "lsp-agent.vsix"
     _run(

@@ -113,6 +113,7 @@ def test_unreachable_embedding_model_is_a_clear_error() -> None:
     assert make_embedder("none") is None
 
 
+@pytest.mark.slow
 def test_cli_search_with_litellm_embeddings(shop_repo: Path, embed_server: ScriptedModelServer) -> None:
     _add_garage(shop_repo)
     env = {

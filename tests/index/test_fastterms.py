@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
+import platform
 import random
 import subprocess
 import sys
@@ -28,6 +28,7 @@ try:
 except ImportError:  # built only where a C compiler was available at install time
     _fastterms = None
 
+_term_hash = term_hash.__wrapped__  # what tokens.py gives the extension: term_hash() without its lru_cache
 REPO = Path(__file__).resolve().parents[2]
 DJANGO = REPO / "benchmarks" / ".cache" / "django-5.2.8-py"  # fetched by benchmarks/index_speed.py
 needs_native = pytest.mark.skipif(
@@ -65,9 +66,9 @@ def native() -> Iterator[object]:
     """_fastterms configured with the real normalize_word (again afterwards, for tests that swap it)."""
     if _fastterms is None:
         pytest.skip("lsp_agent.index._fastterms is not built")
-    _fastterms.configure(normalize_word)
+    _fastterms.configure(normalize_word, _term_hash)
     yield _fastterms
-    _fastterms.configure(normalize_word)
+    _fastterms.configure(normalize_word, _term_hash)
 
 
 def _python_files(root: Path = REPO) -> list[Path]:
@@ -181,11 +182,11 @@ def test_callable_errors_propagate(native) -> None:
     def broken(ident: str) -> tuple[int, ...]:
         raise ZeroDivisionError(ident)
 
-    native.configure(broken)
+    native.configure(broken, _term_hash)
     with pytest.raises(ZeroDivisionError, match="alpha"):
         native.chunk_terms("alpha beta")
     assert native.cache_size() == 0
-    native.configure(lambda word: 5)
+    native.configure(lambda word: 5, _term_hash)
     with pytest.raises(TypeError, match="str or None"):
         native.identifier_counts("alpha")
     with pytest.raises(TypeError):
@@ -198,7 +199,7 @@ def test_configure_empties_the_cache(native) -> None:
     assert (native.cache_size(), native.word_cache_size()) == (0, 0)
     native.chunk_terms("alpha beta alpha alpha_beta")
     assert (native.cache_size(), native.word_cache_size()) == (3, 2)
-    native.configure(str.upper)  # a word part arrives lowercased; its word is hashed as returned
+    native.configure(str.upper, _term_hash)  # a word part arrives lowercased; its word is hashed as returned
     assert (native.cache_size(), native.word_cache_size()) == (0, 0)
     total, blob = native.chunk_terms("ab cde Ab")
     assert total == 3 and tokens.unpack_terms(blob) == {term_hash("AB"): 2, term_hash("CDE"): 1}
@@ -209,14 +210,15 @@ def test_words_from_normalize_word_are_hashed_as_utf8(native, suffix: str) -> No
     def normalize(word: str) -> str | None:
         return None if word == "skip" else word + suffix
 
-    native.configure(normalize)
+    native.configure(normalize, _term_hash)
     for ident in ["get_value", "HTTPResponse", "skip_me", "skip", "get_get", "a1", "__x__"]:
         assert native.identifier_terms(ident) == _model_terms(ident, normalize), ident
 
 
+@pytest.mark.slow
 def test_cache_is_emptied_past_its_cap_mid_call(native) -> None:
     # 1.1M distinct identifiers, 1.1M + 1 distinct word parts: both caches are emptied in the middle of the call
-    native.configure(lambda word: word if word.isalpha() else None)
+    native.configure(lambda word: word if word.isalpha() else None, _term_hash)
     text = " ".join(f"x{i}" for i in range(1_100_000))
     total, blob = native.chunk_terms(text)
     assert total == 2_200_000  # each identifier: its whole and "x" (its digits are dropped)
@@ -236,7 +238,7 @@ def test_threads_share_the_cache_safely(native) -> None:
 
     def work() -> None:
         for _ in range(3):
-            native.configure(normalize_word)  # empties the caches under the other threads
+            native.configure(normalize_word, _term_hash)  # empties the caches under the other threads
             if [native.chunk_terms(t) for t in texts] != expected:
                 failures.append(threading.current_thread().name)
 
@@ -268,43 +270,62 @@ def test_tricky_identifiers_match_python(native, ident: str) -> None:
 def test_repository_identifiers_match_python(native) -> None:
     idents = _identifiers(REPO)
     assert len(idents) > 1000
-    native.configure(normalize_word)
+    native.configure(normalize_word, _term_hash)
     assert [native.identifier_terms(i) for i in idents] == [identifier_terms(i) for i in idents]
-    native.configure(normalize_word)
+    native.configure(normalize_word, _term_hash)
     assert native.identifier_counts(" ".join(idents)) == py_identifier_counts(" ".join(idents))
 
 
 @pytest.mark.skipif(
     not DJANGO.is_dir(), reason="no Django copy: run benchmarks/index_speed.py once to fetch it"
 )
+@pytest.mark.slow
 def test_django_identifiers_match_python(native) -> None:
     idents = _identifiers(DJANGO)
     assert len(idents) > 50_000
     assert [native.identifier_terms(i) for i in idents] == [identifier_terms(i) for i in idents]
-    native.configure(normalize_word)
+    native.configure(normalize_word, _term_hash)
     assert native.identifier_counts(" ".join(idents)) == py_identifier_counts(" ".join(idents))
 
 
-def test_blake2b_matches_hashlib(native) -> None:
-    rng = random.Random(7693)
-    lengths = [0, 1, 2, 7, 8, 9, 63, 64, 65, 127, 128, 129, 255, 256, 257, 383, 384, 385, 1000, 4096, 100_003]
-    lengths += [rng.randrange(300) for _ in range(3000)]
-    for n in lengths:
-        data = rng.randbytes(n)
-        digest = hashlib.blake2b(data, digest_size=8).digest()
-        assert native.blake2b64(data) == int.from_bytes(digest, "little"), n
-    assert native.blake2b64(memoryview(b"abc")) == native.blake2b64(b"abc")
+def test_terms_are_hashed_by_the_configured_term_hash(native) -> None:
+    # the extension has no hash of its own: every term (words, wholes, identifiers) comes from term_hash()
+    seen: list[str] = []
+
+    def spy(term: str) -> int:
+        seen.append(term)
+        return _term_hash(term)
+
+    native.configure(normalize_word, spy)
+    text = "parse_json_file(path) HTTPResponse parse_json_file json x"
+    assert native.chunk_terms(text) == py_chunk_terms(text)
+    assert native.identifier_counts(text) == py_identifier_counts(text)
+    assert {"parse_json_file", "pars", "json", "file", "httpresponse", "http", "respons", "path", "x"} <= set(
+        seen
+    )
+    assert "HTTPResponse" in seen  # its own hash, for identifier_counts()
+    assert len(seen) == len(set(seen))  # once per distinct term: the caches keep the rest
+    native.configure(normalize_word, lambda term: 7)
+    assert tokens.unpack_terms(native.identifier_counts("alpha beta")) == {7: 2}
 
 
-def test_term_hash_matches_python(native) -> None:
-    rng = random.Random(47)
-    alphabet = "azAZ09_ é中😀\ud800\udfff\x00"
-    terms = ["", "a", "config", "x" * 128, "é" * 64, "中" * 43, "😀" * 32, "\ud800" * 50]
-    terms += ["".join(rng.choices(alphabet, k=rng.randrange(150))) for _ in range(2000)]
-    for term in terms:
-        assert native.term_hash(term) == term_hash.__wrapped__(term), repr(term)
-    with pytest.raises(TypeError):
-        native.term_hash(b"bytes")
+@pytest.mark.parametrize("bad", [lambda term: "str", lambda term: -1, lambda term: 2**47, lambda term: 1.5])
+def test_term_hash_results_are_checked(native, bad) -> None:
+    native.configure(normalize_word, bad)
+    with pytest.raises(TypeError, match="term_hash"):
+        native.chunk_terms("alpha_beta")
+    assert native.cache_size() == 0
+
+
+def test_term_hash_errors_propagate(native) -> None:
+    def broken(term: str) -> int:
+        raise ZeroDivisionError(term)
+
+    native.configure(normalize_word, broken)
+    with pytest.raises(ZeroDivisionError):
+        native.identifier_terms("alpha")
+    with pytest.raises(TypeError, match="two callables"):
+        native.configure(normalize_word)
 
 
 def _dispatch_in_subprocess(no_native: str | None) -> str:
@@ -325,3 +346,12 @@ def test_no_native_env_selects_python() -> None:
 @needs_native
 def test_native_is_the_default() -> None:
     assert _dispatch_in_subprocess(None) == "True False"
+
+
+@needs_native
+@pytest.mark.skipif(
+    platform.machine() not in ("x86_64", "AMD64"), reason="SSE2 is compiled in on x86-64 only"
+)
+def test_installed_build_uses_the_sse2_scanner() -> None:
+    # the portable scanner is built and checked by test_fastterms_portable.py
+    assert _fastterms.SCANNER == "sse2"

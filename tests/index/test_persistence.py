@@ -150,6 +150,22 @@ def test_parallel_workers_give_the_same_index(shop_repo: Path, monkeypatch) -> N
     assert rows == serial_rows
 
 
+def test_worker_niceness_belongs_to_each_index() -> None:
+    # a background index (the language server's) lowers its workers' priority; no other index is affected
+    base = os.nice(0)
+    with (
+        pipeline.Workers(IndexConfig(worker_niceness=5).worker_niceness) as background,
+        pipeline.Workers() as cli,
+    ):
+        background.count = cli.count = 2
+        background.start()
+        cli.start()
+        assert background.pool is not None and cli.pool is not None
+        assert background.pool.submit(os.nice, 0).result() == min(base + 5, 19)
+        assert cli.pool.submit(os.nice, 0).result() == base
+    assert IndexConfig().worker_niceness == 0
+
+
 def test_concurrent_searches_and_updates(shop_index: WorkspaceIndex) -> None:
     errors: list[BaseException] = []
 

@@ -115,10 +115,11 @@ async def test_servers_that_fail_to_start_are_reported_and_left_out():
         await manager.aclose()
 
 
+@pytest.mark.slow
 async def test_a_stdio_server_that_dies_is_marked_failed_and_restarted_next_run(tmp_path: Path, monkeypatch):
-    import lsp_agent.mcp.connection as connection
+    import lsp_agent.mcp.server_stderr as server_stderr
 
-    monkeypatch.setattr(connection, "STDERR_KEEP_BYTES", 20_000)
+    monkeypatch.setattr(server_stderr, "STDERR_KEEP_BYTES", 20_000)
     pids = tmp_path / "pids"
     manager = McpManager([stdio_config(env={"NOTES_PID_FILE": str(pids)})])
     try:
@@ -127,7 +128,7 @@ async def test_a_stdio_server_that_dies_is_marked_failed_and_restarted_next_run(
         # a chatty server's captured stderr is trimmed to its tail
         assert render_result(await manager.call_tool("notes", "shout", {"kilobytes": 64})) == "shouted"
         captured = manager._connections["notes"]._stderr
-        assert os.fstat(captured.fileno()).st_size < 5_000
+        assert captured is not None and os.fstat(captured.file.fileno()).st_size < 5_000
         with pytest.raises(McpUnavailable) as info:
             await manager.call_tool("notes", "crash", {})
         assert "stopped while running" in str(info.value)
@@ -156,6 +157,7 @@ async def test_a_stdio_server_that_dies_is_marked_failed_and_restarted_next_run(
         await manager.call_tool("notes", "add", {"a": 1, "b": 2})
 
 
+@pytest.mark.slow
 async def test_an_http_server_that_dies_mid_call_fails_the_call_clearly():
     port = free_port()
     proc = start_http_notes(port)
@@ -204,6 +206,7 @@ async def test_slow_tools_time_out_and_errors_become_tool_errors(shared_manager:
         await manager.aclose()
 
 
+@pytest.mark.slow
 def test_servers_stop_when_the_process_exits_without_close(tmp_path: Path):
     pids = tmp_path / "pids"
     program = (

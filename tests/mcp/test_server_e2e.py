@@ -11,13 +11,10 @@ import pytest
 from mcp_helpers import BROKEN, NOTES
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+from scripted_editor import tool_step  # noqa: E402
 from server_editor import scripted_settings, start_editor, stop_editor, write_tree  # noqa: E402
 
 from lsp_agent.testing.scripted_model import ScriptedModelServer  # noqa: E402
-
-
-def step(name: str, **arguments) -> dict:
-    return {"content": "", "tool_calls": [{"name": name, "arguments": arguments}]}
 
 
 def _alive(pid: int) -> bool:
@@ -58,7 +55,10 @@ async def test_editor_settings_servers_serve_runs_and_stop_at_shutdown(tmp_path:
             assert not pids.exists()  # nothing starts before a run needs it
 
             model.add_steps(
-                [step("notes__lookup_note", topic="deploy"), step("task_complete", summary="Tuesdays")]
+                [
+                    tool_step("notes__lookup_note", topic="deploy"),
+                    tool_step("task_complete", summary="Tuesdays"),
+                ]
             )
             run_id = await editor.ask("when do deploys go out?")
             await editor.wait_event(run_id, "done")
@@ -76,7 +76,7 @@ async def test_editor_settings_servers_serve_runs_and_stop_at_shutdown(tmp_path:
             assert rows["broken"]["state"] == "failed" and "missing NOTES_TOKEN" in rows["broken"]["error"]
 
             # a second run reuses the running server and does not repeat the error message
-            model.add_steps([step("notes__add", a=2, b=2), step("task_complete", summary="4")])
+            model.add_steps([tool_step("notes__add", a=2, b=2), tool_step("task_complete", summary="4")])
             run_id = await editor.ask("add")
             await editor.wait_event(run_id, "done")
             (added,) = [e for e in editor.run_events(run_id, "tool_result") if e["name"] == "notes__add"]

@@ -7,40 +7,25 @@ import asyncio
 import time
 
 import pytest
-import pytest_asyncio
-from server_editor import start_editor, stop_editor, write_tree
+from scripted_editor import editor_fixtures, finish_step
 
 from lsp_agent.agent.model import PLACEHOLDER_KEY
-from lsp_agent.testing.scripted_model import ScriptedModelServer
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 REQUEST_TIMEOUT = 3
 
 
-def finish(summary: str) -> dict:
-    return {"content": "done", "tool_calls": [{"name": "task_complete", "arguments": {"summary": summary}}]}
-
-
-@pytest.fixture(scope="module")
-def model():
-    with ScriptedModelServer([]) as server:
-        yield server
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def editor(tmp_path_factory, model):
-    root = write_tree(
-        tmp_path_factory.mktemp("ws") / "proj", {"calc.py": "def add(a, b):\n    return a - b\n"}
-    )
-    settings = {
+def keyless_settings(model) -> dict:
+    """Settings for the scripted model with no apiKey: a local server that needs none."""
+    return {
         "model": "openai/scripted",
-        "apiBase": model.base_url,  # and no apiKey: a local server that needs none
+        "apiBase": model.base_url,
         "toolCalling": "native",
         "requestTimeout": REQUEST_TIMEOUT,
     }
-    ed = await start_editor(root, tmp_path_factory.mktemp("cache"), init_options={"lspAgent": settings})
-    yield ed
-    await stop_editor(ed)
+
+
+model, editor = editor_fixtures({"calc.py": "def add(a, b):\n    return a - b\n"}, keyless_settings)
 
 
 async def run(editor, model, steps: list[dict], task: str) -> tuple[dict, list[dict], float]:
@@ -61,7 +46,7 @@ def final_errors(errors: list[dict]) -> list[str]:
 
 
 async def test_a_keyless_local_server_answers_the_run(editor, model):
-    done, errors, _ = await run(editor, model, [finish("no key needed")], "keyless")
+    done, errors, _ = await run(editor, model, [finish_step("no key needed")], "keyless")
     assert done["stopReason"] == "complete" and not final_errors(errors)
     assert model.headers[-1]["authorization"] == f"Bearer {PLACEHOLDER_KEY}"
 
@@ -87,7 +72,7 @@ async def test_a_permanent_fault_ends_the_run_at_once_with_one_error(editor, mod
     ids=["500", "429", "hang-up"],
 )
 async def test_a_transient_fault_is_retried_and_the_run_completes(editor, model, fault):
-    done, errors, seconds = await run(editor, model, [fault, finish("recovered")], f"transient {fault}")
+    done, errors, seconds = await run(editor, model, [fault, finish_step("recovered")], f"transient {fault}")
     assert done["stopReason"] == "complete"
     (retry,) = errors
     assert retry["retrying"] and retry["attempt"] == 1
@@ -112,7 +97,7 @@ async def test_an_endless_stream_is_cut_at_the_request_timeout_and_its_connectio
 
 
 async def test_a_trickling_reply_is_bounded_as_a_whole(editor, model):
-    steps = [{"content": "slowly", "trickle": 0.5}, finish("after the slow one")]
+    steps = [{"content": "slowly", "trickle": 0.5}, finish_step("after the slow one")]
     done, errors, seconds = await run(editor, model, steps, "trickle")
     assert done["stopReason"] == "complete"
     (retry,) = errors

@@ -9,16 +9,12 @@ import pytest
 from sandbox_helpers import CALC, TEST_CALC, snapshot
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+from scripted_editor import tool_step  # noqa: E402
 from server_editor import scripted_settings, start_editor, stop_editor, write_tree  # noqa: E402
 
 from lsp_agent.testing.scripted_model import ScriptedModelServer  # noqa: E402
 
 FIXED_UNSAVED = "def add(a, b):\n    return a + b  # fixed, not saved yet\n"
-
-
-def step(name: str, **arguments: object) -> dict:
-    """A script step with one native tool call."""
-    return {"content": "", "tool_calls": [{"name": name, "arguments": arguments}]}
 
 
 @pytest.mark.asyncio
@@ -41,9 +37,9 @@ async def test_run_tests_sees_the_unsaved_buffer_the_agent_read(
             editor.open("pkg/calc.py", FIXED_UNSAVED)
             model.add_steps(
                 [
-                    step("read_file", path="pkg/calc.py"),
-                    step("run_tests", args=["-q"]),
-                    step("task_complete", summary="the tests pass"),
+                    tool_step("read_file", path="pkg/calc.py"),
+                    tool_step("run_tests", args=["-q"]),
+                    tool_step("task_complete", summary="the tests pass"),
                 ]
             )
             run_id = await editor.ask("do the tests pass?")

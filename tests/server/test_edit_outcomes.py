@@ -5,8 +5,8 @@ reasons) reach the next exchange, and nothing is written to the workspace withou
 from __future__ import annotations
 
 import pytest
-import pytest_asyncio
 from lsprotocol import types
+from scripted_editor import code_actions_at, edit_step, editor_fixtures, finish_step
 from server_editor import plain_capabilities, scripted_settings, start_editor, stop_editor, write_tree
 
 from lsp_agent.testing.scripted_model import ScriptedModelServer
@@ -16,54 +16,17 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 LONG = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(12))
 FILES = {"long.py": LONG, "other.py": "Y = 1\n", "third.py": "Z = 1\n"}
 
-
-def edit(path: str, old: str, new: str) -> dict:
-    args = {"path": path, "old_text": old, "new_text": new}
-    return {"content": "", "tool_calls": [{"name": "edit_file", "arguments": args}]}
-
-
-def finish(summary: str) -> dict:
-    return {"content": "", "tool_calls": [{"name": "task_complete", "arguments": {"summary": summary}}]}
-
-
-@pytest.fixture(scope="module")
-def model():
-    with ScriptedModelServer([]) as server:
-        yield server
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def editor(tmp_path_factory, model):
-    root = write_tree(tmp_path_factory.mktemp("ws") / "proj", FILES)
-    ed = await start_editor(
-        root, tmp_path_factory.mktemp("cache"), init_options={"lspAgent": scripted_settings(model)}
-    )
-    yield ed
-    await stop_editor(ed)
-    for rel, text in FILES.items():  # 0 bytes written without acceptance: the server never wrote a file
-        assert (root / rel).read_text() == text
-
-
-async def actions_at(editor, uri: str, line: int) -> list[types.CodeAction | types.Command]:
-    return await editor.client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            range=types.Range(
-                start=types.Position(line=line, character=0), end=types.Position(line=line, character=0)
-            ),
-            context=types.CodeActionContext(diagnostics=[]),
-        )
-    )
+model, editor = editor_fixtures(FILES, untouched=True)
 
 
 async def three_changes(editor, model, task: str) -> str:
     """A run that changes f1 and f10 in long.py and Y in other.py; returns its id once it is done."""
     model.add_steps(
         [
-            edit("long.py", "return x + 1\n", "return x + 1  # one\n"),
-            edit("long.py", "return x + 10\n", "return x + 10  # ten\n"),
-            edit("other.py", "Y = 1", "Y = 2"),
-            finish(task),
+            edit_step("long.py", "return x + 1\n", "return x + 1  # one\n"),
+            edit_step("long.py", "return x + 10\n", "return x + 10  # ten\n"),
+            edit_step("other.py", "Y = 1", "Y = 2"),
+            finish_step(task),
         ]
     )
     run_id = await editor.ask(task)
@@ -79,7 +42,7 @@ async def pending_of(editor, run_id: str) -> dict | None:
 async def test_a_pygls_client_reads_every_action_with_its_edit_or_command(editor, model):
     uri = editor.open("long.py")
     run_id = await three_changes(editor, model, "annotate f1 and f10, bump Y")
-    actions = await actions_at(editor, uri, 4)
+    actions = await code_actions_at(editor, uri, 4)
     by_title = {a.title: a for a in actions}
     apply = next(a for t, a in by_title.items() if t.startswith("Apply agent edit"))
     assert isinstance(apply, types.CodeAction) and apply.command is None
@@ -118,7 +81,7 @@ async def test_forged_or_stale_applied_claims_leave_the_hunks_pending(editor, mo
     claim = await editor.command("lspAgent.editsApplied", {"runId": run_id})
     assert claim["verified"] == 0, "nothing more is in the text"
     editor.change(uri, LONG)  # the user undoes it: the change is not pending again, but f10's still is
-    titles = [a.title for a in await actions_at(editor, uri, 31)]
+    titles = [a.title for a in await code_actions_at(editor, uri, 31)]
     assert any(t.startswith("Apply agent edit") for t in titles)
     await editor.command("lspAgent.rejectEdits", {"runId": run_id})
     editor.close(uri)
@@ -129,7 +92,7 @@ async def test_an_applied_code_action_is_settled_noted_and_seen_by_the_next_ask(
     run_id = await three_changes(editor, model, "annotate once more")
     session = next(r for r in (await editor.command("lspAgent.status"))["runs"] if r["runId"] == run_id)
     apply_all = next(
-        a for a in await actions_at(editor, uri, 4) if a.title.startswith("Apply all agent edits")
+        a for a in await code_actions_at(editor, uri, 4) if a.title.startswith("Apply all agent edits")
     )
     assert editor.apply(apply_all.edit).applied  # long.py is open (didChange), other.py is written to disk
     (settled,) = await editor.wait_edits(run_id, 1)
@@ -137,7 +100,7 @@ async def test_an_applied_code_action_is_settled_noted_and_seen_by_the_next_ask(
     assert await pending_of(editor, run_id) is None, "status reads other.py from disk and settles it too"
     events = editor.edit_events(run_id)
     assert events[-1]["state"] == "applied" and events[-1]["remaining"] == []
-    model.add_steps([finish("ok")])
+    model.add_steps([finish_step("ok")])
     follow = await editor.ask("next", sessionId=session["sessionId"])
     await editor.wait_event(follow, "done")
     prompt = str(model.requests[-1]["messages"])
@@ -152,15 +115,15 @@ async def test_reject_one_hunk_then_a_file_with_reasons_the_next_ask_sees(editor
     run_id = await three_changes(editor, model, "annotate and bump")
     session = next(r for r in (await editor.command("lspAgent.status"))["runs"] if r["runId"] == run_id)
     hunk = next(
-        a for a in await actions_at(editor, uri, 31) if a.title.startswith("Reject this agent change")
+        a for a in await code_actions_at(editor, uri, 31) if a.title.startswith("Reject this agent change")
     )
     arg = {**hunk.arguments[0], "reason": "ten needs no comment"}
     result = await editor.command(hunk.command, arg)
     assert result["changes"] == [{"path": "long.py", "what": "line 32"}] and result["state"] == "pending"
     assert result["remaining"] == ["long.py", "other.py"]
-    titles = [a.title for a in await actions_at(editor, uri, 31)]
+    titles = [a.title for a in await code_actions_at(editor, uri, 31)]
     assert not any(t.startswith(("Apply agent edit", "Reject this")) for t in titles), "f10's hunk is gone"
-    still = [a for a in await actions_at(editor, uri, 4) if a.title.startswith("Apply agent edit")]
+    still = [a for a in await code_actions_at(editor, uri, 4) if a.title.startswith("Apply agent edit")]
     assert [e.new_text for e in still[0].edit.document_changes[0].edits] == ["    return x + 1  # one\n"]
     with pytest.raises(Exception, match="not pending in run"):  # a stale action: that hunk is gone
         await editor.command(hunk.command, hunk.arguments[0])
@@ -175,7 +138,7 @@ async def test_reject_one_hunk_then_a_file_with_reasons_the_next_ask_sees(editor
     assert [e["outcome"] for e in events] == ["rejected", "rejected"] and events[0][
         "reason"
     ] == "ten needs no comment"
-    model.add_steps([finish("understood")])
+    model.add_steps([finish_step("understood")])
     follow = await editor.ask("what now?", sessionId=session["sessionId"])
     await editor.wait_event(follow, "done")
     prompt = str(model.requests[-1]["messages"])
@@ -208,10 +171,14 @@ async def test_neovim_like_client_gets_plain_changes_and_is_settled_from_its_did
         )
         try:
             uri = ed.open("long.py")
-            model.add_steps([edit("long.py", "return x + 3\n", "return x + 3  # three\n"), finish("f3")])
+            model.add_steps(
+                [edit_step("long.py", "return x + 3\n", "return x + 3  # three\n"), finish_step("f3")]
+            )
             run_id = await ed.ask("annotate f3")
             await ed.wait_event(run_id, "done")
-            (apply,) = [a for a in await actions_at(ed, uri, 10) if a.title.startswith("Apply agent edit")]
+            (apply,) = [
+                a for a in await code_actions_at(ed, uri, 10) if a.title.startswith("Apply agent edit")
+            ]
             assert apply.edit.changes and not apply.edit.document_changes
             assert ed.apply(apply.edit).applied
             (settled,) = await ed.wait_edits(run_id, 1)

@@ -7,9 +7,8 @@ import asyncio
 import time
 
 import pytest
-import pytest_asyncio
 from lsprotocol import types
-from server_editor import scripted_settings, start_editor, stop_editor, write_tree
+from scripted_editor import code_actions_at, edit_step, editor_fixtures, finish_step, tool_step
 
 from lsp_agent.testing.scripted_model import ScriptedModelServer
 
@@ -17,51 +16,9 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
 LONG = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(12))
+FILES = {"calc.py": CALC, "long.py": LONG, "alpha.py": "A = 1\n", "beta.py": "B = 1\n", "notes.py": "X = 1\n"}
 
-
-def call(name: str, **arguments) -> dict:
-    return {"name": name, "arguments": arguments}
-
-
-def edit(path: str, old: str, new: str, match: str | None = None) -> dict:
-    step = {
-        "content": f"editing {path}",
-        "tool_calls": [call("edit_file", path=path, old_text=old, new_text=new)],
-    }
-    if match is not None:
-        step["match"] = match
-    return step
-
-
-def finish(summary: str, match: str | None = None) -> dict:
-    step = {"content": "done", "tool_calls": [call("task_complete", summary=summary)]}
-    if match is not None:
-        step["match"] = match
-    return step
-
-
-@pytest.fixture(scope="module")
-def model():
-    with ScriptedModelServer([]) as server:
-        yield server
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def editor(tmp_path_factory, model):
-    root = write_tree(
-        tmp_path_factory.mktemp("ws") / "proj",
-        {
-            "calc.py": CALC,
-            "long.py": LONG,
-            "alpha.py": "A = 1\n",
-            "beta.py": "B = 1\n",
-            "notes.py": "X = 1\n",
-        },
-    )
-    settings = scripted_settings(model)
-    ed = await start_editor(root, tmp_path_factory.mktemp("cache"), init_options={"lspAgent": settings})
-    yield ed
-    await stop_editor(ed)
+model, editor = editor_fixtures(FILES)
 
 
 async def wait_model_request(model: ScriptedModelServer, seen: int, timeout: float = 30) -> None:
@@ -73,28 +30,16 @@ async def wait_model_request(model: ScriptedModelServer, seen: int, timeout: flo
     await asyncio.sleep(0.1)
 
 
-async def code_actions(editor, uri: str, line: int) -> list[types.CodeAction]:
-    return await editor.client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            range=types.Range(
-                start=types.Position(line=line, character=0), end=types.Position(line=line, character=0)
-            ),
-            context=types.CodeActionContext(diagnostics=[]),
-        )
-    )
-
-
 async def test_ask_events_pending_proposal_code_action_and_apply(editor, model):
     uri = editor.open("calc.py", "# TODO: check add\n" + CALC)  # unsaved buffer text the agent must see
     model.add_steps(
         [
-            edit(
+            edit_step(
                 "calc.py",
                 "# TODO: check add\ndef add(a, b):\n    return a - b",
                 "def add(a, b):\n    return a + b",
             ),
-            finish("Fixed add to return the sum"),
+            finish_step("Fixed add to return the sum"),
         ]
     )
     selection = {"start": {"line": 1, "character": 0}, "end": {"line": 3, "character": 0}}
@@ -127,7 +72,7 @@ async def test_ask_events_pending_proposal_code_action_and_apply(editor, model):
         ("lsp-agent", types.DiagnosticSeverity.Hint, 2),
     ]
 
-    actions = await code_actions(editor, uri, 2)
+    actions = await code_actions_at(editor, uri, 2)
     titles = [a.title for a in actions]
     assert "Apply agent edit: Fixed add to return the sum" in titles
     assert any(t.startswith("Reject agent edit") for t in titles)
@@ -149,7 +94,7 @@ async def test_ask_events_pending_proposal_code_action_and_apply(editor, model):
     assert status["pending"] == []
     await asyncio.sleep(0.1)
     assert list(editor.client.diagnostics[uri]) == []
-    model.add_steps([finish("Nothing more to do")])
+    model.add_steps([finish_step("Nothing more to do")])
     follow_up = await editor.ask("anything else?", sessionId=asked["sessionId"])
     await editor.wait_event(follow_up, "done")
     assert f"user applied changes of run {run_id}" in str(model.requests[-1]["messages"])
@@ -160,14 +105,14 @@ async def test_code_action_applies_one_hunk_and_records_it(editor, model):
     uri = editor.open("long.py")
     model.add_steps(
         [
-            edit("long.py", "return x + 0\n", "return x  # zero\n"),
-            edit("long.py", "return x + 11\n", "return x + 11  # last\n"),
-            finish("Annotate f0 and f11"),
+            edit_step("long.py", "return x + 0\n", "return x  # zero\n"),
+            edit_step("long.py", "return x + 11\n", "return x + 11  # last\n"),
+            finish_step("Annotate f0 and f11"),
         ]
     )
     run_id = await editor.ask("annotate the first and last functions")
     await editor.wait_event(run_id, "done")
-    actions = await code_actions(editor, uri, 34)  # f11's body
+    actions = await code_actions_at(editor, uri, 34)  # f11's body
     apply = next(a for a in actions if a.title.startswith("Apply agent edit"))
     assert any(a.title.startswith("Apply all agent edits (1 file)") for a in actions)
     (doc_edit,) = apply.edit.document_changes
@@ -181,7 +126,7 @@ async def test_code_action_applies_one_hunk_and_records_it(editor, model):
     status = await editor.command("lspAgent.status")
     (pending,) = status["pending"]
     assert pending["runId"] == run_id  # the other hunk is still waiting
-    remaining = await code_actions(editor, uri, 1)
+    remaining = await code_actions_at(editor, uri, 1)
     assert [
         e.range.start.line
         for e in next(a for a in remaining if a.title.startswith("Apply agent"))
@@ -193,7 +138,7 @@ async def test_code_action_applies_one_hunk_and_records_it(editor, model):
 
 
 async def test_reject_with_reason_then_follow_up_sees_it(editor, model):
-    model.add_steps([edit("notes.py", "X = 1", "X = 2"), finish("Set X to 2")])
+    model.add_steps([edit_step("notes.py", "X = 1", "X = 2"), finish_step("Set X to 2")])
     first = await editor.command("lspAgent.ask", {"task": "bump X"})
     await editor.wait_event(first["runId"], "done")
     assert (
@@ -201,7 +146,7 @@ async def test_reject_with_reason_then_follow_up_sees_it(editor, model):
     )["rejected"]
     with pytest.raises(Exception, match="no pending edits"):
         await editor.command("lspAgent.applyEdits", {"runId": first["runId"]})
-    model.add_steps([finish("Left X alone")])
+    model.add_steps([finish_step("Left X alone")])
     second = await editor.ask("try again", sessionId=first["sessionId"])
     await editor.wait_event(second, "done")
     follow_up = str(model.requests[-1]["messages"])
@@ -241,10 +186,10 @@ async def test_progress_cancel_from_the_client_cancels_the_run(editor, model):
 async def test_two_runs_at_once_each_with_progress_and_proposal(editor, model):
     model.add_steps(
         [
-            edit("alpha.py", "A = 1", "A = 2", match="alpha-task"),
-            edit("beta.py", "B = 1", "B = 3", match="beta-task"),
-            finish("alpha bumped", match="Edited alpha.py"),
-            finish("beta bumped", match="Edited beta.py"),
+            edit_step("alpha.py", "A = 1", "A = 2", match="alpha-task"),
+            edit_step("beta.py", "B = 1", "B = 3", match="beta-task"),
+            finish_step("alpha bumped", match="Edited alpha.py"),
+            finish_step("beta bumped", match="Edited beta.py"),
         ]
     )
     run_a = await editor.ask("alpha-task: bump A")
@@ -267,9 +212,9 @@ async def test_stale_document_rebases_clean_hunks_and_refuses_conflicts(editor, 
     uri = editor.open("long.py")
     model.add_steps(
         [
-            edit("long.py", "return x + 2\n", "return x + 2  # two\n"),
-            edit("long.py", "return x + 9\n", "return x + 9  # nine\n"),
-            finish("Annotate f2 and f9"),
+            edit_step("long.py", "return x + 2\n", "return x + 2  # two\n"),
+            edit_step("long.py", "return x + 9\n", "return x + 9  # nine\n"),
+            finish_step("Annotate f2 and f9"),
         ]
     )
     run_id = await editor.ask("annotate f2 and f9")
@@ -295,9 +240,9 @@ async def test_code_actions_and_hints_follow_the_users_typing(editor, model):
     uri = editor.open("long.py")
     model.add_steps(
         [
-            edit("long.py", "return x + 2\n", "return x + 2  # two\n"),
-            edit("long.py", "return x + 9\n", "return x + 9  # nine\n"),
-            finish("Annotate f2 and f9 again"),
+            edit_step("long.py", "return x + 2\n", "return x + 2  # two\n"),
+            edit_step("long.py", "return x + 9\n", "return x + 9  # nine\n"),
+            finish_step("Annotate f2 and f9 again"),
         ]
     )
     run_id = await editor.ask("annotate f2 and f9 again")
@@ -308,20 +253,22 @@ async def test_code_actions_and_hints_follow_the_users_typing(editor, model):
 
     editor.change(uri, "import os\n" + LONG)  # f2's body moves to line 8, f9's to line 29
     editor.change(uri, "import os\n" + LONG.replace("return x + 9\n", "return x + 99\n"))  # f9 edited
-    (f2,) = apply_actions(await code_actions(editor, uri, 8))
+    (f2,) = apply_actions(await code_actions_at(editor, uri, 8))
     (doc_edit,) = f2.edit.document_changes
     assert doc_edit.text_document.version == editor.docs[uri][1]
     assert [(e.range.start.line, e.new_text) for e in doc_edit.edits] == [(8, "    return x + 2  # two\n")]
-    assert apply_actions(await code_actions(editor, uri, 29)) == []  # f9's hunk is refused: nothing to apply
+    assert (
+        apply_actions(await code_actions_at(editor, uri, 29)) == []
+    )  # f9's hunk is refused: nothing to apply
     await asyncio.sleep(0.5)  # hints are republished after a short quiet period
     assert [d.range.start.line for d in editor.client.diagnostics[uri]] == [8]
 
     editor.change(uri, "import os\n" + LONG)  # the user undoes the f9 edit: its hunk applies again
-    (f9,) = apply_actions(await code_actions(editor, uri, 29))
+    (f9,) = apply_actions(await code_actions_at(editor, uri, 29))
     assert [e.range.start.line for e in f9.edit.document_changes[0].edits] == [29]
 
     editor.change(uri, "import os\n" + LONG.replace("return x + 9\n", "return x + 99\n"))
-    actions = await code_actions(editor, uri, 8)
+    actions = await code_actions_at(editor, uri, 8)
     apply_all = next(a for a in actions if a.title.startswith("Apply all agent edits"))
     assert "1 change refused" in apply_all.title
     assert editor.apply(apply_all.edit).applied
@@ -344,12 +291,9 @@ async def test_created_and_deleted_files_become_file_operations(editor, model):
     (editor.root / "obsolete.py").write_text("OLD = True\n")
     model.add_steps(
         [
-            {
-                "content": "new module",
-                "tool_calls": [call("write_file", path="pkg/new_mod.py", content="NEW = 1\n")],
-            },
-            {"content": "cleanup", "tool_calls": [call("delete_file", path="obsolete.py")]},
-            finish("Add pkg/new_mod.py, drop obsolete.py"),
+            tool_step("write_file", thought="new module", path="pkg/new_mod.py", content="NEW = 1\n"),
+            tool_step("delete_file", thought="cleanup", path="obsolete.py"),
+            finish_step("Add pkg/new_mod.py, drop obsolete.py"),
         ]
     )
     run_id = await editor.ask("restructure")
@@ -374,7 +318,7 @@ async def test_a_model_failure_ends_the_run_and_the_server_stays_up(editor, mode
     assert done["stopReason"] == "error" and done["pending"] is False
     assert editor.run_events(run_id, "error")
     assert any(run_id in m.message for m in editor.client.messages if m.type == types.MessageType.Error)
-    model.add_steps([finish("still here")])
+    model.add_steps([finish_step("still here")])
     again = await editor.ask("are you still there?")
     assert (await editor.wait_event(again, "done"))["stopReason"] == "complete"
 

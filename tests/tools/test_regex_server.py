@@ -7,47 +7,21 @@ import time
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
-
-from lsp_agent.testing.scripted_model import ScriptedModelServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))  # the editor harness of tests/server
-from server_editor import scripted_settings, start_editor, stop_editor, write_tree  # noqa: E402
+from scripted_editor import editor_fixtures, finish_step, tool_step  # noqa: E402
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 
 SLOW_FALLBACK = r"(?=a)(a|aa)+$"  # needs the backtracking engine, which stops it after 2 s
 EVIL = "a" * 26 + "!\n" + ("a" * 34 + "!\n") * 3
 
+model, editor = editor_fixtures({"evil.txt": EVIL, "app.py": "X = 1\n"})
+
 
 def search(pattern: str) -> dict:
-    return {
-        "content": "searching",
-        "tool_calls": [{"name": "search_text", "arguments": {"pattern": pattern, "regex": True}}],
-    }
-
-
-def finish() -> dict:
-    return {
-        "content": "done",
-        "tool_calls": [{"name": "task_complete", "arguments": {"summary": "searched"}}],
-    }
-
-
-@pytest.fixture(scope="module")
-def model():
-    with ScriptedModelServer([]) as server:
-        yield server
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def editor(tmp_path_factory, model):
-    root = write_tree(tmp_path_factory.mktemp("ws") / "proj", {"evil.txt": EVIL, "app.py": "X = 1\n"})
-    ed = await start_editor(
-        root, tmp_path_factory.mktemp("cache"), init_options={"lspAgent": scripted_settings(model)}
-    )
-    yield ed
-    await stop_editor(ed)
+    """A script step searching the workspace for a regex."""
+    return tool_step("search_text", thought="searching", pattern=pattern, regex=True)
 
 
 async def status_latencies_until(editor, run_id: str, kind: str) -> list[float]:
@@ -63,7 +37,7 @@ async def status_latencies_until(editor, run_id: str, kind: str) -> list[float]:
 
 
 async def test_nested_quantifiers_finish_at_once(editor, model):
-    model.add_steps([search("(a+)+$"), finish()])
+    model.add_steps([search("(a+)+$"), finish_step("searched")])
     run_id = await editor.ask("find the a's")
     await editor.wait_event(run_id, "done", timeout=30)
     result = editor.run_events(run_id, "tool_result")[0]
@@ -72,7 +46,7 @@ async def test_nested_quantifiers_finish_at_once(editor, model):
 
 
 async def test_the_server_answers_while_a_backtracking_pattern_runs_and_the_pattern_is_stopped(editor, model):
-    model.add_steps([search(SLOW_FALLBACK), finish()])
+    model.add_steps([search(SLOW_FALLBACK), finish_step("searched")])
     run_id = await editor.ask("find the a's slowly")
     await editor.wait_event(run_id, "tool_call", timeout=30)
     latencies = await status_latencies_until(editor, run_id, "tool_result")

@@ -10,6 +10,7 @@ import pytest
 from lsp_agent.workspace.paths import (
     PathError,
     check_writable_rel,
+    index_rel,
     normalize_rel,
     require_regular_file,
     resolve_in_workspace,
@@ -98,3 +99,24 @@ def test_git_directory_is_not_writable():
     with pytest.raises(PathError, match="inside .git/"):
         check_writable_rel(".git/hooks/pre-commit")
     check_writable_rel(".github/workflows/ci.yml")
+
+
+def test_index_rel_keys_files_by_their_path_under_the_root(root):
+    real = Path(os.path.realpath(root))
+    assert (
+        index_rel(real, "src/a.py")
+        == index_rel(real, "./src//a.py")
+        == index_rel(real, "src\\a.py")
+        == "src/a.py"
+    )
+    assert index_rel(real, real / "src" / "a.py") == "src/a.py"
+    assert index_rel(real, real / "src" / "new.py") == "src/new.py"  # not on disk (yet): taken as written
+    link = root.parent / "link"
+    link.symlink_to(root, target_is_directory=True)
+    assert index_rel(real, link / "src" / "a.py") == "src/a.py"  # an existing file is resolved first
+    for outside in (root.parent / "outside.txt", Path("/etc/passwd")):
+        with pytest.raises(ValueError, match="outside the workspace"):
+            index_rel(real, outside)
+    for bad in ("", ".", "../outside.txt", "src/../../x"):
+        with pytest.raises(ValueError, match="not a file path inside the workspace"):
+            index_rel(real, bad)

@@ -3,10 +3,11 @@
 ; wrappers: export_statement ambient_declaration
 ; leading: decorator
 ; max-depth: 8
+; inherits: ecma
 ; Tag query: @name.definition.KIND / @name.reference.KIND name the symbol, @definition.KIND its span.
 ; Classes (abstract too), interfaces, type aliases, enums, namespaces and modules, methods and their signatures,
 ; fields, functions (declared, declared `declare`, or assigned), top-level constants; calls, `new`, `extends` and
-; `implements`, type uses and imports are references. tsx.scm inherits these patterns.
+; `implements`, type uses and imports are references. Shared with JavaScript: ecma.scm; tsx.scm inherits these.
 
 [
   (class_declaration name: (type_identifier) @name.definition.class)
@@ -48,37 +49,6 @@
   (function_signature name: (identifier) @name.definition.function)
 ] @definition.function
 
-[
-  (lexical_declaration (variable_declarator
-    name: (identifier) @name.definition.function
-    value: [(arrow_function) (function_expression) (generator_function)]))
-  (variable_declaration (variable_declarator
-    name: (identifier) @name.definition.function
-    value: [(arrow_function) (function_expression) (generator_function)]))
-] @definition.function
-
-(program [
-  (lexical_declaration (variable_declarator name: (identifier) @name.definition.constant))
-  (variable_declaration (variable_declarator name: (identifier) @name.definition.constant))
-] @definition.constant)
-
-(program (export_statement declaration: [
-  (lexical_declaration (variable_declarator name: (identifier) @name.definition.constant))
-  (variable_declaration (variable_declarator name: (identifier) @name.definition.constant))
-] @definition.constant))
-
-(call_expression
-  function: [
-    (identifier) @name.reference.call
-    (member_expression property: (property_identifier) @name.reference.call)
-  ])
-
-(new_expression
-  constructor: [
-    (identifier) @name.reference.class
-    (member_expression property: (property_identifier) @name.reference.class)
-  ])
-
 (extends_clause value: [
   (identifier) @name.reference.class
   (member_expression property: (property_identifier) @name.reference.class)
@@ -87,7 +57,3 @@
 (implements_clause (type_identifier) @name.reference.implementation)
 
 (type_identifier) @name.reference.type
-
-(import_specifier name: (identifier) @name.reference.import)
-
-(import_clause (identifier) @name.reference.import)
