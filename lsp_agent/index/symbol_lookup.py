@@ -81,3 +81,16 @@ def symbol_hits(
                 (refs if sym.role == "reference" else defs).append(hit)
     defs.sort(key=lambda h: (h.path, h.line))
     return (defs + refs)[:limit]
+
+
+def definitions_starting_with(
+    conn: sqlite3.Connection, prefix: str, limit: int
+) -> list[tuple[str, str, str, int]]:
+    """(name, kind, path, line) of indexed definitions whose name starts with `prefix`, shortest names first."""
+    pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    rows = conn.execute(
+        "SELECT s.name, s.kind, f.path, s.line FROM symbols s JOIN files f ON f.id = s.file_id "
+        "WHERE s.name LIKE ? ESCAPE '\\' ORDER BY length(s.name), s.name, f.path LIMIT ?",
+        (pattern, max(1, int(limit))),
+    ).fetchall()
+    return [(name, kind, path, int(line)) for name, kind, path, line in rows]

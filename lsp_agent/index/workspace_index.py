@@ -11,6 +11,7 @@ from collections.abc import Hashable, Mapping
 from contextlib import nullcontext
 from pathlib import Path
 
+from lsp_agent.index import symbol_lookup
 from lsp_agent.index.chunking import ParsedFile, analyze
 from lsp_agent.index.dense import VectorIndex, reciprocal_rank_fusion
 from lsp_agent.index.dense_ranking import CANDIDATES, dense_chunk_ranking, dense_file_scores
@@ -26,7 +27,6 @@ from lsp_agent.index.repomap import build_repo_map
 from lsp_agent.index.rerank import ChunkPaths, rerank
 from lsp_agent.index.rows import text_hash
 from lsp_agent.index.store import IndexStore, default_db_path
-from lsp_agent.index.symbol_lookup import IndexedLines, indexed_definitions, symbol_hits
 from lsp_agent.index.tokens import tokenize, unpack_terms
 from lsp_agent.workspace.paths import index_rel
 from lsp_agent.workspace.walk import is_ignored
@@ -339,34 +339,26 @@ class WorkspaceIndex:
         return cached[1]
 
     def find_symbol(self, name: str, limit: int = 50) -> list[SymbolHit]:
-        """Definitions (first) and references of a name or qualified name (`Class.method`, `Type::method`).
-
-        Definitions come from the index; references are found on demand: the files that mention the name are
-        parsed with the full tag query (calls, decorators, base classes, types, imports), in path order, until
-        `limit` hits are found. That pass also finds definitions nested too deep for indexing.
-        """
+        """Definitions (first, from the index) and references (files mentioning the name, parsed on demand in
+        path order until `limit` hits; this also finds definitions nested too deep for indexing) of a name or
+        qualified name (`Class.method`, `Type::method`)."""
         self._check_open()
-        name = (name or "").strip()
+        name = (name or "").strip().replace("::", ".")  # Rust and C++ paths: qualified names are dotted
         if not name:
             raise ValueError("empty symbol name")
         limit = max(1, int(limit))
-        name = name.replace("::", ".")  # Rust and C++ paths: qualified names are dotted in every language
         with self._read_lock:
-            rows = indexed_definitions(self._reader.conn, name, limit)
+            rows = symbol_lookup.indexed_definitions(self._reader.conn, name, limit)
             candidates = [path for path, _ in self._mentions().files_mentioning(name.rsplit(".", 1)[-1])]
-        return symbol_hits(name, rows, candidates, IndexedLines(self.root, self._buffers), limit)
+        return symbol_lookup.symbol_hits(
+            name, rows, candidates, symbol_lookup.IndexedLines(self.root, self._buffers), limit
+        )
 
     def symbols_starting_with(self, prefix: str, limit: int = 50) -> list[tuple[str, str, str, int]]:
         """(name, kind, path, line) of definitions whose name starts with `prefix` (mention completion)."""
         self._check_open()
-        pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         with self._read_lock:
-            rows = self._reader.conn.execute(
-                "SELECT s.name, s.kind, f.path, s.line FROM symbols s JOIN files f ON f.id = s.file_id "
-                "WHERE s.name LIKE ? ESCAPE '\\' ORDER BY length(s.name), s.name, f.path LIMIT ?",
-                (pattern, max(1, int(limit))),
-            ).fetchall()
-        return [(name, kind, path, int(line)) for name, kind, path, line in rows]
+            return symbol_lookup.definitions_starting_with(self._reader.conn, prefix, limit)
 
     def repo_map(self, max_chars: int = 4000) -> str:
         """The most important files and their key definitions (PageRank over name mentions), within max_chars."""
@@ -375,12 +367,10 @@ class WorkspaceIndex:
             cached = self._repo_map_cache
             if cached and cached[0] == self._generation and cached[1] == max_chars:
                 return cached[2]
-            lines = IndexedLines(self.root, self._buffers)
+            lines = symbol_lookup.IndexedLines(self.root, self._buffers)
             text = build_repo_map(self._reader.conn, self._mentions(), max_chars, lines.line)
             self._repo_map_cache = (self._generation, max_chars, text)
             return text
-
-    # --- bookkeeping ---------------------------------------------------------------------------------------
 
     def stats(self) -> IndexStats:
         """Current counts."""

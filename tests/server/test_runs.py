@@ -326,11 +326,13 @@ async def test_a_model_failure_ends_the_run_and_the_server_stays_up(editor, mode
 async def test_a_cancelled_run_keeps_its_edits_pending_and_says_so_once(editor, model):
     model.add_steps(
         [
-            {
-                "content": "start a module",
-                "tool_calls": [call("write_file", path="half_done.py", content="STARTED = True\n")],
-                "match": "cancel-me",
-            },
+            tool_step(
+                "write_file",
+                thought="start a module",
+                match="cancel-me",
+                path="half_done.py",
+                content="STARTED = True\n",
+            ),
             {"content": "thinking slowly", "delay": 30, "match": "half_done.py"},
         ]
     )
