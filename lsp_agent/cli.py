@@ -74,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="limit on each model request as a whole, streamed or not (default 120)",
     )
+    p.add_argument("--max-tokens", type=int, help="most tokens one model reply may have (default 2048)")
     p.add_argument("--apply", action="store_true", help="write the proposal to disk when the run ends")
     p.add_argument(
         "--allow-exec", action="store_true", help="allow code execution and MCP tools without asking"

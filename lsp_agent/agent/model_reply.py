@@ -27,6 +27,12 @@ class ModelReply:
     finish_reason: str | None = None
     usage_estimated: bool = False  # the provider sent no usage: tokens counted locally
 
+    def close_action(self, content: str) -> None:
+        """Take `content` (the text with the action's closing tag the stop sequence cut off) as the reply's text."""
+        if content != self.content and not self.tool_calls:
+            self.content = content
+            self.message["content"] = content
+
 
 async def read_stream(litellm: Any, params: dict[str, Any]) -> Any:
     """A streamed completion gathered into one response; the connection is closed however it ends."""
