@@ -196,7 +196,9 @@ def _xml_parts(text: str) -> tuple[str | None, str | None]:
     """THOUGHT text and ACTION inner text via a real XML parse of the reply wrapped in a root element."""
     start = re.search(r"<THOUGHT>|<ACTION>", text, re.I)
     fragment = text[start.start() :] if start else text
-    if "&" in fragment:  # an XML parse would decode entities the model meant literally (an HTML file's &lt;p&gt;)
+    if (
+        "&" in fragment
+    ):  # an XML parse would decode entities the model meant literally (an HTML file's &lt;p&gt;)
         return None, None
     try:
         root = ET.fromstring(f"<root>{fragment}</root>")
