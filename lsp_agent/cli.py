@@ -102,6 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log-level", choices=LOG_LEVELS, default=None)
     p.add_argument("--log-file", help="write logs to this file")
     p.set_defaults(handler=("lsp_agent.server.cli", "run_serve"))
+
+    from lsp_agent.agent.replay import add_replay_parser
+
+    add_replay_parser(sub)
     return parser
 
 

@@ -136,7 +136,7 @@ class AgentRun:
         self._syntax_reported = False
         self._failures: dict[str, int] = {}
         self._last_text = ""
-        self.transcript = Transcript(settings.transcript)
+        self.transcript = Transcript.of_run(settings, self.root)
 
     # --- public ---------------------------------------------------------------------------------------------
 
