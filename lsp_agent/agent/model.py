@@ -249,6 +249,12 @@ class ModelClient:
             and ("tool" in str(error).lower() or "function" in str(error).lower())
         )
 
+    def request_params(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
+        """The keyword arguments of litellm.acompletion for this request (what `complete` sends)."""
+        return self._params(messages, tools)
+
     def _params(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         """The keyword arguments for litellm.acompletion."""
         if self.merge_system:
