@@ -16,6 +16,7 @@ import asyncio
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,24 +29,52 @@ from lsp_agent.config import Settings  # noqa: E402
 from lsp_agent.tools.registry import default_registry  # noqa: E402
 
 
-async def one_reply(litellm: Any, params: dict[str, Any]) -> tuple[float, int, str, str]:
-    """(seconds, completion tokens, finish reason, text) of one streamed reply."""
+@dataclass
+class Sample:
+    """One streamed reply: seconds from sending to the end, seconds from its first token to the end, tokens."""
+
+    seconds: float
+    generating: float
+    tokens: int
+    finish: str
+    text: str
+
+
+async def one_reply(litellm: Any, params: dict[str, Any]) -> Sample | None:
+    """One streamed reply; None when the server ended it early (llama-cpp-python's interrupt_requests ends a
+    stream with [DONE] and no finish reason when another client's request is waiting)."""
     started = time.perf_counter()
     stream = await litellm.acompletion(**params)
-    text, tokens, finish = [], 0, ""
+    text: list[str] = []
+    tokens, finish, first = 0, "", 0.0
     try:
         async for chunk in stream:
             if getattr(chunk, "usage", None):
                 tokens = int(chunk.usage.completion_tokens or 0)
             for choice in chunk.choices or []:
+                if choice.delta.content and not first:
+                    first = time.perf_counter()
                 text.append(choice.delta.content or "")
                 finish = choice.finish_reason or finish
     finally:
         await stream.aclose()
+    ended = time.perf_counter()
+    if getattr(stream, "received_finish_reason", "") is None or not finish:
+        return None
     content = "".join(text)
     if not tokens:
         tokens = int(litellm.token_counter(model="gpt-4o", text=content))
-    return time.perf_counter() - started, tokens, finish, content
+    return Sample(ended - started, ended - (first or ended), tokens, finish, content)
+
+
+async def sample(litellm: Any, params: dict[str, Any], attempts: int = 5) -> Sample:
+    """A reply the server finished (interrupted ones are sent again)."""
+    for _ in range(attempts):
+        result = await one_reply(litellm, params)
+        if result is not None:
+            return result
+        print("  (interrupted by another client's request; sending it again)")
+    raise SystemExit(f"the model server interrupted the reply {attempts} times; try when it is less busy")
 
 
 async def main() -> None:
@@ -70,24 +99,32 @@ async def main() -> None:
         f"request {args.request} of {args.transcript}: {len(messages)} messages, {args.model} at {args.api_base}"
     )
     print(f"bounded: max_tokens {bounded['max_tokens']}, stop {bounded.get('stop')}")
-    results: dict[str, list[tuple[float, int, str, str]]] = {"unbounded": [], "bounded": []}
+    results: dict[str, list[Sample]] = {"unbounded": [], "bounded": []}
     for _ in range(args.repeat):
         for name, params in (("unbounded", unbounded), ("bounded", bounded)):
-            result = await one_reply(litellm, params)
+            result = await sample(litellm, params)
             results[name].append(result)
-            calls = parse_reply(result[3]).calls
+            calls = parse_reply(result.text).calls
             action = f"{calls[0].name}({calls[0].arguments})" if calls else "no action"
             print(
-                f"  {name:9s} {result[0]:6.1f} s  {result[1]:4d} tokens  finish {result[2]:6s}  {action[:70]}"
+                f"  {name:9s} {result.seconds:6.1f} s ({result.generating:5.1f} s generating) "
+                f"{result.tokens:4d} tokens  finish {result.finish:6s}  {action[:60]}"
             )
-    medians = {
-        name: (statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs))
-        for name, runs in results.items()
-    }
-    (sec_u, tok_u), (sec_b, tok_b) = medians["unbounded"], medians["bounded"]
-    print(f"median unbounded (baseline): {sec_u:.1f} s, {tok_u:.0f} tokens per reply")
-    print(f"median bounded:              {sec_b:.1f} s, {tok_b:.0f} tokens per reply")
-    print(f"bounded / unbounded: {sec_b / sec_u:.2f}x seconds, {tok_b / max(tok_u, 1):.2f}x tokens")
+    for name, runs in results.items():
+        seconds = statistics.median(r.seconds for r in runs)
+        generating = statistics.median(r.generating for r in runs)
+        tokens = statistics.median(r.tokens for r in runs)
+        label = "unbounded (baseline)" if name == "unbounded" else "bounded"
+        print(
+            f"median {label:20s}: {seconds:6.1f} s per reply ({generating:.1f} s generating), {tokens:.0f} tokens"
+        )
+    base, now = results["unbounded"], results["bounded"]
+    ratio_s = statistics.median(r.seconds for r in now) / statistics.median(r.seconds for r in base)
+    ratio_g = statistics.median(r.generating for r in now) / max(
+        statistics.median(r.generating for r in base), 1e-9
+    )
+    ratio_t = statistics.median(r.tokens for r in now) / max(statistics.median(r.tokens for r in base), 1)
+    print(f"bounded / unbounded: {ratio_s:.2f}x seconds, {ratio_g:.2f}x generating, {ratio_t:.2f}x tokens")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.agent import prompts
+from lsp_agent.agent import parsing, prompts
+from lsp_agent.agent.parsing import ParsedReply
 from lsp_agent.agent.recording import load_recording
 from lsp_agent.cli import main
 from lsp_agent.testing.scripted_model import ScriptedModelServer
@@ -106,3 +107,18 @@ def test_a_transcript_that_cannot_be_replayed_is_named(tmp_path: Path, capsys) -
     bad.write_text("not json\n")
     assert main(["replay", str(bad)]) == 2
     assert "bad.jsonl:1: not a JSON line" in capsys.readouterr().err
+
+
+def test_a_parsing_change_that_loses_the_actions_is_caught(recorded: Path, monkeypatch, capsys) -> None:
+    def broken(text: str, tags_only: bool) -> ParsedReply:
+        return ParsedReply(thought=text, final=text)  # a parser that no longer sees the <ACTION>
+
+    monkeypatch.setattr(parsing, "_parse", broken)
+    assert main(["replay", str(recorded)]) == 1
+    out = capsys.readouterr().out
+    assert "model requests: the replay made 1 where the recording made 3" in out
+    assert "tool calls: the replay made 0 where the recording made 3" in out
+    assert (
+        "end of the run: stop_reason no_tool_call, success True where the recording had stop_reason complete"
+        in out
+    )
