@@ -6,7 +6,7 @@ and once as it was sent before (neither), alternating, `--repeat` times each. Ba
 measured in the same run against the same server.
 
     python benchmarks/bounded_replies.py TRANSCRIPT [--request 1] [--repeat 2]
-        [--model openai/local] [--api-base http://127.0.0.1:8765/v1]
+        [--model openai/local] [--api-base http://127.0.0.1:8765/v1] [--no-stream]
 """
 
 from __future__ import annotations
@@ -40,6 +40,19 @@ class Sample:
     text: str
 
 
+async def whole_reply(litellm: Any, params: dict[str, Any]) -> Sample:
+    """One reply, not streamed (a shared llama-cpp-python server does not interrupt it); seconds include any wait
+    for other clients' requests, so "generating" is not known."""
+    started = time.perf_counter()
+    response = await litellm.acompletion(
+        **{k: v for k, v in params.items() if k not in ("stream", "stream_options")}
+    )
+    seconds = time.perf_counter() - started
+    choice = response.choices[0]
+    tokens = int(getattr(response.usage, "completion_tokens", 0) or 0)
+    return Sample(seconds, float("nan"), tokens, choice.finish_reason or "", choice.message.content or "")
+
+
 async def one_reply(litellm: Any, params: dict[str, Any]) -> Sample | None:
     """One streamed reply; None when the server ended it early (llama-cpp-python's interrupt_requests ends a
     stream with [DONE] and no finish reason when another client's request is waiting)."""
@@ -69,6 +82,8 @@ async def one_reply(litellm: Any, params: dict[str, Any]) -> Sample | None:
 
 async def sample(litellm: Any, params: dict[str, Any], attempts: int = 5) -> Sample:
     """A reply the server finished (interrupted ones are sent again)."""
+    if not params.get("stream"):
+        return await whole_reply(litellm, params)
     for _ in range(attempts):
         result = await one_reply(litellm, params)
         if result is not None:
@@ -87,12 +102,17 @@ async def main() -> None:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--model", default="openai/local")
     parser.add_argument("--api-base", default="http://127.0.0.1:8765/v1")
+    parser.add_argument(
+        "--no-stream",
+        action="store_true",
+        help="whole replies (for a server other clients share: not interrupted)",
+    )
     args = parser.parse_args()
     litellm = await asyncio.to_thread(get_litellm)
     recording = load_recording(args.transcript)
     messages = recording.requests[args.request - 1].messages
     settings = Settings(model=args.model, api_base=args.api_base, tool_calling="prompt", request_timeout=900)
-    client = ModelClient(settings, stream=True)
+    client = ModelClient(settings, stream=not args.no_stream)
     bounded = client.request_params(messages, default_registry().schemas())
     unbounded = {k: v for k, v in bounded.items() if k not in ("max_tokens", "stop")}
     print(
