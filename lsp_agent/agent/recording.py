@@ -43,7 +43,16 @@ class Recording:
         if self.errors and len(self.requests) > len(self.replies):
             # the run ended on a model error: end the replay the same way (a permanent one, not retried)
             steps.append({"status": 400, "error": str(self.errors[-1].get("message") or "model error")})
+        elif not self.finished:
+            steps.append(
+                {"status": 400, "error": "the recording ends here (its run was stopped before it finished)"}
+            )
         return steps
+
+    @property
+    def finished(self) -> bool:
+        """False for the transcript of a run that was stopped before its end (killed: no "done" record)."""
+        return self.done is not None
 
 
 def load_recording(path: Path, run: int = -1) -> Recording:

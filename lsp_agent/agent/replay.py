@@ -32,6 +32,7 @@ class ReplayReport:
     requests: int
     tools: int
     divergences: list[Divergence] = field(default_factory=list)
+    partial: bool = False  # the recorded run was stopped before its end: compared up to its last request
 
     @property
     def identical(self) -> bool:
@@ -41,6 +42,8 @@ class ReplayReport:
     def render(self) -> str:
         """The report for a terminal."""
         head = f"replayed {self.transcript} in {self.root}: {self.requests} model requests, {self.tools} tool calls"
+        if self.partial:
+            head += " (the recorded run was stopped before its end: compared up to its last request)"
         if self.identical:
             return f"{head}; identical to the recording"
         lines = [f"{head}; {len(self.divergences)} divergence(s) from the recording:"]
@@ -59,7 +62,14 @@ async def replay(
         await _run_again(recording, root, replayed_path, allow_exec)
         replayed = load_recording(replayed_path)
     divergences = compare(recording, replayed, Normalizer(recording.root, root))
-    return ReplayReport(Path(transcript), root, len(replayed.requests), len(replayed.tools), divergences)
+    return ReplayReport(
+        Path(transcript),
+        root,
+        len(replayed.requests),
+        len(replayed.tools),
+        divergences,
+        partial=not recording.finished,
+    )
 
 
 def _workspace(recording: Recording, root: Path | None) -> Path:

@@ -126,6 +126,8 @@ def _tools(recorded: Recording, replayed: Recording, normalize: Normalizer) -> l
 
 def _ending(recorded: Recording, replayed: Recording) -> list[Divergence]:
     """A run that ended differently (stop reason or success)."""
+    if not recorded.finished:
+        return []  # the recorded run was stopped before its end: there is no ending to compare
     old, new = recorded.done or {}, replayed.done or {}
     keys = ("stop_reason", "success")
     if all(old.get(k) == new.get(k) for k in keys):

@@ -122,3 +122,15 @@ def test_a_parsing_change_that_loses_the_actions_is_caught(recorded: Path, monke
         "end of the run: stop_reason no_tool_call, success True where the recording had stop_reason complete"
         in out
     )
+
+
+def test_a_run_stopped_before_its_end_replays_up_to_its_last_request(recorded: Path, capsys) -> None:
+    lines = recorded.read_text().splitlines()
+    third_reply = [i for i, line in enumerate(lines) if json.loads(line)["type"] == "reply"][2]
+    recorded.write_text("\n".join(lines[:third_reply]) + "\n")  # killed while waiting for the third reply
+    recording = load_recording(recorded)
+    assert not recording.finished and len(recording.requests) == 3 and len(recording.replies) == 2
+    assert main(["replay", str(recorded)]) == 0
+    out = capsys.readouterr().out
+    assert "3 model requests, 2 tool calls (the recorded run was stopped before its end" in out
+    assert "identical to the recording" in out
