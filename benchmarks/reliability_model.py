@@ -32,6 +32,7 @@ from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 
 from lsp_agent.agent.model import ModelClient, get_litellm  # noqa: E402
 from lsp_agent.agent.run import AgentRun  # noqa: E402
+from lsp_agent.cli.printer import strict_printer  # noqa: E402
 from lsp_agent.config import Settings  # noqa: E402
 from lsp_agent.testing.reply_fuzz import HUGE, Verdict, drive, reply_script  # noqa: E402
 from lsp_agent.testing.scripted_model import ScriptedModelServer  # noqa: E402
@@ -96,7 +97,9 @@ async def replies_part(count: int, root: Path) -> None:
             baseline.append((await drive(server, "native", WELL_FORMED[:1], root)).seconds)
         started = time.monotonic()
         for script in scripts:
-            verdicts.append((await drive(server, *script, root, timeout=60), script))
+            verdicts.append(
+                (await drive(server, *script, root, timeout=60, printer=strict_printer()), script)
+            )
         total = time.monotonic() - started
     crashes = [(v, s) for v, s in verdicts if v.crash]
     hangs = [(v, s) for v, s in verdicts if v.hang]

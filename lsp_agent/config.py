@@ -165,6 +165,20 @@ class Settings:
     transcript: str | None = setting(
         None, "transcript", "write a JSONL transcript of each run here", optional_text
     )
+    max_tokens: int = setting(
+        2048,
+        "maxTokens",
+        "most tokens one model reply may have (a reply cut there ends with finish reason length)",
+        positive_int,
+        env="LSP_AGENT_MAX_TOKENS",
+    )
+    stream: bool = setting(
+        True,
+        "stream",
+        "stream model replies (a cancelled or timed-out request then stops the server's work)",
+        boolean,
+        env="LSP_AGENT_STREAM",
+    )
 
     def require_model(self, where: str = "cli") -> str:
         """The model string, or ModelNotConfigured with a message saying where to set it."""

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from lsp_agent.agent.model_errors import ModelError, classify_error
 from lsp_agent.agent.model_reply import ModelReply, read_stream, reply_from_response
 from lsp_agent.agent.model_retry import RetryPolicy, with_retries
+from lsp_agent.agent.parsing import ACTION_STOP_SEQUENCES, close_cut_action
 
 if TYPE_CHECKING:
     from lsp_agent.config import Settings
@@ -147,7 +148,7 @@ class ModelClient:
     max_retries: int = 4
     retry_base: float = 1.0
     retry_cap: float = 30.0
-    stream: bool = False
+    stream: bool | None = None  # None: the `stream` setting
     on_retry: Callable[[int, float, str], None] | None = None
     extra_params: dict[str, Any] = field(default_factory=dict)
     deadline: float | None = None  # time.monotonic() after which no request or retry starts (the run's limit)
@@ -157,6 +158,8 @@ class ModelClient:
         self.tool_mode = resolve_tool_calling(self.model, self.settings.tool_calling)
         self.merge_system = resolve_merge_system(self.model, self.settings.merge_system_prompt)
         self.api_key = self._api_key()
+        if self.stream is None:
+            self.stream = self.settings.stream
 
     async def complete(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
@@ -246,6 +249,12 @@ class ModelClient:
             and ("tool" in str(error).lower() or "function" in str(error).lower())
         )
 
+    def request_params(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
+        """The keyword arguments of litellm.acompletion for this request (what `complete` sends)."""
+        return self._params(messages, tools)
+
     def _params(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         """The keyword arguments for litellm.acompletion."""
         if self.merge_system:
@@ -256,7 +265,11 @@ class ModelClient:
             "timeout": self.settings.request_timeout,
             "max_retries": 0,
             "drop_params": True,
+            "max_tokens": self.settings.max_tokens,
         }
+        if tools is not None and self.tool_mode == "prompt":
+            # one action per reply: the server stops at its end instead of inventing the observation
+            params["stop"] = list(ACTION_STOP_SEQUENCES)
         if self.settings.api_base:
             params["api_base"] = self.settings.api_base
         if self.api_key:
@@ -276,6 +289,8 @@ class ModelClient:
         else:
             response = await litellm.acompletion(**params)
         reply = reply_from_response(response)
+        if "stop" in params and reply.finish_reason == "stop":
+            reply.close_action(close_cut_action(reply.content))
         reply.cost = self._cost(litellm, response)
         if not reply.prompt_tokens and not reply.completion_tokens:
             self._estimate_usage(litellm, reply, params["messages"])

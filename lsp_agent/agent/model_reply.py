@@ -27,6 +27,12 @@ class ModelReply:
     finish_reason: str | None = None
     usage_estimated: bool = False  # the provider sent no usage: tokens counted locally
 
+    def close_action(self, content: str) -> None:
+        """Use `content` (the text with the closing tag a stop sequence cut off put back) here and in the history."""
+        if content != self.content and not self.tool_calls:
+            self.content = content
+            self.message["content"] = content
+
 
 async def read_stream(litellm: Any, params: dict[str, Any]) -> Any:
     """A streamed completion gathered into one response; the connection is closed however it ends."""
@@ -45,8 +51,9 @@ async def read_stream(litellm: Any, params: dict[str, Any]) -> Any:
     where = params.get("api_base") or "the provider"
     if not any(_carries_reply(chunk) for chunk in chunks):
         raise ModelError(
-            f"the model server at {where} sent an empty or unreadable event stream; check that --api-base "
-            "points at an OpenAI-compatible endpoint",
+            f"the model server at {where} sent a reply that is not a valid chat completion (an empty or "
+            "unreadable event stream). Check that --api-base points at an OpenAI-compatible endpoint "
+            "(usually ending in /v1).",
             kind="malformed",
         )
     if getattr(stream, "received_finish_reason", "") is None:

@@ -8,11 +8,15 @@ Accepted forms, first match wins:
   {"name": .., "arguments": {..}}
   <function=read_file>{..}</function>                                       (Llama 3.1 style)
   Thought: .. / Action: read_file / Action Input: {..}                       (classic ReAct text)
+
+The tags and quotes may come HTML-escaped (&lt;ACTION&gt;, &#34;name&#34;, &quot;), and the closing tag may be
+missing where a stop sequence ended the reply.
 """
 
 from __future__ import annotations
 
 import ast
+import html
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -24,6 +28,8 @@ from lsp_agent.agent.sanitize import MAX_ARGUMENT_DEPTH, clean_text, clean_value
 NAME_KEYS = ("name", "tool", "tool_name", "function", "action")
 ARG_KEYS = ("arguments", "parameters", "args", "action_input", "input", "params")
 FINAL_ACTIONS = ("provide_answer", "final_answer", "finish", "answer", "respond")
+# Prompt tool calling: the server stops right after the first action (the stop string itself is not sent back).
+ACTION_STOP_SEQUENCES = ("</ACTION>", "&lt;/ACTION&gt;")
 
 _THOUGHT_RE = re.compile(r"<THOUGHT>(.*?)(?:</THOUGHT>|(?=<ACTION>)|$)", re.S | re.I)
 _ACTION_RE = re.compile(r"<ACTION>(.*?)(?:</ACTION>|$)", re.S | re.I)
@@ -36,6 +42,10 @@ _JSON_WORD_RE = re.compile(r"(true|false|null)\b")
 _TRAILING_COMMA_RE = re.compile(r",\s*[}\]]")
 _TAG_RE = re.compile(r"<(tool_name|name|tool)>(.*?)</\1>", re.S | re.I)
 _PARAMS_RE = re.compile(r"<(parameters|arguments|args)>(.*?)(?:</\1>|$)", re.S | re.I)
+_ESCAPED_TAG_RE = re.compile(r"&lt;/?(ACTION|THOUGHT|tool_call|function=)", re.I)
+_LITERAL_TAG_RE = re.compile(r"</?(ACTION|THOUGHT|tool_call|function=)", re.I)
+_ESCAPED_QUOTE_RE = re.compile(r"\{\s*&(quot|#34|#x22|apos|#39|#x27);", re.I)  # {&#34;name&#34;: ...}
+_OPEN_ACTION_RE = re.compile(r"<ACTION>|&lt;ACTION&gt;", re.I)
 
 
 @dataclass
@@ -64,7 +74,7 @@ class ParseError(ValueError):
 
 def parse_reply(text: str, *, tags_only: bool = False) -> ParsedReply:
     """Find one tool call in a model reply; tags_only limits the search to <tool_call> and ```tool_call forms."""
-    parsed = _parse(clean_text(text or ""), tags_only)
+    parsed = _parse(unescape_markup(clean_text(text or "")), tags_only)
     # JSON escapes such as "\ud800" decode to lone surrogates: clean what the parse produced as well
     parsed.thought = clean_text(parsed.thought)
     parsed.final = clean_text(parsed.final) if parsed.final is not None else None
@@ -119,10 +129,30 @@ def _parse(text: str, tags_only: bool) -> ParsedReply:
         return ParsedReply(thought="", error=f"the reply could not be parsed ({type(exc).__name__})")
 
 
+def unescape_markup(text: str) -> str:
+    """The reply with HTML entities decoded when its tool-call tags came escaped (&lt;ACTION&gt;) and none literal."""
+    if _ESCAPED_TAG_RE.search(text) and not _LITERAL_TAG_RE.search(text):
+        return html.unescape(text)
+    return text
+
+
+def close_cut_action(text: str) -> str:
+    """A reply that a stop sequence ended inside its action, with the action's closing tag put back."""
+    opened = list(_OPEN_ACTION_RE.finditer(text))
+    if not opened:
+        return text
+    last = opened[-1]
+    if re.search(r"</ACTION>|&lt;/ACTION&gt;", text[last.end() :], re.I):
+        return text
+    escaped = last.group(0).startswith("&")
+    return text.rstrip() + ("&lt;/ACTION&gt;" if escaped else "</ACTION>")
+
+
 def looks_like_tool_attempt(text: str) -> bool:
     """True when the text seems to try a tool call (so a parse failure deserves a correction)."""
     lowered = text.lower()
-    if any(tag in lowered for tag in ("<tool_call", "```tool_call", "<action>", "</action>", "<function=")):
+    tags = ("<tool_call", "```tool_call", "<action>", "</action>", "<function=", "&lt;action&gt;")
+    if any(tag in lowered for tag in tags):
         return True
     stripped = _unfence(text).strip()
     return stripped.startswith("{") and bool(
@@ -166,6 +196,10 @@ def _xml_parts(text: str) -> tuple[str | None, str | None]:
     """THOUGHT text and ACTION inner text via a real XML parse of the reply wrapped in a root element."""
     start = re.search(r"<THOUGHT>|<ACTION>", text, re.I)
     fragment = text[start.start() :] if start else text
+    if (
+        "&" in fragment
+    ):  # an XML parse would decode entities the model meant literally (an HTML file's &lt;p&gt;)
+        return None, None
     try:
         root = ET.fromstring(f"<root>{fragment}</root>")
     except ET.ParseError:
@@ -293,7 +327,10 @@ def load_json_object(raw: str) -> dict[str, Any]:
     start = body.find("{")
     if start < 0:
         raise ParseError('expected a JSON object like {"name": "read_file", "arguments": {"path": "a.py"}}')
-    candidate = _balanced_object(body[start:])
+    body = body[start:]
+    if _ESCAPED_QUOTE_RE.match(body):
+        body = html.unescape(body)
+    candidate = _balanced_object(body)
     for attempt in (candidate, _python_literal_form(candidate)):
         if attempt is None:
             continue

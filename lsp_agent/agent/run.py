@@ -72,7 +72,7 @@ class AgentRun:
         self.last_text = ""  # the model's latest words: the answer of a run that stops early
         self.cancellation = Cancellation()
         self.usage = Usage()
-        self.transcript = Transcript(settings.transcript)
+        self.transcript = Transcript.of_run(settings, self.root)
         self.events = RunEvents(self.run_id, sink, [self.transcript.record, RunLog()])
         self.ctx = ToolContext(
             root=self.root,

@@ -15,11 +15,21 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+# Settings a replay of the run needs to take the same path (the start record carries them).
+REPLAY_SETTINGS = ("max_iterations", "style", "plan", "max_tokens", "permissions")
+
+
+def replay_settings(settings: Any) -> dict[str, Any]:
+    """The settings in REPLAY_SETTINGS, by name."""
+    return {name: getattr(settings, name) for name in REPLAY_SETTINGS if hasattr(settings, name)}
+
+
 class Transcript:
     """Appends one JSON object per line; requests carry only the messages added since the previous one."""
 
-    def __init__(self, path: str | Path | None) -> None:
+    def __init__(self, path: str | Path | None, run_fields: dict[str, Any] | None = None) -> None:
         self.path = Path(path) if path else None
+        self.run_fields = dict(run_fields or {})  # added to the "start" record (what a replay needs)
         self._file: TextIO | None = None
         # conversation (id of its first message) -> (that message, kept so the id is not reused; messages logged)
         self._sent: dict[int, tuple[dict, int]] = {}
@@ -30,6 +40,11 @@ class Transcript:
                 self._file = self.path.open("a", encoding="utf-8")
             except OSError as exc:
                 log.warning("cannot write transcript %s: %s", self.path, exc)
+
+    @classmethod
+    def of_run(cls, settings: Any, root: Path) -> Transcript:
+        """The transcript a run's settings ask for; its start record names the root and the settings a replay needs."""
+        return cls(settings.transcript, run_fields={"root": str(root), **replay_settings(settings)})
 
     @property
     def enabled(self) -> bool:
@@ -85,6 +100,8 @@ class Transcript:
         """Append one record."""
         if self._file is None:
             return
+        if record_type == "start":
+            data = {**self.run_fields, **data}
         line = json.dumps(
             {"type": record_type, "time": round(time.time(), 3), **data}, ensure_ascii=False, default=str
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import sys
 from typing import TextIO
 
@@ -99,3 +100,8 @@ def colored_diff(diff: str, printer: Printer) -> str:
         else:
             lines.append(line)
     return "\n".join(lines)
+
+
+def strict_printer() -> Printer:
+    """A Printer into a strict UTF-8 stream that raises where a terminal would (for fuzzing the events)."""
+    return Printer(io.TextIOWrapper(io.BytesIO(), encoding="utf-8"), color=False)

@@ -8,7 +8,6 @@ huge arguments, NUL and lone surrogates, unclosed tags, in both tool-calling mod
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 import logging
 import time
@@ -18,10 +17,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from lsp_agent.agent.events import AgentEvent
+from lsp_agent.agent.events import AgentEvent, EventSink
 from lsp_agent.agent.model import ModelClient
 from lsp_agent.agent.run import AgentRun
-from lsp_agent.cli.printer import Printer
 from lsp_agent.config import Settings
 from lsp_agent.testing.scripted_model import ScriptedModelServer
 
@@ -142,20 +140,29 @@ class Verdict:
     hang: bool = False
 
 
-def _check_event(event: AgentEvent, printer: Printer) -> str | None:
+def _check_event(event: AgentEvent, printer: EventSink | None) -> str | None:
     """Why the event could not reach an editor or a terminal, or None."""
     try:
         json.dumps(event.to_dict(), ensure_ascii=False).encode("utf-8")
-        printer(event)
+        if printer is not None:
+            printer(event)
     except Exception as exc:  # noqa: BLE001 - that is the finding
         return f"event {event.kind}: {type(exc).__name__}: {str(exc)[:200]}"
     return None
 
 
 async def drive(
-    server: ScriptedModelServer, mode: str, steps: list[dict[str, Any]], root: Path, timeout: float = 60.0
+    server: ScriptedModelServer,
+    mode: str,
+    steps: list[dict[str, Any]],
+    root: Path,
+    timeout: float = 60.0,
+    printer: EventSink | None = None,
 ) -> Verdict:
-    """Run one agent task against the hostile `steps` (then a plain answer) over HTTP and judge it."""
+    """Run one agent task against the hostile `steps` (then a plain answer) over HTTP and judge it.
+
+    Every event must serialize as JSON and, when `printer` is given (a terminal's, say), print without raising.
+    """
     server.reset([*steps, {"content": "the end"}])
     settings = Settings(
         model="openai/scripted",
@@ -183,9 +190,6 @@ async def drive(
     verdict = Verdict(time.monotonic() - started, result.stop_reason, list(errors.records))
     if result.error and "internal error" in result.error:
         verdict.crash.append(result.error)
-    printer = Printer(
-        io.TextIOWrapper(io.BytesIO(), encoding="utf-8"), color=False
-    )  # strict, like a terminal
     verdict.crash.extend(p for p in (_check_event(e, printer) for e in events) if p)
     if not events or events[-1].kind != "done":
         verdict.crash.append("the run emitted no done event")

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 
 from lsp_agent.agent.model import get_litellm
+from lsp_agent.cli.printer import strict_printer
 from lsp_agent.testing.reply_fuzz import HUGE, drive, reply_script
 from lsp_agent.testing.scripted_model import ScriptedModelServer
 
@@ -74,6 +75,6 @@ def server():
 )
 def test_hostile_replies_never_crash_or_hang_the_loop(loop, server, root, script):
     mode, steps = script
-    verdict = loop.run_until_complete(drive(server, mode, steps, root, timeout=60))
+    verdict = loop.run_until_complete(drive(server, mode, steps, root, timeout=60, printer=strict_printer()))
     assert not verdict.hang, f"the run hung on {steps!r:.500}"
     assert not verdict.crash, f"{verdict.crash} on {steps!r:.500}"

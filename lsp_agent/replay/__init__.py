@@ -1,0 +1,1 @@
+"""Replayable runs: a transcript read back as a recording, re-run against its recorded replies, compared."""

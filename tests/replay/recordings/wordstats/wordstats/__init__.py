@@ -1,0 +1,1 @@
+"""Small statistics about the words of a text."""
