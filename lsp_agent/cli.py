@@ -84,6 +84,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-color", action="store_true", help="plain output")
     p.set_defaults(handler=("lsp_agent.agent.cli", "run_ask"))
 
+    p = sub.add_parser("apply", help="apply the proposal the last `ask` showed (no new model run)")
+    p.add_argument("--repo", default=".", help="workspace root (default: current directory)")
+    p.set_defaults(handler=("lsp_agent.agent.apply_cli", "run_apply"))
+    p = sub.add_parser(
+        "undo", help="revert the last apply (`ask --apply` or `apply`) if no file changed since"
+    )
+    p.add_argument("--repo", default=".", help="workspace root (default: current directory)")
+    p.set_defaults(handler=("lsp_agent.agent.apply_cli", "run_undo"))
+
     p = sub.add_parser("permissions", help='list or revoke remembered "always" permission answers')
     actions = p.add_subparsers(dest="action", metavar="ACTION")
     listing = actions.add_parser("list", help="show the remembered answers of a workspace")

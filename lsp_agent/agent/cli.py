@@ -272,6 +272,9 @@ def run_ask(args: argparse.Namespace) -> int:
     finally:
         if index is not None:
             index.close()
+    from lsp_agent.agent.apply_cli import remember_proposal
+
+    remember_proposal(root, run.run_id, task, result, sys.stderr)
     status = _report(
         result, printer, root, apply=getattr(args, "apply", False), run_id=run.run_id, session=session
     )
@@ -333,11 +336,12 @@ def _report(
     print("", file=out)
     if result.error and result.error not in printer.errors_shown:
         printer.write(printer.paint(f"error: {result.error}", "error"))
-    if result.answer:
+    if result.answer and result.stop_reason != "cancelled":  # a cancelled run's last thought is no answer
         printer.write(printer.paint("Answer:", "bold"))
         printer.write(result.answer)
     proposal = result.proposal
-    status = 0 if result.success else 1
+    status = 0 if result.success else 130 if result.stop_reason == "cancelled" else 1
+    applied_words = ""
     if proposal is not None:
         print("", file=out)
         print(printer.paint(f"Proposed changes ({len(proposal.changes)} file(s)):", "bold"), file=out)
@@ -350,29 +354,33 @@ def _report(
             )
         if apply and not result.success:
             print(f"not applied: the run did not complete ({result.stop_reason})", file=out)
+            applied_words = " | not applied (`lsp-agent apply` writes it anyway)"
+            status = status or 1
             if session is not None:
                 session.record(
                     f"the proposal of run {run_id} was not applied because the run did not complete"
                 )
         elif apply:
-            errors = proposal.apply_to_disk(root)
-            if errors:
-                for error in errors:
-                    print(printer.paint(f"not applied: {error}", "error"), file=out)
-                status = 1
-            else:
-                print(f"applied {len(proposal.changes)} file(s) to {root}", file=out)
+            from lsp_agent.agent.apply_cli import apply_proposal
+
+            applied, words = apply_proposal(root, proposal, run_id, out)
+            errors = [] if applied else [words]
+            applied_words = f" | {words}"
+            status = status if applied else 1
             if session is not None:
                 outcome = "applied" if not errors else "could not fully apply"
                 session.record(f"user {outcome} the proposal of run {run_id}")
         else:
-            print("(not applied; re-run with --apply to write these changes)", file=out)
+            print(
+                "(not applied; `lsp-agent apply` writes these changes, `lsp-agent undo` reverts them)",
+                file=out,
+            )
             if session is not None:
                 session.record(f"the proposal of run {run_id} was shown but not applied")
     summary = (
         f"{'success' if result.success else 'failed'} ({result.stop_reason}) | iterations {result.iterations} | "
         f"messages {result.messages} | tokens {result.prompt_tokens} in / {result.completion_tokens} out | "
-        f"cost ${result.cost:.4f}"
+        f"cost ${result.cost:.4f}{applied_words}"
     )
     print(printer.paint(summary, "bold"), file=out)
     return status
