@@ -47,7 +47,9 @@ class AgentServer(HardenedServer):
         )
         self.runs = RunManager(self)
         self.proposals = ProposalStore()
-        self.last_apply: Any = None  # what the last lspAgent.applyEdits changed (undo.LastApply), for undoApply
+        self.last_apply: Any = (
+            None  # what the last lspAgent.applyEdits changed (undo.LastApply), for undoApply
+        )
         self.sessions: dict[str, Any] = {}
         self.progress_cancel_handlers: dict[str | int, Callable[[], None]] = {}
         # name -> callable returning JSON-ready data merged into lspAgent.status (e.g. "mcp": server states)

@@ -111,7 +111,9 @@ def undo_edit(server: AgentServer, last: LastApply) -> types.WorkspaceEdit:
     support = server.edit_support()
     for item in last.files:
         if item.before is None and not (support.document_changes and support.delete):
-            problems.append(f"{item.path}: the editor cannot delete files through LSP edits; delete it yourself")
+            problems.append(
+                f"{item.path}: the editor cannot delete files through LSP edits; delete it yourself"
+            )
     if problems:
         raise UndoRefused(f"undo refused, nothing was changed: {'; '.join(problems)}")
     doc_changes: list[Any] = []

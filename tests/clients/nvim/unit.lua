@@ -14,6 +14,18 @@ local function eq(actual, expected)
   end
 end
 
+test("the progress echo says lsp-agent and indexing once", function()
+  local progress = require("lsp_agent.progress")
+  eq(progress.text(1, { kind = "begin", title = "lsp-agent: indexing", message = "indexing the workspace", percentage = 0 }),
+    "lsp-agent: indexing: the workspace 0%")
+  eq(progress.text(1, { kind = "report", message = "proj: 3/40 app.py", percentage = 7 }),
+    "lsp-agent: indexing: proj: 3/40 app.py 7%")
+  eq(progress.text(1, { kind = "end", message = "indexed 40 files" }), "lsp-agent: indexing: indexed 40 files")
+  eq(progress.text("r", { kind = "begin", title = "lsp-agent: fix the bug", message = "starting" }),
+    "lsp-agent: fix the bug: starting")
+  eq(progress.text("r", { kind = "end" }), "lsp-agent: fix the bug done")
+end)
+
 test("tool calls show sorted compact arguments", function()
   eq(format.describe({ runId = "r", kind = "tool_call", name = "read_file", arguments = { path = "a.py", start = 3 } }),
     '-> read_file(path="a.py", start=3)')

@@ -155,6 +155,11 @@ function M.apply(run_id)
   end)
 end
 
+--- Revert the last applied edits to the exact text before them (see lua/lsp_agent/undo.lua).
+function M.undo()
+  return require("lsp_agent.undo").undo(M.execute, notify)
+end
+
 --- Reject a run's edits: all of them, or `files` (URIs or workspace-relative paths); `reason` is optional.
 function M.reject(run_id, reason, files)
   local id = target(runs.pending(), run_id, "run with pending edits")
@@ -297,11 +302,7 @@ local function on_progress(args)
   if not mode then
     return
   end
-  local pct = type(value.percentage) == "number" and (" %d%%"):format(value.percentage) or ""
-  local text = ("lsp-agent: %s%s%s"):format(value.title or "", value.message and (" " .. value.message) or "", pct)
-  if value.kind == "end" then
-    text = ("lsp-agent: %s done"):format(value.title or value.message or "")
-  end
+  local text = require("lsp_agent.progress").text((data.params or {}).token, value)
   if mode == "notify" then
     vim.notify(text)
   else
@@ -382,6 +383,7 @@ local function create_commands()
   cmd("AgentPlan", ask_command(true), { nargs = "*", range = true, desc = "Plan the task, then ask the agent" })
   cmd("AgentCancel", function(o) M.cancel(o.args) end, { nargs = "?", desc = "Cancel the newest (or the given) run" })
   cmd("AgentApply", function(o) M.apply(o.args) end, { nargs = "?", desc = "Apply the newest (or the given) run's edits" })
+  cmd("AgentUndo", function() M.undo() end, { desc = "Revert the last applied edits (refused if a file changed since)" })
   cmd("AgentReject", function(o)
     if o.args ~= "" then
       M.reject(nil, o.args)
