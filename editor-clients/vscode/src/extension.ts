@@ -16,13 +16,16 @@ import { AgentController } from "./controller";
 import { EVENT_NOTIFICATION, Range, SETTINGS_SECTION } from "./protocol";
 import { NotificationProgressFeature } from "./progressFeature";
 import { RunInfo, soleCandidate } from "./runState";
-import { serverCommandLine, serverEnvironment, serverSettings } from "./settings";
+import { serverCommandLine, serverEnvironment } from "./settings";
+import { anySettingSet, configurationMiddleware, pushSettings, userSettingsFor } from "./configSync";
+import { serverKeys } from "./userSettings";
 import { statusView } from "./statusText";
 
 const STATUS_POLL_MS = 2000;
 
 let client: LanguageClient | undefined;
 let controller: AgentController | undefined;
+let settingKeys: string[] = []; // the server-read settings the manifest declares
 
 /** Everything the extension shows, shared by the command handlers. */
 interface Ui {
@@ -42,12 +45,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     serverState: "starting",
   };
   ui.status.command = "lsp-agent.showTranscript";
-  ui.status.show();
+  settingKeys = serverKeys(context.extension.packageJSON);
   context.subscriptions.push(ui.events, ui.serverLog, ui.status, { dispose: () => stopPolling(ui) });
 
   const sessionId = randomUUID();
+  // The server starts on the first lspAgent command, or at once when the user set an lspAgent setting.
   const register = (id: string, fn: (...args: unknown[]) => unknown): void => {
-    context.subscriptions.push(vscode.commands.registerCommand(id, (...args: unknown[]) => guard(ui, () => fn(...args))));
+    const run = async (...args: unknown[]): Promise<unknown> => (await ensureStarted(ui, sessionId), fn(...args));
+    context.subscriptions.push(vscode.commands.registerCommand(id, (...args: unknown[]) => guard(ui, () => run(...args))));
   };
   register("lsp-agent.ask", () => askCommand(ui, { plan: false, needSelection: false }));
   register("lsp-agent.askSelection", () => askCommand(ui, { plan: false, needSelection: true }));
@@ -55,19 +60,44 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   register("lsp-agent.cancelRun", () => cancelCommand());
   register("lsp-agent.applyPending", () => applyCommand());
   register("lsp-agent.rejectPending", () => rejectCommand());
+  register("lsp-agent.undoApply", async () => {
+    const undone = await requireController().undoApply();
+    void vscode.window.showInformationMessage(`LSP Agent: undid the edits of run ${undone.runId.slice(0, 8)} (${undone.files.join(", ")}).`);
+  });
   register("lsp-agent.reindexWorkspace", () => reindexCommand(ui));
   register("lsp-agent.managePermissions", () => permissionsCommand());
   register("lsp-agent.showTranscript", () => transcriptCommand(ui));
-  register("lsp-agent.restartServer", () => restart(ui, sessionId));
+  context.subscriptions.push(vscode.commands.registerCommand("lsp-agent.restartServer", () => guard(ui, () => restart(ui, sessionId))));
 
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration(`${SETTINGS_SECTION}.server`)) {
-        void guard(ui, () => restart(ui, sessionId));
+        void guard(ui, () => (client ? restart(ui, sessionId) : ensureStarted(ui, sessionId)));
+      } else if (e.affectsConfiguration(SETTINGS_SECTION)) {
+        void guard(ui, () => (client ? pushSettings(client, settingKeys) : ensureStarted(ui, sessionId)));
       }
     }),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => void guard(ui, () => startIfConfigured(ui, sessionId))),
   );
-  await guard(ui, () => start(ui, sessionId));
+  await guard(ui, () => startIfConfigured(ui, sessionId));
+}
+
+/** Start the server now when a workspace is open and the user configured lsp-agent; else wait for a command. */
+async function startIfConfigured(ui: Ui, sessionId: string): Promise<void> {
+  if (!client && vscode.workspace.workspaceFolders?.length && anySettingSet(settingKeys)) {
+    await ensureStarted(ui, sessionId);
+  }
+}
+
+/** Start the server once (needs an open workspace: lsp-agent indexes and edits a workspace). */
+async function ensureStarted(ui: Ui, sessionId: string): Promise<void> {
+  if (client) {
+    return;
+  }
+  if (!vscode.workspace.workspaceFolders?.length) {
+    throw new InputError("open a folder or a workspace first: the agent works on a workspace");
+  }
+  await start(ui, sessionId);
 }
 
 export async function deactivate(): Promise<void> {
@@ -102,15 +132,16 @@ async function start(ui: Ui, sessionId: string): Promise<void> {
     transport: TransportKind.stdio,
     options: { env: serverEnvironment(config.get("server.env"), process.env) },
   };
-  const section = JSON.parse(JSON.stringify(config)) as Record<string, unknown>;
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
     // File watching: the server registers workspace/didChangeWatchedFiles itself (dynamic registration).
-    synchronize: { configurationSection: SETTINGS_SECTION },
-    initializationOptions: serverSettings(section),
+    // Settings: only what the user set goes to the server (initializationOptions, workspace/configuration and
+    // the didChangeConfiguration this extension sends), so manifest defaults never override the environment.
+    initializationOptions: userSettingsFor(settingKeys),
     outputChannel: ui.serverLog,
     middleware: {
       executeCommand: (command, args, next) => completeServerCommand(command, args, next),
+      workspace: configurationMiddleware(settingKeys),
     },
   };
   const c = new LanguageClient("lspAgent", "LSP Agent", serverOptions, clientOptions);
@@ -136,6 +167,7 @@ async function start(ui: Ui, sessionId: string): Promise<void> {
   }
   client = c;
   controller = ctl;
+  ui.status.show();
   ui.events.appendLine(`starting ${[line.command, ...line.args].join(" ")}`);
   await c.start();
   startPolling(ui);

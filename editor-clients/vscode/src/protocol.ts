@@ -9,6 +9,8 @@ export const ServerCommand = {
   reindex: "lspAgent.reindex",
   applyEdits: "lspAgent.applyEdits",
   rejectEdits: "lspAgent.rejectEdits",
+  /** Revert the last applyEdits to the exact text before it; refused (nothing changed) when a file changed since. */
+  undoApply: "lspAgent.undoApply",
   /** A client's claim that it applied edits; the server checks the document text and settles only what it finds. */
   editsApplied: "lspAgent.editsApplied",
   /** `{action: "list"}` or `{action: "revoke", key | all}`: the remembered "always" permission answers. */

@@ -125,7 +125,7 @@ export class ServerSession {
 
   /**
    * Spawn the server in `root` and initialize it with `settings` as initializationOptions; `section` answers
-   * workspace/configuration for `lspAgent` (VS Code sends the whole section there, client-only keys included).
+   * workspace/configuration for `lspAgent` (the extension answers with the settings the user set).
    */
   static async start(root: string, settings: Record<string, unknown>, section: Record<string, unknown> = settings): Promise<ServerSession> {
     // A private config dir: remembered permissions ("Allow always") never reach the user's own.
