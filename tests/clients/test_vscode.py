@@ -115,7 +115,9 @@ def test_extension_packages_as_vsix(built: Path, tmp_path: Path) -> None:
         manifest = json.loads(archive.read("extension/package.json"))
     # One bundled file (esbuild): no node_modules, no compiled tree, no sources, no tests.
     assert manifest["main"] == "./dist/extension.js" and "extension/dist/extension.js" in names
-    assert not any(n.startswith(("extension/node_modules/", "extension/out/", "extension/src/")) for n in names)
+    assert not any(
+        n.startswith(("extension/node_modules/", "extension/out/", "extension/src/")) for n in names
+    )
     assert [n for n in names if n.endswith(".js")] == ["extension/dist/extension.js"]
     # The bundle loads on its own (no node_modules beside it): only `vscode` comes from the editor.
     bundle = tmp_path / "alone" / "extension.js"

@@ -34,7 +34,7 @@ def test_every_setting_the_server_reads_is_declared_with_the_servers_default(pro
 
 
 def test_every_declared_value_is_one_the_server_accepts(properties) -> None:
-    for name, spec in SPECS.items():
+    for spec in SPECS.values():
         entry = properties[spec.key]
         for value in entry.get("enum", []):
             assert spec.parse(value) == value, (spec.key, value)
@@ -43,6 +43,12 @@ def test_every_declared_value_is_one_the_server_accepts(properties) -> None:
     for value in ({"run_tests": "allow"}, {"allow": ["run_tests"], "deny": ["run_command"]}, ["run_tests"]):
         SPECS["permissions"].parse(value)  # the three shapes the description shows
     text = properties["permissions"]["markdownDescription"]
+    for shown in (
+        '{"run_tests": "allow"',
+        '{"allow": ["run_tests"], "deny": ["run_command"]}',
+        '`["run_tests"]`',
+    ):
+        assert shown in text
     assert set(properties["permissions"]["type"]) == {"object", "array"}
 
 
