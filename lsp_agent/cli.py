@@ -68,6 +68,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--style", choices=["react", "codeact"], help="run style (default react)")
     p.add_argument("--plan", action="store_true", default=None, help="plan subtasks first, then run them")
     p.add_argument("--max-iterations", type=int, help="iteration limit (default 30)")
+    p.add_argument("--token-budget", type=int, metavar="TOKENS", help="stop the run past this many tokens")
+    p.add_argument(
+        "--cost-budget",
+        type=float,
+        metavar="USD",
+        help="stop the run past this cost (env LSP_AGENT_COST_BUDGET)",
+    )
     p.add_argument(
         "--request-timeout",
         type=float,

@@ -56,7 +56,12 @@ class Printer:
 
     def __call__(self, event: AgentEvent) -> None:
         kind = event.kind
-        if kind in ("usage", "proposal", "done"):
+        if kind == "usage":  # the running spend, after each model reply
+            from lsp_agent.agent.budgets import spend_text
+
+            self.write(self.paint(f"  [{spend_text(event.data)} so far]", "dim"))
+            return
+        if kind in ("proposal", "done"):
             return  # shown once at the end
         if kind == "error" and event.data.get("retrying"):
             self.write(self.paint(self._retry_text(event), "dim"))
@@ -218,6 +223,8 @@ def _flags(args: argparse.Namespace) -> dict[str, Any]:
         "max_iterations",
         "transcript",
         "request_timeout",
+        "token_budget",
+        "cost_budget",
     )
     return {name: getattr(args, name, None) for name in names if getattr(args, name, None) is not None}
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsp_agent.agent import prompts
+from lsp_agent.agent.budgets import RunBudget
 from lsp_agent.agent.compaction import Compactor, TokenCounter, render_for_summary
 from lsp_agent.agent.events import AgentEvent, EventSink
 from lsp_agent.agent.model import ModelClient, ModelError, ModelReply, context_window, get_litellm
@@ -137,6 +138,7 @@ class AgentRun:
         self._failures: dict[str, int] = {}
         self._last_text = ""
         self.transcript = Transcript(settings.transcript)
+        self.budget = RunBudget(settings)  # per-run and per-day token and cost limits (agent/budgets.py)
 
     # --- public ---------------------------------------------------------------------------------------------
 
@@ -162,7 +164,10 @@ class AgentRun:
             outcome = await self._run()
         except _Stop as stop:
             outcome = _Outcome(
-                stop.stop_reason, self._last_text, False, str(stop) if stop.stop_reason == "error" else None
+                stop.stop_reason,
+                self._last_text,
+                False,
+                str(stop) if stop.stop_reason in ("error", "token_budget") else None,
             )
             if stop.stop_reason == "error":
                 self._emit("error", message=str(stop))
@@ -344,8 +349,8 @@ class AgentRun:
                 )
             if finished is not None:
                 return _Outcome("complete", finished, True)
-            if self._over_budget():
-                raise _Stop("token_budget", f"token budget of {self.settings.token_budget} reached")
+            if reason := self._over_budget():
+                raise _Stop("token_budget", reason)
             log.debug("step %d of %d done", step, max_iterations)
         log.warning("run %s: reached the iteration limit of %d", self.run_id, max_iterations)
         return _Outcome(
@@ -519,13 +524,12 @@ class AgentRun:
         """Raise _Stop when cancelled or over the token budget."""
         if self._cancel.is_set():
             raise _Stop("cancelled", "the run was cancelled")
-        if self._over_budget():
-            raise _Stop("token_budget", f"token budget of {self.settings.token_budget} reached")
+        if reason := self._over_budget():
+            raise _Stop("token_budget", reason)
 
-    def _over_budget(self) -> bool:
-        """True when the run used its token budget."""
-        budget = self.settings.token_budget
-        return bool(budget) and self.prompt_tokens + self.completion_tokens >= budget
+    def _over_budget(self) -> str | None:
+        """Which budget (tokens or cost, per run or per day) the run reached, as a message; None when none."""
+        return self.budget.exceeded(self.prompt_tokens + self.completion_tokens, self.cost)
 
     def _on_retry(self, attempt: int, delay: float, message: str) -> None:
         """Report a transient model failure that will be retried."""
@@ -645,6 +649,7 @@ class AgentRun:
         except Exception as exc:  # noqa: BLE001 - a broken overlay must still end the run
             log.exception("building the proposal failed")
             outcome = _Outcome("error", outcome.answer, False, f"could not build the proposal: {exc}")
+        self.budget.record(self.prompt_tokens + self.completion_tokens, self.cost)
         result = RunResult(
             success=outcome.success,
             answer=outcome.answer,

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lsp_agent.agent.budgets import spend_text
 from lsp_agent.config import ModelNotConfigured
 from lsp_agent.server.permissions import EditorPermissionAsker
 from lsp_agent.server.progress import ProgressReporter
@@ -57,6 +58,7 @@ class RunRecord:
     error: str | None = None
     cancel_requested: bool = False
     held_done: list[AgentEvent] = field(default_factory=list)
+    spend: str = ""  # the running tokens and cost, shown with each progress report
 
     def to_dict(self) -> dict[str, Any]:
         """The run as lspAgent.status lists it."""
@@ -262,8 +264,10 @@ class RunManager:
             record.progress.end(_end_message(record))  # the progress closes before the editor hears `done`
         self.server.protocol.notify("lspAgent/event", payload)
         self.server.log_line(f"[run {record.run_id}] {text}")
+        if kind == "usage":
+            record.spend = spend_text(data)
         if record.progress is not None and kind not in ("usage", "done"):
-            record.progress.report(text)
+            record.progress.report(f"{text} | {record.spend}" if record.spend else text)
 
     def _finish(self, record: RunRecord, result: Any) -> None:
         """Release the held `done` event (now that the proposal is pending), or make one up."""
