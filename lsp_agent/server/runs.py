@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsp_agent.agent.budgets import spend_text
 from lsp_agent.config import ModelNotConfigured
+from lsp_agent.server.ask_choices import choose_root, parse_folder, parse_model
 from lsp_agent.server.permissions import EditorPermissionAsker
 from lsp_agent.server.progress import ProgressReporter
 from lsp_agent.server.settle import reconcile_applied
@@ -39,6 +40,8 @@ class AskRequest:
     range: dict | None = None
     plan: bool | None = None
     session_id: str | None = None
+    model: str | None = None  # overrides the `model` setting for this ask
+    folder: str | None = None  # the workspace folder of an ask without a file (multi-root)
 
 
 @dataclass
@@ -73,7 +76,9 @@ class RunRecord:
 def parse_ask(args: Any) -> AskRequest:
     """Validate lspAgent.ask arguments; ValueError names the bad field."""
     if not isinstance(args, dict):
-        raise ValueError('lspAgent.ask expects [{"task": "...", "uri"?, "range"?, "plan"?, "sessionId"?}]')
+        raise ValueError(
+            'lspAgent.ask expects [{"task": "...", "uri"?, "range"?, "plan"?, "sessionId"?, "model"?, "folder"?}]'
+        )
     task = args.get("task")
     if not isinstance(task, str) or not task.strip():
         if args.get("needsTask"):
@@ -93,7 +98,8 @@ def parse_ask(args: Any) -> AskRequest:
         raise ValueError("lspAgent.ask: 'plan' must be true or false")
     if session_id is not None and (not isinstance(session_id, str) or not session_id):
         raise ValueError("lspAgent.ask: 'sessionId' must be a non-empty string")
-    return AskRequest(task.strip(), uri, rng, plan, session_id)
+    model, folder = parse_model(args.get("model")), parse_folder(args.get("folder"))
+    return AskRequest(task.strip(), uri, rng, plan, session_id, model, folder)
 
 
 def _is_range(value: Any) -> bool:
@@ -127,7 +133,7 @@ class RunManager:
     def start(self, request: AskRequest) -> RunRecord:
         """Create the run and its background task; returns at once."""
         run_id = uuid.uuid4().hex[:8]
-        root = self.server.root_for(request.uri)
+        root = choose_root(self.server, request.uri, request.folder)
         session = self.server.session(request.session_id)
         reconcile_applied(self.server)  # the new exchange sees what the user applied since the last one
         record = RunRecord(run_id, request.task, root, session)
@@ -181,6 +187,8 @@ class RunManager:
             settings = self.server.settings
             if request.plan is not None:
                 settings = settings.replace(plan=request.plan)
+            if request.model is not None:
+                settings = settings.replace(model=request.model)
             settings.require_model("editor")
             record.state = "running"
             if record.cancel_requested:

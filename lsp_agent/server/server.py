@@ -13,6 +13,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from lsp_agent import __version__
 from lsp_agent.config import Settings, load_settings
+from lsp_agent.server.ask_choices import model_choices
 from lsp_agent.server.edits import DocumentState, EditSupport
 from lsp_agent.server.indexing import IndexManager
 from lsp_agent.server.progress import ProgressReporter
@@ -285,7 +286,7 @@ class AgentServer(HardenedServer):
         out: dict[str, Any] = {
             "runs": self.runs.list(),
             "pending": [p.to_dict() for p in self.proposals],
-            "model": self.settings.model,
+            **model_choices(self),  # "model" (the default) and "models" (to pick from for one ask)
         }
         if self.settings_errors:
             out["settingsErrors"] = list(self.settings_errors)
