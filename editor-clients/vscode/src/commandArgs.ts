@@ -8,6 +8,8 @@ export interface AskInput {
   selection?: Range;
   plan?: boolean;
   sessionId?: string;
+  model?: string;
+  folder?: string;
 }
 
 /** Thrown for input the user must fix; the message says how. */
@@ -35,6 +37,12 @@ export function askArguments(input: AskInput): [AskParams] {
   }
   if (input.sessionId) {
     params.sessionId = input.sessionId;
+  }
+  if (input.model) {
+    params.model = input.model;
+  }
+  if (input.folder && !input.uri) {
+    params.folder = input.folder;
   }
   return [params];
 }

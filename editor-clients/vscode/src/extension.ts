@@ -17,6 +17,7 @@ import { EVENT_NOTIFICATION, Range, SETTINGS_SECTION } from "./protocol";
 import { NotificationProgressFeature } from "./progressFeature";
 import { RunInfo, soleCandidate } from "./runState";
 import { serverCommandLine, serverEnvironment } from "./settings";
+import { CANCELLED, pickFolder, pickModel } from "./askPickers";
 import { anySettingSet, configurationMiddleware, pushSettings, userSettingsFor } from "./configSync";
 import { serverKeys } from "./userSettings";
 import { statusView } from "./statusText";
@@ -34,6 +35,7 @@ interface Ui {
   status: vscode.StatusBarItem;
   serverState: "starting" | "running" | "stopped";
   index?: { ready: boolean; files: number };
+  model?: string;
   poll?: NodeJS.Timeout;
 }
 
@@ -233,14 +235,21 @@ async function askCommand(ui: Ui, opts: { plan: boolean; needSelection: boolean 
   if (task === undefined) {
     return;
   }
+  const model = await pickModel(ctl);
+  const folder = editor ? undefined : await pickFolder();
+  if (model === CANCELLED || folder === CANCELLED) {
+    return;
+  }
   const runId = await ctl.ask({
     task,
     uri: editor?.document.uri.toString(),
     selection: editor ? toRange(editor.selection) : undefined,
     plan: opts.plan,
+    model,
+    folder,
   });
   ui.events.show(true);
-  ui.events.appendLine(`[${runId.slice(0, 8)}] asked: ${task.trim()}`);
+  ui.events.appendLine(`[${runId.slice(0, 8)}] asked${model ? ` (model ${model})` : ""}: ${task.trim()}`);
   startPolling(ui);
 }
 
@@ -398,6 +407,7 @@ function refreshStatus(ui: Ui): void {
     indexFiles: ui.index?.files,
     running: tracker?.running().length ?? 0,
     pending: tracker?.pending().length ?? 0,
+    model: ui.model,
   });
   ui.status.text = view.text;
   ui.status.tooltip = view.tooltip;
@@ -412,6 +422,7 @@ async function pollStatus(ui: Ui): Promise<void> {
   try {
     const s = await controller.status();
     ui.index = { ready: Boolean(s.index?.ready), files: s.index?.files ?? 0 };
+    ui.model = s.model ?? undefined;
     refreshStatus(ui);
     if (ui.index.ready && !controller.tracker.running().length) {
       stopPolling(ui);

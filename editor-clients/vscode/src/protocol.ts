@@ -67,6 +67,10 @@ export interface AskParams {
   range?: Range;
   plan?: boolean;
   sessionId?: string;
+  /** A litellm model string overriding `lspAgent.model` for this ask. */
+  model?: string;
+  /** The workspace folder (URI) of an ask without a file, in a multi-root workspace. */
+  folder?: string;
 }
 
 export interface AskResult {
@@ -109,6 +113,7 @@ export interface StatusResult {
   runs: { runId: string; state: string; task: string }[];
   pending?: PendingSummary[];
   model?: string | null;
+  models?: string[];
   settingsErrors?: string[];
 }
 
