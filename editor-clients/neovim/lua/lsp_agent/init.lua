@@ -92,9 +92,16 @@ function M.ask(opts)
     notify("describe the task, e.g. :AgentAsk add a --verbose flag", vim.log.levels.WARN)
     return
   end
-  local params = { task = task, sessionId = M.config.session_id }
+  local params = { task = task, sessionId = M.config.session_id, model = opts.model, folder = opts.folder }
   local name = vim.api.nvim_buf_get_name(bufnr)
-  if name ~= "" and vim.bo[bufnr].buftype == "" then
+  local has_file = name ~= "" and vim.bo[bufnr].buftype == ""
+  if not has_file and opts.folder == nil then -- a multi-root workspace: ask which folder (see ask_options.lua)
+    return require("lsp_agent.ask_options").folder(M.client(bufnr), false, function(folder)
+      M.ask(vim.tbl_extend("force", opts, { folder = folder or false }))
+    end)
+  end
+  params.folder = opts.folder or nil
+  if has_file then
     params.uri = vim.uri_from_bufnr(bufnr)
     if opts.range then
       params.range = M.line_range(bufnr, opts.range[1], opts.range[2])
@@ -368,19 +375,26 @@ local function create_commands()
     return function(o)
       local range = o.range > 0 and { o.line1, o.line2 } or nil
       local bufnr = vim.api.nvim_get_current_buf()
-      if o.args ~= "" then
-        M.ask({ task = o.args, plan = plan, range = range, bufnr = bufnr })
+      local task, model = require("lsp_agent.ask_options").parse(o.args)
+      if task ~= "" then
+        M.ask({ task = task, plan = plan, range = range, bufnr = bufnr, model = model })
       else
         vim.ui.input({ prompt = plan and "Plan and ask agent: " or "Ask agent: " }, function(task)
           if task then
-            M.ask({ task = task, plan = plan, range = range, bufnr = bufnr })
+            M.ask({ task = task, plan = plan, range = range, bufnr = bufnr, model = model })
           end
         end)
       end
     end
   end
-  cmd("AgentAsk", ask_command(false), { nargs = "*", range = true, desc = "Ask the agent (a range sends the selection)" })
-  cmd("AgentPlan", ask_command(true), { nargs = "*", range = true, desc = "Plan the task, then ask the agent" })
+  local function complete(arglead, cmdline)
+    local options = require("lsp_agent.ask_options")
+    return options.complete(arglead, cmdline, function() return options.server_models(M.client()) end)
+  end
+  cmd("AgentAsk", ask_command(false), {
+    nargs = "*", range = true, complete = complete, desc = "Ask the agent (a range sends the selection; --model=NAME picks the model)",
+  })
+  cmd("AgentPlan", ask_command(true), { nargs = "*", range = true, complete = complete, desc = "Plan the task, then ask the agent" })
   cmd("AgentCancel", function(o) M.cancel(o.args) end, { nargs = "?", desc = "Cancel the newest (or the given) run" })
   cmd("AgentApply", function(o) M.apply(o.args) end, { nargs = "?", desc = "Apply the newest (or the given) run's edits" })
   cmd("AgentUndo", function() M.undo() end, { desc = "Revert the last applied edits (refused if a file changed since)" })
