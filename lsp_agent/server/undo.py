@@ -1,7 +1,9 @@
-"""lspAgent.undoApply: revert the last proposal applied through lspAgent.applyEdits, exactly, or refuse.
+"""lspAgent.undoApply: revert the last applied proposal (lspAgent.applyEdits or an "Apply" code action), exactly.
 
 Before lspAgent.applyEdits sends its WorkspaceEdit, the text of every file it touches is kept (`snapshot`); once the
-client reports it applied, the text each file must now hold is computed from that edit (`remember`). Undo sends one
+client reports it applied, the text each file must now hold is computed from that edit (`remember`). A code action
+carries its edit to the client, so the server notes the text before and after each one it offers (`offer`) and,
+when the document text later shows the change applied, recognises it by that after-text (`remember_found`). Undo sends one
 WorkspaceEdit restoring every file's pre-apply text, but only when each file still holds exactly what the apply
 left: a file the user changed since makes undo refuse with a message, and nothing is changed.
 """
@@ -19,6 +21,9 @@ from lsp_agent.server.edits import EditPlan
 
 if TYPE_CHECKING:
     from lsp_agent.server.server import AgentServer
+
+
+MAX_OFFERED = 64  # code-action edits remembered (the newest ones) to recognise an applied one
 
 
 class UndoRefused(Exception):
@@ -57,6 +62,37 @@ def remember(
     server: AgentServer, run_id: str, session_id: str | None, plan: EditPlan, files: list[UndoFile]
 ) -> None:
     """Keep the applied plan as the server's last apply, with the text each file holds after it."""
+    _fill_after(server, plan, files)
+    server.last_apply = LastApply(run_id, session_id, files)
+
+
+def offer(server: AgentServer, plan: EditPlan) -> None:
+    """Note a code action's edit: if the user applies it, the text it leaves maps back to the text before it."""
+    files = snapshot(server, plan)
+    _fill_after(server, plan, files)
+    offered: dict[tuple[str, str | None], UndoFile] = server.offered_edits
+    for item in files:
+        offered.pop((item.uri, item.after), None)
+        offered[(item.uri, item.after)] = item
+    while len(offered) > MAX_OFFERED:
+        offered.pop(next(iter(offered)))
+
+
+def remember_found(server: AgentServer, run_id: str, session_id: str | None, found: list[Any]) -> None:
+    """After changes were found applied in the text (a code action): the last apply, when each came from an offer."""
+    files = []
+    for fp in found:
+        now = server.document_state(fp.abspath).text
+        offered = server.offered_edits.get((fp.uri, now))
+        if offered is None:
+            return  # applied some other way (typed, or an older offer): not undoable as one step
+        files.append(UndoFile(fp.uri, fp.change.path, fp.abspath, offered.before, now))
+    if files:
+        server.last_apply = LastApply(run_id, session_id, files)
+
+
+def _fill_after(server: AgentServer, plan: EditPlan, files: list[UndoFile]) -> None:
+    """The text each file holds once the plan's edit is applied to its snapshot."""
     edits = _text_edits_by_uri(plan.edit)
     codec = server.workspace.position_codec
     for item, (fp, _) in zip(files, plan.covers, strict=True):
@@ -69,7 +105,6 @@ def remember(
             for edit in sorted(edits.get(item.uri, []), key=_start, reverse=True):
                 doc.apply_change(types.TextDocumentContentChangePartial(range=edit.range, text=edit.new_text))
             item.after = doc.source
-    server.last_apply = LastApply(run_id, session_id, files)
 
 
 def _start(edit: types.TextEdit) -> tuple[int, int]:
@@ -150,7 +185,10 @@ def _whole(text: str, server: AgentServer) -> types.Range:
 
 async def undo_apply(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
     """lspAgent.undoApply: restore the text every file had before the last lspAgent.applyEdits."""
-    last: LastApply | None = getattr(server, "last_apply", None)
+    from lsp_agent.server.settle import reconcile_applied  # settle.py calls back into this module
+
+    reconcile_applied(server)  # a code action applied just now becomes the last apply
+    last: LastApply | None = server.last_apply
     if last is None:
         raise UndoRefused("lspAgent.undoApply: nothing to undo (no edits were applied, or they were undone)")
     edit = undo_edit(server, last)

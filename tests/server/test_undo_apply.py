@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import pytest_asyncio
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from server_editor import scripted_settings, start_editor, stop_editor, write_tree
 
@@ -84,4 +85,34 @@ async def test_undo_refuses_when_a_file_changed_since_the_apply_and_changes_noth
     result = await editor.command("lspAgent.undoApply")
     assert result["undone"] and editor.text(uri) == APP
     assert not (editor.root / "new.py").exists()
+    editor.close(uri)
+
+
+async def test_undo_reverts_an_apply_code_action_too(editor, model):
+    uri = editor.open("util.py")
+    model.add_steps(
+        [
+            step("edit_file", path="util.py", old_text="X = 1", new_text="X = 10"),
+            step("task_complete", summary="x"),
+        ]
+    )
+    run_id = await editor.ask("ten")
+    await editor.wait_event(run_id, "done")
+    actions = await editor.client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(
+                start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
+            ),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+    apply = next(a for a in actions if a.title.startswith("Apply agent edit"))
+    editor.apply(apply.edit)  # the editor applies the action's edit itself and sends didChange
+    assert editor.text(uri) == "X = 10\n"
+    await editor.wait_edits(run_id, 1)
+
+    result = await editor.command("lspAgent.undoApply")
+    assert result == {"runId": run_id, "undone": True, "files": ["util.py"]}
+    assert editor.text(uri) == "X = 1\n"
     editor.close(uri)
