@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from lsp_agent.agent.apply_cli import apply_proposal, remember_proposal
 from lsp_agent.agent.events import AgentEvent
 from lsp_agent.agent.permission_store import PREFIX_TOOLS, command_argv, command_prefix
 from lsp_agent.agent.sanitize import clean_text
@@ -279,9 +280,7 @@ def run_ask(args: argparse.Namespace) -> int:
     finally:
         if index is not None:
             index.close()
-    from lsp_agent.agent.apply_cli import remember_proposal
-
-    remember_proposal(root, run.run_id, task, result, sys.stderr)
+    remember_proposal(root, run.run_id, task, result, sys.stderr)  # for `lsp-agent apply`
     status = _report(
         result, printer, root, apply=getattr(args, "apply", False), run_id=run.run_id, session=session
     )
@@ -368,8 +367,6 @@ def _report(
                     f"the proposal of run {run_id} was not applied because the run did not complete"
                 )
         elif apply:
-            from lsp_agent.agent.apply_cli import apply_proposal
-
             applied, words = apply_proposal(root, proposal, run_id, out)
             errors = [] if applied else [words]
             applied_words = f" | {words}"
