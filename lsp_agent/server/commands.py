@@ -212,7 +212,7 @@ def reject_edits(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
 
 
 async def undo_apply(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
-    """Revert the last lspAgent.applyEdits exactly; refused (nothing changed) when a file changed since."""
+    """Revert the last apply (applyEdits or an Apply code action) exactly; refused when a file changed since."""
     try:
         return await undo.undo_apply(server, args)
     except undo.UndoRefused as exc:

@@ -49,9 +49,8 @@ class AgentServer(HardenedServer):
         self.runs = RunManager(self)
         self.proposals = ProposalStore()
         self.last_apply: Any = None  # what the last apply changed (undo.LastApply), for lspAgent.undoApply
-        self.offered_edits: dict[
-            tuple[str, str | None], Any
-        ] = {}  # code actions' edits, by (uri, text after)
+        # the edits of the "Apply" code actions offered lately, by (uri, text after): undo recognises them applied
+        self.offered_edits: dict[tuple[str, str | None], Any] = {}
         self.sessions: dict[str, Any] = {}
         self.progress_cancel_handlers: dict[str | int, Callable[[], None]] = {}
         # name -> callable returning JSON-ready data merged into lspAgent.status (e.g. "mcp": server states)
