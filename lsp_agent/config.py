@@ -16,8 +16,10 @@ from lsp_agent.settings_values import (
     boolean,
     choice,
     mcp_servers,
+    model_list,
     number_between,
     optional_positive_int,
+    optional_positive_number,
     optional_text,
     pattern_list,
     permission_rules,
@@ -68,6 +70,13 @@ class Settings:
     model: str | None = setting(
         None, "model", "litellm model string, e.g. openai/gpt-4o-mini", optional_text, env="LSP_AGENT_MODEL"
     )
+    models: list[str] = setting(
+        [],
+        "models",
+        "models to choose from for one ask (the `model` setting stays the default)",
+        model_list,
+        env="LSP_AGENT_MODELS",
+    )
     api_base: str | None = setting(
         None, "apiBase", "API base URL of the model server", optional_text, env="LSP_AGENT_API_BASE"
     )
@@ -90,6 +99,27 @@ class Settings:
     )
     token_budget: int | None = setting(
         None, "tokenBudget", "stop a run past this many tokens", optional_positive_int
+    )
+    cost_budget: float | None = setting(
+        None,
+        "costBudget",
+        "stop a run past this cost in USD",
+        optional_positive_number,
+        env="LSP_AGENT_COST_BUDGET",
+    )
+    daily_token_budget: int | None = setting(
+        None,
+        "dailyTokenBudget",
+        "stop runs once this many tokens were used today (all runs on this machine)",
+        optional_positive_int,
+        env="LSP_AGENT_DAILY_TOKEN_BUDGET",
+    )
+    daily_cost_budget: float | None = setting(
+        None,
+        "dailyCostBudget",
+        "stop runs once this much was spent today in USD (all runs on this machine)",
+        optional_positive_number,
+        env="LSP_AGENT_DAILY_COST_BUDGET",
     )
     context_window: int | None = setting(
         None, "contextWindow", "the model's context window (else litellm's model data)", optional_positive_int

@@ -57,6 +57,20 @@ def positive_number(value: Any) -> float:
     return number
 
 
+def optional_positive_number(value: Any) -> float | None:
+    """A number above zero, or null for unset."""
+    return None if value is None or value == "" else positive_number(value)
+
+
+def model_list(value: Any) -> list[str]:
+    """litellm model strings (a comma-separated string counts), without blanks or repeats."""
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError('expected a list of litellm model strings, e.g. ["openai/gpt-4o-mini"]')
+    return list(dict.fromkeys(v.strip() for v in value if v.strip()))
+
+
 def number_between(low: float, high: float) -> Callable[[Any], float]:
     """A parser for a number in [low, high]."""
 

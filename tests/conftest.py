@@ -24,3 +24,4 @@ def _private_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv(
         "XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config"))
     )  # remembered permissions
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))  # last proposal, spend

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsp_agent.agent import prompts
+from lsp_agent.agent.budgets import RunBudget
 from lsp_agent.agent.cancellation import Cancellation
 from lsp_agent.agent.conversation import Conversation, Usage, connect_model
 from lsp_agent.agent.events import EventSink, RunEvents
@@ -72,6 +73,7 @@ class AgentRun:
         self.last_text = ""  # the model's latest words: the answer of a run that stops early
         self.cancellation = Cancellation()
         self.usage = Usage()
+        self.budget = RunBudget(settings)  # per-run and per-day token and cost limits (agent/budgets.py)
         self.transcript = Transcript.of_run(settings, self.root)
         self.events = RunEvents(self.run_id, sink, [self.transcript.record, RunLog()])
         self.ctx = ToolContext(
@@ -105,9 +107,9 @@ class AgentRun:
         try:
             outcome = await self._solve_task()
         except StopRun as stop:
-            error = str(stop) if stop.stop_reason == "error" else None
+            error = str(stop) if stop.stop_reason in ("error", "token_budget") else None
             outcome = Outcome(stop.stop_reason, self.last_text, False, error)
-            if error is not None:
+            if stop.stop_reason == "error":
                 self.events.emit("error", message=error)
         except asyncio.CancelledError:
             self.ctx.close()
@@ -161,10 +163,9 @@ class AgentRun:
         self._check_budget()
 
     def _check_budget(self) -> None:
-        """Raise StopRun("token_budget") once the run used its token budget."""
-        budget = self.settings.token_budget
-        if budget and self.usage.total_tokens >= budget:
-            raise StopRun("token_budget", f"token budget of {budget} reached")
+        """Raise StopRun("token_budget") with which limit hit (tokens or cost, per run or per day)."""
+        if reason := self.budget.exceeded(self.usage.total_tokens, self.usage.cost):
+            raise StopRun("token_budget", reason)
 
     def thought(self, text: str) -> None:
         """Report the model's reasoning (kept as the answer of a run that stops early)."""
@@ -242,6 +243,7 @@ class AgentRun:
             log.exception("building the proposal failed")
             proposal = None
             outcome = Outcome("error", outcome.answer, False, f"could not build the proposal: {exc}")
+        self.budget.record(self.usage.total_tokens, self.usage.cost)
         result = RunResult.of(outcome, self.usage, proposal)
         self.events.emit("done", **result.done_data(time.perf_counter() - started))
         if self.session is not None:

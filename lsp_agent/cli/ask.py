@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from lsp_agent.agent.permission_store import PREFIX_TOOLS, command_argv, command_prefix
+from lsp_agent.cli.apply import apply_proposal, remember_proposal
 from lsp_agent.cli.common import add_model_flags
 from lsp_agent.cli.conversation import mention_context, prepare_ask, remember_session
 from lsp_agent.cli.printer import Printer, colored_diff
@@ -41,6 +42,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--style", choices=["react", "codeact"], help="run style (default react)")
     p.add_argument("--plan", action="store_true", default=None, help="plan subtasks first, then run them")
     p.add_argument("--max-iterations", type=int, help="iteration limit (default 30)")
+    p.add_argument("--token-budget", type=int, metavar="TOKENS", help="stop the run past this many tokens")
+    p.add_argument(
+        "--cost-budget",
+        type=float,
+        metavar="USD",
+        help="stop the run past this cost (env LSP_AGENT_COST_BUDGET)",
+    )
     p.add_argument(
         "--request-timeout",
         type=float,
@@ -161,6 +169,8 @@ def _flags(args: argparse.Namespace) -> dict[str, Any]:
         "transcript",
         "request_timeout",
         "max_tokens",
+        "token_budget",
+        "cost_budget",
     )
     return {name: getattr(args, name, None) for name in names if getattr(args, name, None) is not None}
 
@@ -210,6 +220,7 @@ def run_ask(args: argparse.Namespace) -> int:
     finally:
         if mcp is not None:
             mcp.close()
+    remember_proposal(root, run_id, task, result, sys.stderr)  # for `lsp-agent apply`
     status = _report(
         result, printer, root, apply=getattr(args, "apply", False), run_id=run_id, session=session
     )
@@ -296,11 +307,12 @@ def _report(
     print("", file=out)
     if result.error and result.error not in printer.errors_shown:
         printer.write(printer.paint(f"error: {result.error}", "error"))
-    if result.answer:
+    if result.answer and result.stop_reason != "cancelled":  # a cancelled run's last thought is no answer
         printer.write(printer.paint("Answer:", "bold"))
         printer.write(result.answer)
     proposal = result.proposal
-    status = 0 if result.success else 1
+    status = 0 if result.success else 130 if result.stop_reason == "cancelled" else 1
+    applied_words = ""
     if proposal is not None:
         print("", file=out)
         print(printer.paint(f"Proposed changes ({len(proposal.changes)} file(s)):", "bold"), file=out)
@@ -311,29 +323,31 @@ def _report(
             )
         if apply and not result.success:
             print(f"not applied: the run did not complete ({result.stop_reason})", file=out)
+            applied_words = " | not applied (`lsp-agent apply` writes it anyway)"
+            status = status or 1
             if session is not None:
                 session.record(
                     f"the proposal of run {run_id} was not applied because the run did not complete"
                 )
         elif apply:
-            errors = proposal.apply_to_disk(root)
-            if errors:
-                for error in errors:
-                    print(printer.paint(f"not applied: {error}", "error"), file=out)
-                status = 1
-            else:
-                print(f"applied {len(proposal.changes)} file(s) to {root}", file=out)
+            applied, words = apply_proposal(root, proposal, run_id, out)
+            errors = [] if applied else [words]
+            applied_words = f" | {words}"
+            status = status if applied else 1
             if session is not None:
                 outcome = "applied" if not errors else "could not fully apply"
                 session.record(f"user {outcome} the proposal of run {run_id}")
         else:
-            print("(not applied; re-run with --apply to write these changes)", file=out)
+            print(
+                "(not applied; `lsp-agent apply` writes these changes, `lsp-agent undo` reverts them)",
+                file=out,
+            )
             if session is not None:
                 session.record(f"the proposal of run {run_id} was shown but not applied")
     summary = (
         f"{'success' if result.success else 'failed'} ({result.stop_reason}) | iterations {result.iterations} | "
         f"messages {result.messages} | tokens {result.prompt_tokens} in / {result.completion_tokens} out | "
-        f"cost ${result.cost:.4f}"
+        f"cost ${result.cost:.4f}{applied_words}"
     )
     print(printer.paint(summary, "bold"), file=out)
     return status

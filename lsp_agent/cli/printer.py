@@ -47,7 +47,12 @@ class Printer:
         kind = event.kind
         if kind == "proposal":
             self.syntax_errors = list(event.data.get("syntaxErrors") or [])
-        if kind in ("usage", "proposal", "done"):
+        if kind == "usage":  # the running spend, after each model reply
+            from lsp_agent.agent.budgets import spend_text
+
+            self.write(self.paint(f"  [{spend_text(event.data)} so far]", "dim"))
+            return
+        if kind in ("proposal", "done"):
             return  # shown once at the end
         if kind == "error" and event.data.get("retrying"):
             self.write(self.paint(self._retry_text(event), "dim"))

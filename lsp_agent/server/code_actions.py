@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from lsp_agent.server import undo
 from lsp_agent.server.edits import build_edit
 from lsp_agent.server.proposals import DIAGNOSTIC_SOURCE, HunkSpot, PendingProposal
 from lsp_agent.server.settle import hunk_id
@@ -116,6 +117,7 @@ def _apply_spot(server: AgentServer, spot: HunkSpot) -> types.CodeAction:
         action.disabled = types.CodeActionDisabled(reason="; ".join(plan.refused) or "nothing left to apply")
         return action
     action.edit = plan.edit
+    undo.offer(server, plan)  # lspAgent.undoApply can revert it once applied
     return action
 
 
@@ -141,6 +143,7 @@ def _apply_all(server: AgentServer, pending: PendingProposal) -> types.CodeActio
         action.disabled = types.CodeActionDisabled(reason="; ".join(plan.refused) or "nothing left to apply")
         return action
     action.edit = plan.edit
+    undo.offer(server, plan)  # lspAgent.undoApply can revert it once applied
     return action
 
 

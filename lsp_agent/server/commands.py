@@ -1,4 +1,4 @@
-"""workspace/executeCommand handlers: ask, cancel, status, search, reindex, apply/reject edits, permissions."""
+"""workspace/executeCommand handlers: ask, cancel, status, search, reindex, apply/reject/undo edits, permissions."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from lsp_agent.server import undo
 from lsp_agent.server.edits import EditPlan, build_edit
 from lsp_agent.server.permissions import permissions_command
 from lsp_agent.server.runs import parse_ask
@@ -40,7 +41,9 @@ def _run_id(arg: dict[str, Any], command: str) -> str:
 
 def ask(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
     """Start a run in the background and return its id at once."""
-    arg = _arg(args, "lspAgent.ask", '{"task": str, "uri"?, "range"?, "plan"?, "sessionId"?}')
+    arg = _arg(
+        args, "lspAgent.ask", '{"task": str, "uri"?, "range"?, "plan"?, "sessionId"?, "model"?, "folder"?}'
+    )
     try:
         request = parse_ask(arg)
         record = server.runs.start(request)
@@ -154,9 +157,12 @@ async def apply_edits(server: AgentServer, args: tuple[Any, ...]) -> dict[str, A
     if plan.edit is None:
         server.show_error("lsp-agent: nothing applied: " + "; ".join(plan.refused))
         return {**result, "state": pending.state}
+    before = undo.snapshot(server, plan)
     response = await server.workspace_apply_edit_async(
         types.ApplyWorkspaceEditParams(edit=plan.edit, label=f"lsp-agent: {pending.summary}")
     )
+    if response.applied:  # kept for lspAgent.undoApply before settling changes the pending proposal
+        undo.remember(server, run_id, pending.session_id, plan, before)
     result["applied"] = bool(response.applied)
     if response.failure_reason:
         result["failureReason"] = response.failure_reason
@@ -205,6 +211,14 @@ def reject_edits(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
     }
 
 
+async def undo_apply(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
+    """Revert the last apply (applyEdits or an Apply code action) exactly; refused when a file changed since."""
+    try:
+        return await undo.undo_apply(server, args)
+    except undo.UndoRefused as exc:
+        raise CommandError(str(exc)) from None
+
+
 COMMANDS = {
     "lspAgent.ask": ask,
     "lspAgent.cancel": cancel,
@@ -214,5 +228,6 @@ COMMANDS = {
     "lspAgent.applyEdits": apply_edits,
     "lspAgent.rejectEdits": reject_edits,
     "lspAgent.editsApplied": edits_applied,
+    "lspAgent.undoApply": undo_apply,
     "lspAgent.permissions": permissions_command,
 }

@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lsp_agent.agent.budgets import spend_text
 from lsp_agent.agent.diagnostics_context import parse_diagnostics
 from lsp_agent.config import ModelNotConfigured
+from lsp_agent.server.ask_choices import choose_root, parse_folder, parse_model
 from lsp_agent.server.ask_context import ask_context, follow_up
 from lsp_agent.server.permissions import EditorPermissionAsker
 from lsp_agent.server.progress import ProgressReporter
@@ -42,11 +44,16 @@ class AskRequest:
     session_id: str | None = None
     diagnostics: list[dict] | None = None  # the current file's diagnostics, collected by the client
     follow_up: bool = False  # continue the conversation: it must exist; the last ask's file is the default
+    model: str | None = None  # overrides the `model` setting for this ask
+    folder: str | None = None  # the workspace folder of an ask without a file (multi-root)
 
     def to_dict(self) -> dict[str, Any]:
         """The ask as lspAgent.ask takes it (kept on the exchange, so it can be retried)."""
         out: dict[str, Any] = {"task": self.task}
         for key, value in (("uri", self.uri), ("range", self.range), ("plan", self.plan)):
+            if value is not None:
+                out[key] = value
+        for key, value in (("model", self.model), ("folder", self.folder)):
             if value is not None:
                 out[key] = value
         if self.diagnostics is not None:
@@ -71,6 +78,7 @@ class RunRecord:
     error: str | None = None
     cancel_requested: bool = False
     done_sent: bool = False
+    spend: str = ""  # the running tokens and cost, shown with each progress report
 
     def to_dict(self) -> dict[str, Any]:
         """The run as lspAgent.status lists it."""
@@ -85,7 +93,9 @@ class RunRecord:
 def parse_ask(args: Any) -> AskRequest:
     """Validate lspAgent.ask arguments; ValueError names the bad field."""
     if not isinstance(args, dict):
-        raise ValueError('lspAgent.ask expects [{"task": "...", "uri"?, "range"?, "plan"?, "sessionId"?}]')
+        raise ValueError(
+            'lspAgent.ask expects [{"task": "...", "uri"?, "range"?, "plan"?, "sessionId"?, "model"?, "folder"?}]'
+        )
     task = args.get("task")
     if not isinstance(task, str) or not task.strip():
         if args.get("needsTask"):
@@ -111,7 +121,8 @@ def parse_ask(args: Any) -> AskRequest:
     follow_up = args.get("followUp", False)
     if not isinstance(follow_up, bool):
         raise ValueError("lspAgent.ask: 'followUp' must be true or false")
-    return AskRequest(task.strip(), uri, rng, plan, session_id, diagnostics, follow_up)
+    model, folder = parse_model(args.get("model")), parse_folder(args.get("folder"))
+    return AskRequest(task.strip(), uri, rng, plan, session_id, diagnostics, follow_up, model, folder)
 
 
 def _is_range(value: Any) -> bool:
@@ -145,7 +156,7 @@ class RunManager:
     def start(self, request: AskRequest) -> RunRecord:
         """Create the run and its background task; returns at once."""
         run_id = uuid.uuid4().hex[:8]
-        root = self.server.root_for(request.uri)
+        root = choose_root(self.server, request.uri, request.folder)
         session = self.server.session(request.session_id)
         request = follow_up(session, request)
         reconcile_applied(self.server)  # the new exchange sees what the user applied since the last one
@@ -201,6 +212,8 @@ class RunManager:
             settings = self.server.settings
             if request.plan is not None:
                 settings = settings.replace(plan=request.plan)
+            if request.model is not None:
+                settings = settings.replace(model=request.model)
             settings.require_model("editor")
             record.state = "running"
             if record.cancel_requested:
@@ -312,8 +325,10 @@ class RunManager:
                 record.progress.end(_end_message(record))
         self.server.protocol.notify("lspAgent/event", payload)
         self.server.log_line(f"[run {record.run_id}] {text}")
+        if kind == "usage":
+            record.spend = spend_text(data)
         if record.progress is not None and kind not in ("usage", "done"):
-            record.progress.report(text)
+            record.progress.report(f"{text} | {record.spend}" if record.spend else text)
 
     def _finish(self, record: RunRecord, result: Any) -> None:
         """After the run: a `done` for a run whose agent sent none."""

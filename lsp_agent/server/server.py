@@ -14,6 +14,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from lsp_agent import __version__
 from lsp_agent.agent.rules import rules_status
 from lsp_agent.config import Settings, load_settings
+from lsp_agent.server.ask_choices import model_choices
 from lsp_agent.server.edits import DocumentState, EditSupport
 from lsp_agent.server.indexing import IndexManager
 from lsp_agent.server.progress import ProgressReporter
@@ -48,6 +49,9 @@ class AgentServer(HardenedServer):
         )
         self.runs = RunManager(self)
         self.proposals = ProposalStore()
+        self.last_apply: Any = None  # what the last apply changed (undo.LastApply), for lspAgent.undoApply
+        # the edits of the "Apply" code actions offered lately, by (uri, text after): undo recognises them applied
+        self.offered_edits: dict[tuple[str, str | None], Any] = {}
         self.sessions: dict[str, Any] = {}
         self.progress_cancel_handlers: dict[str | int, Callable[[], None]] = {}
         # name -> callable returning JSON-ready data merged into lspAgent.status (e.g. "mcp": server states)
@@ -275,7 +279,7 @@ class AgentServer(HardenedServer):
         out: dict[str, Any] = {
             "runs": self.runs.list(),
             "pending": [p.to_dict() for p in self.proposals],
-            "model": self.settings.model,
+            **model_choices(self),  # "model" (the default) and "models" (to pick from for one ask)
         }
         if self.settings_errors:
             out["settingsErrors"] = list(self.settings_errors)

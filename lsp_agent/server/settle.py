@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from lsp_agent.server import undo
 from lsp_agent.server.edits import DocumentState, FileProposal
 from lsp_agent.workspace.hunks import Hunk, split_lines
 from lsp_agent.workspace.rebase import hunk_is_applied
@@ -108,6 +109,7 @@ def reconcile_applied(server: AgentServer, uris: Iterable[str] | None = None) ->
                 selection.append((fp, found))
         if selection:
             settle(server, pending, "applied", selection, via="found in the document text")
+            undo.remember_found(server, pending.run_id, pending.session_id, [fp for fp, _ in selection])
             changed = True
     return changed
 

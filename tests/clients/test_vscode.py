@@ -116,9 +116,25 @@ def test_extension_packages_as_vsix(built: Path, tmp_path: Path) -> None:
     with zipfile.ZipFile(vsix) as archive:
         names = set(archive.namelist())
         manifest = json.loads(archive.read("extension/package.json"))
-    assert "extension/out/src/extension.js" in names
-    assert "extension/node_modules/vscode-languageclient/package.json" in names
-    assert not any(n.startswith("extension/out/test/") or n.startswith("extension/src/") for n in names)
+    # One bundled file (esbuild): no node_modules, no compiled tree, no sources, no tests.
+    assert manifest["main"] == "./dist/extension.js" and "extension/dist/extension.js" in names
+    assert not any(
+        n.startswith(("extension/node_modules/", "extension/out/", "extension/src/")) for n in names
+    )
+    assert [n for n in names if n.endswith(".js")] == ["extension/dist/extension.js"]
+    # The bundle loads on its own (no node_modules beside it): only `vscode` comes from the editor.
+    bundle = tmp_path / "alone" / "extension.js"
+    bundle.parent.mkdir()
+    bundle.write_bytes(archive_bytes(vsix, "extension/dist/extension.js"))
+    probe = (
+        "const M = require('module'); const load = M._load;"
+        "const stub = new Proxy({}, { get: (t, k) => (t[k] ??= class {}) });"
+        "M._load = (r, ...a) => (r === 'vscode' ? stub : load(r, ...a));"
+        f"const ext = require({json.dumps(str(bundle))});"
+        "console.log(typeof ext.activate, typeof ext.deactivate);"
+    )
+    loaded = subprocess.run([NODE, "-e", probe], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert loaded.stdout.strip() == "function function", loaded.stderr[-2000:]
     titles = {c["command"]: c["title"] for c in manifest["contributes"]["commands"]}
     assert set(EIGHT) <= set(titles.values())
     # All eight are in the editor's context menu (an "LSP Agent" submenu) and none is hidden from the palette.
@@ -144,6 +160,12 @@ def test_extension_packages_as_vsix(built: Path, tmp_path: Path) -> None:
         "mcpServers",
     ):
         assert f"lspAgent.{key}" in settings
+
+
+def archive_bytes(path: Path, name: str) -> bytes:
+    """One member of a zip archive."""
+    with zipfile.ZipFile(path) as archive:
+        return archive.read(name)
 
 
 def test_every_contributed_setting_is_one_the_server_reads() -> None:

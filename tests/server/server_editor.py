@@ -76,6 +76,7 @@ def server_env(cache: Path) -> dict[str, str]:
     home = cache / "home"
     (home / ".config").mkdir(parents=True, exist_ok=True)
     env["HOME"], env["XDG_CONFIG_HOME"] = str(home), str(home / ".config")
+    env["XDG_STATE_HOME"] = str(home / ".state")  # last proposals, applies, daily spend
     env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
     return env
 

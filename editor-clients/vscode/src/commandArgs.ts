@@ -10,6 +10,8 @@ export interface AskInput {
   sessionId?: string;
   diagnostics?: LspDiagnostic[];
   followUp?: boolean;
+  model?: string;
+  folder?: string;
 }
 
 /** Thrown for input the user must fix; the message says how. */
@@ -43,6 +45,12 @@ export function askArguments(input: AskInput): [AskParams] {
   }
   if (input.followUp) {
     params.followUp = true;
+  }
+  if (input.model) {
+    params.model = input.model;
+  }
+  if (input.folder && !input.uri) {
+    params.folder = input.folder;
   }
   return [params];
 }

@@ -127,6 +127,13 @@ export class AgentController {
     return outcome;
   }
 
+  /** Undo the last applied edits (the server refuses, changing nothing, when a file changed since). */
+  async undoApply(): Promise<{ runId: string; files: string[] }> {
+    const result = (await this.connection.executeCommand(ServerCommand.undoApply, [])) as { runId: string; files: string[] };
+    this.log(`[${result.runId.slice(0, 8)}] undid the applied edits: ${result.files.join(", ")}`);
+    return result;
+  }
+
   /** Reject a run's edits (all of them, or some files); the reason reaches the agent's next exchange. */
   async reject(runId: string, reason?: string, files?: string[]): Promise<void> {
     const result = await this.connection.executeCommand(ServerCommand.rejectEdits, rejectArguments(runId, reason, files));

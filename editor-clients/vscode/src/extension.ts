@@ -18,7 +18,10 @@ import { collectDiagnostics, promptTask } from "./mentionInput";
 import { EVENT_NOTIFICATION, Range, SETTINGS_SECTION } from "./protocol";
 import { NotificationProgressFeature } from "./progressFeature";
 import { RunInfo, soleCandidate } from "./runState";
-import { serverCommandLine, serverEnvironment, serverSettings } from "./settings";
+import { serverCommandLine, serverEnvironment } from "./settings";
+import { CANCELLED, pickFolder, pickModel } from "./askPickers";
+import { anySettingSet, configurationMiddleware, pushSettings, userSettingsFor } from "./configSync";
+import { serverKeys } from "./userSettings";
 import { statusView } from "./statusText";
 
 const STATUS_POLL_MS = 2000;
@@ -26,6 +29,7 @@ const STATUS_POLL_MS = 2000;
 let client: LanguageClient | undefined;
 let controller: AgentController | undefined;
 let conversations: Conversations | undefined;
+let settingKeys: string[] = []; // the server-read settings the manifest declares
 
 /** Everything the extension shows, shared by the command handlers. */
 interface Ui {
@@ -34,6 +38,7 @@ interface Ui {
   status: vscode.StatusBarItem;
   serverState: "starting" | "running" | "stopped";
   index?: { ready: boolean; files: number };
+  model?: string;
   poll?: NodeJS.Timeout;
 }
 
@@ -45,12 +50,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     serverState: "starting",
   };
   ui.status.command = "lsp-agent.showTranscript";
-  ui.status.show();
+  settingKeys = serverKeys(context.extension.packageJSON);
   context.subscriptions.push(ui.events, ui.serverLog, ui.status, { dispose: () => stopPolling(ui) });
 
   const sessionId = randomUUID();
+  // The server starts on the first lspAgent command, or at once when the user set an lspAgent setting.
   const register = (id: string, fn: (...args: unknown[]) => unknown): void => {
-    context.subscriptions.push(vscode.commands.registerCommand(id, (...args: unknown[]) => guard(ui, () => fn(...args))));
+    const run = async (...args: unknown[]): Promise<unknown> => (await ensureStarted(ui, sessionId), fn(...args));
+    context.subscriptions.push(vscode.commands.registerCommand(id, (...args: unknown[]) => guard(ui, () => run(...args))));
   };
   register("lsp-agent.ask", () => askCommand(ui, { plan: false, needSelection: false }));
   register("lsp-agent.askSelection", () => askCommand(ui, { plan: false, needSelection: true }));
@@ -58,10 +65,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   register("lsp-agent.cancelRun", () => cancelCommand());
   register("lsp-agent.applyPending", () => applyCommand());
   register("lsp-agent.rejectPending", () => rejectCommand());
+  register("lsp-agent.undoApply", async () => {
+    const undone = await requireController().undoApply();
+    void vscode.window.showInformationMessage(`LSP Agent: undid the edits of run ${undone.runId.slice(0, 8)} (${undone.files.join(", ")}).`);
+  });
   register("lsp-agent.reindexWorkspace", () => reindexCommand(ui));
   register("lsp-agent.managePermissions", () => permissionsCommand());
   register("lsp-agent.showTranscript", () => transcriptCommand(ui));
-  register("lsp-agent.restartServer", () => restart(ui, sessionId));
+  context.subscriptions.push(vscode.commands.registerCommand("lsp-agent.restartServer", () => guard(ui, () => restart(ui, sessionId))));
   register("lsp-agent.newConversation", () => newConversationCommand(ui));
   register("lsp-agent.followUp", () => askCommand(ui, { plan: false, needSelection: false, followUp: true }));
   register("lsp-agent.retryLast", () => retryCommand(ui));
@@ -69,11 +80,32 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration(`${SETTINGS_SECTION}.server`)) {
-        void guard(ui, () => restart(ui, sessionId));
+        void guard(ui, () => (client ? restart(ui, sessionId) : ensureStarted(ui, sessionId)));
+      } else if (e.affectsConfiguration(SETTINGS_SECTION)) {
+        void guard(ui, () => (client ? pushSettings(client, settingKeys) : ensureStarted(ui, sessionId)));
       }
     }),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => void guard(ui, () => startIfConfigured(ui, sessionId))),
   );
-  await guard(ui, () => start(ui, sessionId));
+  await guard(ui, () => startIfConfigured(ui, sessionId));
+}
+
+/** Start the server now when a workspace is open and the user configured lsp-agent; else wait for a command. */
+async function startIfConfigured(ui: Ui, sessionId: string): Promise<void> {
+  if (!client && vscode.workspace.workspaceFolders?.length && anySettingSet(settingKeys)) {
+    await ensureStarted(ui, sessionId);
+  }
+}
+
+/** Start the server once (needs an open workspace: lsp-agent indexes and edits a workspace). */
+async function ensureStarted(ui: Ui, sessionId: string): Promise<void> {
+  if (client) {
+    return;
+  }
+  if (!vscode.workspace.workspaceFolders?.length) {
+    throw new InputError("open a folder or a workspace first: the agent works on a workspace");
+  }
+  await start(ui, sessionId);
 }
 
 export async function deactivate(): Promise<void> {
@@ -108,15 +140,16 @@ async function start(ui: Ui, sessionId: string): Promise<void> {
     transport: TransportKind.stdio,
     options: { env: serverEnvironment(config.get("server.env"), process.env) },
   };
-  const section = JSON.parse(JSON.stringify(config)) as Record<string, unknown>;
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
     // File watching: the server registers workspace/didChangeWatchedFiles itself (dynamic registration).
-    synchronize: { configurationSection: SETTINGS_SECTION },
-    initializationOptions: serverSettings(section),
+    // Settings: only what the user set goes to the server (initializationOptions, workspace/configuration and
+    // the didChangeConfiguration this extension sends), so manifest defaults never override the environment.
+    initializationOptions: userSettingsFor(settingKeys),
     outputChannel: ui.serverLog,
     middleware: {
       executeCommand: (command, args, next) => completeServerCommand(command, args, next),
+      workspace: configurationMiddleware(settingKeys),
     },
   };
   const c = new LanguageClient("lspAgent", "LSP Agent", serverOptions, clientOptions);
@@ -141,6 +174,7 @@ async function start(ui: Ui, sessionId: string): Promise<void> {
   }
   client = c;
   controller = ctl;
+  ui.status.show();
   ui.events.appendLine(`starting ${[line.command, ...line.args].join(" ")}`);
   await c.start();
   startPolling(ui);
@@ -212,6 +246,11 @@ async function askCommand(ui: Ui, opts: { plan: boolean; needSelection: boolean;
   if (task === undefined) {
     return;
   }
+  const model = await pickModel(ctl);
+  const folder = editor ? undefined : await pickFolder();
+  if (model === CANCELLED || folder === CANCELLED) {
+    return;
+  }
   const runId = await ctl.ask({
     task,
     uri: editor?.document.uri.toString(),
@@ -219,9 +258,11 @@ async function askCommand(ui: Ui, opts: { plan: boolean; needSelection: boolean;
     plan: opts.plan,
     followUp: opts.followUp,
     diagnostics: editor && wantsDiagnostics(task) ? collectDiagnostics(editor.document.uri) : undefined,
+    model,
+    folder,
   });
   ui.events.show(true);
-  ui.events.appendLine(`[${runId.slice(0, 8)}] asked: ${task.trim()}`);
+  ui.events.appendLine(`[${runId.slice(0, 8)}] asked${model ? ` (model ${model})` : ""}: ${task.trim()}`);
   startPolling(ui);
 }
 
@@ -388,6 +429,7 @@ function refreshStatus(ui: Ui): void {
     indexFiles: ui.index?.files,
     running: tracker?.running().length ?? 0,
     pending: tracker?.pending().length ?? 0,
+    model: ui.model,
   });
   ui.status.text = view.text;
   ui.status.tooltip = view.tooltip;
@@ -402,6 +444,7 @@ async function pollStatus(ui: Ui): Promise<void> {
   try {
     const s = await controller.status();
     ui.index = { ready: Boolean(s.index?.ready), files: s.index?.files ?? 0 };
+    ui.model = s.model ?? undefined;
     refreshStatus(ui);
     if (ui.index.ready && !controller.tracker.running().length) {
       stopPolling(ui);

@@ -9,6 +9,8 @@ export const ServerCommand = {
   reindex: "lspAgent.reindex",
   applyEdits: "lspAgent.applyEdits",
   rejectEdits: "lspAgent.rejectEdits",
+  /** Revert the last applyEdits to the exact text before it; refused (nothing changed) when a file changed since. */
+  undoApply: "lspAgent.undoApply",
   /** A client's claim that it applied edits; the server checks the document text and settles only what it finds. */
   editsApplied: "lspAgent.editsApplied",
   /** `{action: "list"}` or `{action: "revoke", key | all}`: the remembered "always" permission answers. */
@@ -79,6 +81,10 @@ export interface AskParams {
   diagnostics?: LspDiagnostic[];
   /** Continue the conversation: it must have an exchange; the last ask's file is the default. */
   followUp?: boolean;
+  /** A litellm model string overriding `lspAgent.model` for this ask. */
+  model?: string;
+  /** The workspace folder (URI) of an ask without a file, in a multi-root workspace. */
+  folder?: string;
 }
 
 export interface AskResult {
@@ -121,6 +127,7 @@ export interface StatusResult {
   runs: { runId: string; state: string; task: string }[];
   pending?: PendingSummary[];
   model?: string | null;
+  models?: string[];
   settingsErrors?: string[];
 }
 

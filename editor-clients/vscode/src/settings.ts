@@ -1,19 +1,4 @@
-/** Maps the `lspAgent` configuration to what the server reads, and the server command to spawn. */
-
-/** Settings keys that only the client uses (not sent to the server). */
-const CLIENT_ONLY = new Set(["server", "trace"]);
-
-/** A plain JSON copy of the `lspAgent` section without client-only keys and unset values. */
-export function serverSettings(section: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(section)) {
-    if (CLIENT_ONLY.has(key) || value === null || value === undefined || typeof value === "function") {
-      continue;
-    }
-    out[key] = JSON.parse(JSON.stringify(value));
-  }
-  return out;
-}
+/** The server command to spawn and its environment, from the `lspAgent.server.*` settings. */
 
 export interface ServerCommandLine {
   command: string;

@@ -6,6 +6,7 @@ export interface StatusInput {
   indexFiles?: number;
   running: number;
   pending: number;
+  model?: string;
 }
 
 export interface StatusView {
@@ -34,6 +35,7 @@ export function statusView(s: StatusInput): StatusView {
   const text = parts.length ? `Agent: ${parts.join(" ")}` : "$(hubot) Agent";
   const index =
     s.indexReady === undefined ? "index: unknown" : s.indexReady ? `index ready (${s.indexFiles ?? 0} files)` : "indexing the workspace";
-  const tooltip = `lsp-agent: ${index}; ${s.running} running, ${s.pending} with pending edits. Click to show the transcript.`;
+  const model = s.model ? `model ${s.model}` : "no model configured (lspAgent.model)";
+  const tooltip = `lsp-agent: ${model}; ${index}; ${s.running} running, ${s.pending} with pending edits. Click to show the transcript.`;
   return { text, tooltip };
 }

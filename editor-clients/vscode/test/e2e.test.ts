@@ -18,7 +18,7 @@ import {
 import { AgentController } from "../src/controller";
 import { ProgressTokenView, ProgressValue } from "../src/progressView";
 import { AgentEvent, EVENT_NOTIFICATION, PERMISSION_TITLES } from "../src/protocol";
-import { serverSettings } from "../src/settings";
+import { serverKeys, userSetSettings } from "../src/userSettings";
 import { ScriptedModel, ServerSession, tempWorkspace, waitFor } from "./support/lspHarness";
 import { applyWorkspaceEdit } from "./support/textEdits";
 
@@ -66,19 +66,17 @@ const SCRIPT = [
   { tool_calls: [{ name: "task_complete", arguments: { summary: "docstring added" } }] },
 ];
 
-/** The defaults of every `lspAgent.*` setting package.json contributes, nested like getConfiguration returns them. */
+function manifest(): { contributes: { configuration: { properties: Record<string, { default: unknown }> } } } {
+  return JSON.parse(readFileSync(join(__dirname, "..", "..", "package.json"), "utf8"));
+}
+
+/** The default of every `lspAgent.*` setting package.json contributes, by key without the prefix. */
 function contributedDefaults(): Record<string, unknown> {
-  const manifest = JSON.parse(readFileSync(join(__dirname, "..", "..", "package.json"), "utf8"));
-  const section: Record<string, unknown> = {};
-  for (const [key, spec] of Object.entries(manifest.contributes.configuration.properties as Record<string, { default: unknown }>)) {
-    const path = key.replace(/^lspAgent\./, "").split(".");
-    let node = section;
-    for (const part of path.slice(0, -1)) {
-      node = (node[part] ??= {}) as Record<string, unknown>;
-    }
-    node[path[path.length - 1]] = spec.default;
+  const defaults: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(manifest().contributes.configuration.properties)) {
+    defaults[key.replace(/^lspAgent\./, "")] = spec.default;
   }
-  return section;
+  return defaults;
 }
 
 let workspace: ReturnType<typeof tempWorkspace>;
@@ -93,15 +91,12 @@ const transcript: string[] = [];
 before(async () => {
   workspace = tempWorkspace({ "greet.py": GREET });
   model = await ScriptedModel.start(SCRIPT, workspace.root);
-  // The lspAgent section as VS Code holds it: every contributed setting, client-only ones included.
-  section = {
-    ...contributedDefaults(),
-    model: "openai/scripted",
-    apiBase: model.baseUrl,
-    apiKey: "test",
-    maxIterations: 5,
-  };
-  server = await ServerSession.start(workspace.root, serverSettings(section), section);
+  // What the extension sends: the settings the user set (inspect), never the manifest's defaults.
+  const userSet: Record<string, unknown> = { model: "openai/scripted", apiBase: model.baseUrl, apiKey: "test", maxIterations: 5 };
+  const defaults = contributedDefaults();
+  section = userSetSettings(serverKeys(manifest()), (key) => ({ defaultValue: defaults[key], globalValue: userSet[key] }));
+  assert.deepEqual(section, userSet);
+  server = await ServerSession.start(workspace.root, section, section);
   controller = new AgentController(
     { executeCommand: (command, args) => server.connection.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }) },
     (line) => transcript.push(line),
@@ -202,6 +197,24 @@ test("Apply Pending Edits sends the proposal with workspace/applyEdit, versioned
   const annotations = Object.values(request.edit.changeAnnotations ?? {});
   assert.ok(annotations.some((a) => a.needsConfirmation === true), "a change annotation asks VS Code for its refactor preview");
   assert.equal(controller.tracker.get(runId)!.proposal, "applied");
+});
+
+test("Undo Last Apply restores the text before Apply Pending Edits, and refuses after a later change", async () => {
+  const applied = server.applyEditRequests.at(-1)!;
+  const doc = server.docs.get(greetUri)!;
+  const after = doc.text;
+  doc.text = after + "# typed after the apply\n";
+  doc.version += 1;
+  server.sendChange(greetUri);
+  await assert.rejects(controller.undoApply(), /undo refused, nothing was changed: greet.py: changed since the apply/);
+  assert.equal(server.applyEditRequests.at(-1), applied, "a refused undo sends no edit");
+  doc.text = after;
+  doc.version += 1;
+  server.sendChange(greetUri);
+  const undone = await controller.undoApply();
+  assert.deepEqual(undone.files, ["greet.py"]);
+  assert.equal(server.docs.get(greetUri)!.text, after.replace('return f"Bye, {name}."', 'return "Bye " + name'));
+  await assert.rejects(controller.undoApply(), /nothing to undo/);
 });
 
 test("Reject Pending Edits drops the proposal and keeps the documents", async () => {

@@ -1,19 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { serverCommandLine, serverEnvironment, serverSettings } from "../src/settings";
+import { serverCommandLine, serverEnvironment } from "../src/settings";
 import { statusView } from "../src/statusText";
-
-test("server settings drop client-only keys and unset values", () => {
-  const section = {
-    model: "openai/gpt-4o-mini",
-    apiBase: null,
-    maxIterations: 12,
-    index: { exclude: ["dist/"], maxFileSize: 5000 },
-    server: { command: ["lsp-agent", "serve"] },
-    trace: { server: "off" },
-  };
-  assert.deepEqual(serverSettings(section), { model: "openai/gpt-4o-mini", maxIterations: 12, index: { exclude: ["dist/"], maxFileSize: 5000 } });
-});
 
 test("the server command line comes from a list, a string or the default", () => {
   assert.deepEqual(serverCommandLine(["/v/bin/python", "-m", "lsp_agent", "serve"]), { command: "/v/bin/python", args: ["-m", "lsp_agent", "serve"] });

@@ -60,6 +60,21 @@ vim.lsp.handlers["workspace/applyEdit"] = function(err, params, ctx)
   return default_apply(err, params, ctx)
 end
 
+--- Run `fn`, then wait for a vim.notify message containing `needle`; returns it.
+local function notified_after(fn, needle)
+  local seen, original = nil, vim.notify
+  vim.notify = function(msg, ...)
+    if type(msg) == "string" and msg:find(needle, 1, true) then
+      seen = msg
+    end
+    return original(msg, ...)
+  end
+  fn()
+  wait("a message about " .. needle, 10000, function() return seen ~= nil end)
+  vim.notify = original
+  return seen
+end
+
 --- How many "lsp-agent: indexing" progress reports of `kind` (begin/report/end) arrived so far.
 local function indexing_progress(kind)
   local tokens, n = {}, 0
@@ -279,6 +294,11 @@ local function scenario()
     wait(":AgentApply to apply the edits", 10000, function() return second.proposal == "applied" end)
     results.after_apply_command = lines(buf)
     results.modified = vim.bo[buf].modified
+    -- A line typed after the apply: :AgentUndo refuses and changes nothing.
+    vim.api.nvim_buf_set_lines(buf, -1, -1, false, { "# typed after the apply" })
+    results.undo_refused = notified_after(function() vim.cmd("AgentUndo") end, "undoApply")
+    results.after_refused_undo = lines(buf)
+    vim.api.nvim_buf_set_lines(buf, -2, -1, false, {})
 
     vim.cmd("checkhealth lsp_agent")
     results.health = vim.api.nvim_buf_get_lines(0, 0, -1, false)
@@ -328,6 +348,9 @@ local function scenario()
     vim.cmd("AgentApply")
     wait(":AgentApply to apply the edits", 10000, function() return run.proposal == "applied" end)
     results.buffer = lines(buf)
+    results.undone = notified_after(function() vim.cmd("AgentUndo") end, "undid")
+    results.after_undo = lines(buf)
+    results.undo_again = notified_after(function() vim.cmd("AgentUndo") end, "undoApply")
   elseif cfg.mode == "commands" then
     commands_scenario(buf)
   elseif cfg.mode == "hunks" then

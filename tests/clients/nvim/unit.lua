@@ -14,6 +14,49 @@ local function eq(actual, expected)
   end
 end
 
+test(":AgentAsk --model=NAME picks the model and completes the server's models", function()
+  local options = require("lsp_agent.ask_options")
+  eq({ options.parse("--model=openai/b fix the bug") }, { "fix the bug", "openai/b" })
+  eq({ options.parse("--model openai/b fix it") }, { "fix it", "openai/b" })
+  eq({ options.parse("fix --model=x later") }, { "fix --model=x later", nil })
+  local models = function() return { "openai/a", "openai/b", "anthropic/c" } end
+  eq(options.complete("", "AgentAsk ", models), { "--model=openai/a", "--model=openai/b", "--model=anthropic/c" })
+  eq(options.complete("--model=o", "AgentAsk --model=o", models), { "--model=openai/a", "--model=openai/b" })
+  eq(options.complete("--m", "1,2AgentAsk --m", models), { "--model=openai/a", "--model=openai/b", "--model=anthropic/c" })
+  eq(options.complete("fi", "AgentAsk --model=openai/a fi", models), {})
+  eq(options.complete("fix", "AgentAsk fix", models), {})
+end)
+
+test("an ask without a file picks the folder in a multi-root workspace, else goes to the only one", function()
+  local options = require("lsp_agent.ask_options")
+  local got = "unset"
+  options.folder({ workspace_folders = { { uri = "file:///w/app", name = "app" } } }, false, function(f) got = f end)
+  eq(got, nil)
+  local select = vim.ui.select
+  vim.ui.select = function(items, opts, on_choice)
+    eq(opts.format_item(items[2]), "lib")
+    on_choice(items[2])
+  end
+  local two = { workspace_folders = { { uri = "file:///w/app", name = "app" }, { uri = "file:///w/lib", name = "lib" } } }
+  options.folder(two, false, function(f) got = f end)
+  eq(got, "file:///w/lib")
+  options.folder(two, true, function(f) got = f end)
+  eq(got, nil)
+  vim.ui.select = select
+end)
+
+test("the progress echo says lsp-agent and indexing once", function()
+  local progress = require("lsp_agent.progress")
+  eq(progress.text(1, { kind = "begin", title = "lsp-agent: indexing", message = "indexing the workspace", percentage = 0 }),
+    "lsp-agent: indexing: the workspace 0%")
+  eq(progress.text(1, { kind = "report", message = "proj: 3/40 app.py", percentage = 7 }),
+    "lsp-agent: indexing: proj: 3/40 app.py 7%")
+  eq(progress.text(1, { kind = "end", message = "indexed 40 files" }), "lsp-agent: indexing: indexed 40 files")
+  eq(progress.text("r", { kind = "begin", title = "lsp-agent: fix the bug", message = "starting" }),
+    "lsp-agent: fix the bug: starting")
+  eq(progress.text("r", { kind = "end" }), "lsp-agent: fix the bug done")
+end)
+
 test("tool calls show sorted compact arguments", function()
   eq(format.describe({ runId = "r", kind = "tool_call", name = "read_file", arguments = { path = "a.py", start = 3 } }),
     '-> read_file(path="a.py", start=3)')

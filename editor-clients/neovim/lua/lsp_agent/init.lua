@@ -93,9 +93,16 @@ function M.ask(opts)
     notify("describe the task, e.g. :AgentAsk add a --verbose flag", vim.log.levels.WARN)
     return
   end
-  local params = { task = task, sessionId = M.config.session_id }
+  local params = { task = task, sessionId = M.config.session_id, model = opts.model, folder = opts.folder }
   local name = vim.api.nvim_buf_get_name(bufnr)
-  if name ~= "" and vim.bo[bufnr].buftype == "" then
+  local has_file = name ~= "" and vim.bo[bufnr].buftype == ""
+  if not has_file and opts.folder == nil then -- a multi-root workspace: ask which folder (see ask_options.lua)
+    return require("lsp_agent.ask_options").folder(M.client(bufnr), false, function(folder)
+      M.ask(vim.tbl_extend("force", opts, { folder = folder or false }))
+    end)
+  end
+  params.folder = opts.folder or nil
+  if has_file then
     params.uri = vim.uri_from_bufnr(bufnr)
     if opts.range then
       params.range = M.line_range(bufnr, opts.range[1], opts.range[2])
@@ -155,6 +162,11 @@ function M.apply(run_id)
       notify("edits not applied" .. (type(reason) == "string" and (": " .. reason) or ""), vim.log.levels.WARN)
     end
   end)
+end
+
+--- Revert the last applied edits to the exact text before them (see lua/lsp_agent/undo.lua).
+function M.undo()
+  return require("lsp_agent.undo").undo(M.execute, notify)
 end
 
 --- Reject a run's edits: all of them, or `files` (URIs or workspace-relative paths); `reason` is optional.
@@ -300,11 +312,7 @@ local function on_progress(args)
   if not mode then
     return
   end
-  local pct = type(value.percentage) == "number" and (" %d%%"):format(value.percentage) or ""
-  local text = ("lsp-agent: %s%s%s"):format(value.title or "", value.message and (" " .. value.message) or "", pct)
-  if value.kind == "end" then
-    text = ("lsp-agent: %s done"):format(value.title or value.message or "")
-  end
+  local text = require("lsp_agent.progress").text((data.params or {}).token, value)
   if mode == "notify" then
     vim.notify(text)
   else
@@ -370,24 +378,34 @@ local function create_commands()
     return function(o)
       local range = o.range > 0 and { o.line1, o.line2 } or nil
       local bufnr = vim.api.nvim_get_current_buf()
-      if o.args ~= "" then
-        M.ask({ task = o.args, plan = plan, range = range, bufnr = bufnr })
+      local task, model = require("lsp_agent.ask_options").parse(o.args)
+      if task ~= "" then
+        M.ask({ task = task, plan = plan, range = range, bufnr = bufnr, model = model })
       else
         vim.ui.input({ prompt = plan and "Plan and ask agent: " or "Ask agent: " }, function(task)
           if task then
-            M.ask({ task = task, plan = plan, range = range, bufnr = bufnr })
+            M.ask({ task = task, plan = plan, range = range, bufnr = bufnr, model = model })
           end
         end)
       end
     end
   end
-  cmd("AgentAsk", ask_command(false),
-    { nargs = "*", range = true, complete = conversation.complete, desc = "Ask the agent (a range sends the selection)" })
-  cmd("AgentPlan", ask_command(true),
-    { nargs = "*", range = true, complete = conversation.complete, desc = "Plan the task, then ask the agent" })
+  local function complete(arglead, cmdline)
+    local first = arglead:sub(1, 1)
+    if first == "@" or first == "#" then
+      return conversation.complete(arglead) -- @file, @symbol, @selection, #diagnostics
+    end
+    local options = require("lsp_agent.ask_options")
+    return options.complete(arglead, cmdline, function() return options.server_models(M.client()) end)
+  end
+  cmd("AgentAsk", ask_command(false), {
+    nargs = "*", range = true, complete = complete, desc = "Ask the agent (a range sends the selection; --model=NAME picks the model)",
+  })
+  cmd("AgentPlan", ask_command(true), { nargs = "*", range = true, complete = complete, desc = "Plan the task, then ask the agent" })
   conversation.create_commands()
   cmd("AgentCancel", function(o) M.cancel(o.args) end, { nargs = "?", desc = "Cancel the newest (or the given) run" })
   cmd("AgentApply", function(o) M.apply(o.args) end, { nargs = "?", desc = "Apply the newest (or the given) run's edits" })
+  cmd("AgentUndo", function() M.undo() end, { desc = "Revert the last applied edits (refused if a file changed since)" })
   cmd("AgentReject", function(o)
     if o.args ~= "" then
       M.reject(nil, o.args)

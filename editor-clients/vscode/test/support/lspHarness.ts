@@ -125,12 +125,13 @@ export class ServerSession {
 
   /**
    * Spawn the server in `root` and initialize it with `settings` as initializationOptions; `section` answers
-   * workspace/configuration for `lspAgent` (VS Code sends the whole section there, client-only keys included).
+   * workspace/configuration for `lspAgent` (the extension answers with the settings the user set).
    */
   static async start(root: string, settings: Record<string, unknown>, section: Record<string, unknown> = settings): Promise<ServerSession> {
     // A private config dir: remembered permissions ("Allow always") never reach the user's own.
     const config = mkdtempSync(join(tmpdir(), "lsp-agent-vscode-config-"));
-    const env = pythonEnv({ XDG_CONFIG_HOME: config });
+    // ...and a private state dir inside it: the day's spend and the apply records stay out of the user's own.
+    const env = pythonEnv({ XDG_CONFIG_HOME: config, XDG_STATE_HOME: join(config, "state") });
     const proc = spawn(PYTHON, ["-m", "lsp_agent", "serve"], { cwd: root, env, stdio: ["pipe", "pipe", "pipe"] });
     proc.on("exit", () => rmSync(config, { recursive: true, force: true }));
     const connection = createProtocolConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));

@@ -1,0 +1,62 @@
+"""The per-ask choices of lspAgent.ask: which model (an override of the `model` setting) and which workspace folder.
+
+An ask about a file runs in the folder holding it. An ask without a file runs in the folder the editor names
+(`folder`: its URI or path, as the clients' folder pickers send it), or in the only folder; with several folders
+and none named it is refused with the list, so the editor can ask the user.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pygls.uris import to_fs_path
+
+if TYPE_CHECKING:
+    from lsp_agent.server.server import AgentServer
+
+
+def parse_model(value: Any) -> str | None:
+    """The `model` argument: a litellm model string overriding the setting for this ask, or None."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("lspAgent.ask: 'model' must be a litellm model string, e.g. openai/gpt-4o-mini")
+    return value.strip()
+
+
+def parse_folder(value: Any) -> str | None:
+    """The `folder` argument: a workspace folder URI or path, or None."""
+    if value is not None and (not isinstance(value, str) or not value.strip()):
+        raise ValueError("lspAgent.ask: 'folder' must be the URI or path of a workspace folder")
+    return value
+
+
+def choose_root(server: AgentServer, uri: str | None, folder: str | None) -> Path:
+    """The folder an ask runs in; ValueError says which folders there are when the choice is unclear."""
+    roots = server.workspace_roots()
+    if folder is not None:
+        path = Path((to_fs_path(folder) or folder) if folder.startswith("file:") else folder).absolute()
+        match = next((r for r in roots if r == path), None)
+        if match is None:
+            raise ValueError(f"lspAgent.ask: 'folder' {folder} is not a workspace folder; {_listing(roots)}")
+        return match
+    if uri or len(roots) <= 1:
+        return server.root_for(uri)
+    raise ValueError(
+        f"lspAgent.ask: this workspace has {len(roots)} folders and the ask names no file: "
+        f"pass 'folder' ({_listing(roots)})"
+    )
+
+
+def _listing(roots: list[Path]) -> str:
+    return "the folders are " + ", ".join(str(r) for r in roots) if roots else "no folder is open"
+
+
+def model_choices(server: AgentServer) -> dict[str, Any]:
+    """The `model` and `models` of lspAgent.status: the default model and the list to pick from for one ask."""
+    default = server.settings.model
+    models = list(server.settings.models)
+    if default and default not in models:
+        models.insert(0, default)
+    return {"model": default, "models": models}

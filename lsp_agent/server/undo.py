@@ -1,0 +1,208 @@
+"""lspAgent.undoApply: revert the last applied proposal (lspAgent.applyEdits or an "Apply" code action), exactly.
+
+Before lspAgent.applyEdits sends its WorkspaceEdit, the text of every file it touches is kept (`snapshot`); once the
+client reports it applied, the text each file must now hold is computed from that edit (`remember`). A code action
+carries its edit to the client, so the server notes the text before and after each one it offers (`offer`) and,
+when the document text later shows the change applied, recognises it by that after-text (`remember_found`). Undo sends one
+WorkspaceEdit restoring every file's pre-apply text, but only when each file still holds exactly what the apply
+left: a file the user changed since makes undo refuse with a message, and nothing is changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.workspace import TextDocument
+
+from lsp_agent.server.edits import EditPlan
+
+if TYPE_CHECKING:
+    from lsp_agent.server.server import AgentServer
+
+
+MAX_OFFERED = 64  # code-action edits remembered (the newest ones) to recognise an applied one
+
+
+class UndoRefused(Exception):
+    """Undo cannot restore the files (nothing applied, or a file changed since); nothing was changed."""
+
+
+@dataclass
+class UndoFile:
+    """One file of an apply: its uri and path, and its exact text before and after (None = absent)."""
+
+    uri: str
+    path: str
+    abspath: Path
+    before: str | None
+    after: str | None = None
+
+
+@dataclass
+class LastApply:
+    """What the last lspAgent.applyEdits changed, per file."""
+
+    run_id: str
+    session_id: str | None
+    files: list[UndoFile]
+
+
+def snapshot(server: AgentServer, plan: EditPlan) -> list[UndoFile]:
+    """The current text of every file a plan touches (taken just before it is sent)."""
+    files = []
+    for fp, _ in plan.covers:
+        files.append(UndoFile(fp.uri, fp.change.path, fp.abspath, server.document_state(fp.abspath).text))
+    return files
+
+
+def remember(
+    server: AgentServer, run_id: str, session_id: str | None, plan: EditPlan, files: list[UndoFile]
+) -> None:
+    """Keep the applied plan as the server's last apply, with the text each file holds after it."""
+    _fill_after(server, plan, files)
+    server.last_apply = LastApply(run_id, session_id, files)
+
+
+def offer(server: AgentServer, plan: EditPlan) -> None:
+    """Note a code action's edit: if the user applies it, the text it leaves maps back to the text before it."""
+    files = snapshot(server, plan)
+    _fill_after(server, plan, files)
+    offered: dict[tuple[str, str | None], UndoFile] = server.offered_edits
+    for item in files:
+        offered.pop((item.uri, item.after), None)
+        offered[(item.uri, item.after)] = item
+    while len(offered) > MAX_OFFERED:
+        offered.pop(next(iter(offered)))
+
+
+def remember_found(server: AgentServer, run_id: str, session_id: str | None, found: list[Any]) -> None:
+    """After changes were found applied in the text (a code action): the last apply, when each came from an offer."""
+    files = []
+    for fp in found:
+        now = server.document_state(fp.abspath).text
+        offered = server.offered_edits.get((fp.uri, now))
+        if offered is None:
+            return  # applied some other way (typed, or an older offer): not undoable as one step
+        files.append(UndoFile(fp.uri, fp.change.path, fp.abspath, offered.before, now))
+    if files:
+        server.last_apply = LastApply(run_id, session_id, files)
+
+
+def _fill_after(server: AgentServer, plan: EditPlan, files: list[UndoFile]) -> None:
+    """The text each file holds once the plan's edit is applied to its snapshot."""
+    edits = _text_edits_by_uri(plan.edit)
+    codec = server.workspace.position_codec
+    for item, (fp, _) in zip(files, plan.covers, strict=True):
+        if fp.change.kind == "delete":
+            item.after = None
+        elif fp.change.kind == "create":
+            item.after = fp.change.new_text or ""
+        else:
+            doc = TextDocument(item.uri, source=item.before or "", position_codec=codec)
+            for edit in sorted(edits.get(item.uri, []), key=_start, reverse=True):
+                doc.apply_change(types.TextDocumentContentChangePartial(range=edit.range, text=edit.new_text))
+            item.after = doc.source
+
+
+def _start(edit: types.TextEdit) -> tuple[int, int]:
+    return (edit.range.start.line, edit.range.start.character)
+
+
+def _text_edits_by_uri(edit: types.WorkspaceEdit | None) -> dict[str, list[types.TextEdit]]:
+    """The text edits of a WorkspaceEdit, per document (from `changes` or `documentChanges`)."""
+    out: dict[str, list[types.TextEdit]] = {}
+    if edit is None:
+        return out
+    for uri, edits in (edit.changes or {}).items():
+        out.setdefault(uri, []).extend(edits)
+    for change in edit.document_changes or []:
+        if isinstance(change, types.TextDocumentEdit):
+            out.setdefault(change.text_document.uri, []).extend(change.edits)  # type: ignore[arg-type]
+    return out
+
+
+def _refusals(server: AgentServer, last: LastApply) -> list[str]:
+    """Why each file cannot be restored now."""
+    problems = []
+    for item in last.files:
+        now = server.document_state(item.abspath).text
+        if now == item.after:
+            continue
+        if item.after is None:
+            problems.append(f"{item.path}: exists again since the apply deleted it")
+        elif now is None:
+            problems.append(f"{item.path}: was deleted since the apply")
+        else:
+            problems.append(f"{item.path}: changed since the apply")
+    return problems
+
+
+def undo_edit(server: AgentServer, last: LastApply) -> types.WorkspaceEdit:
+    """The WorkspaceEdit restoring every file of the last apply; UndoRefused when a file changed since."""
+    problems = _refusals(server, last)
+    support = server.edit_support()
+    for item in last.files:
+        if item.before is None and not (support.document_changes and support.delete):
+            problems.append(
+                f"{item.path}: the editor cannot delete files through LSP edits; delete it yourself"
+            )
+    if problems:
+        raise UndoRefused(f"undo refused, nothing was changed: {'; '.join(problems)}")
+    doc_changes: list[Any] = []
+    changes: dict[str, list[types.TextEdit]] = {}
+    for item in last.files:
+        state = server.document_state(item.abspath)
+        if item.before is None:
+            doc_changes.append(types.DeleteFile(uri=item.uri))
+            continue
+        if item.after is None and support.document_changes:
+            doc_changes.append(types.CreateFile(uri=item.uri))
+        edit = types.TextEdit(range=_whole(item.after or "", server), new_text=item.before)
+        if support.document_changes:
+            identifier = types.OptionalVersionedTextDocumentIdentifier(uri=item.uri, version=state.version)
+            doc_changes.append(types.TextDocumentEdit(text_document=identifier, edits=[edit]))
+        else:
+            changes[item.uri] = [edit]
+    if support.document_changes:
+        return types.WorkspaceEdit(document_changes=doc_changes)
+    return types.WorkspaceEdit(changes=changes)
+
+
+def _whole(text: str, server: AgentServer) -> types.Range:
+    """The range of a whole text, in the client's position units."""
+    lines = text.splitlines(keepends=True)
+    origin = types.Position(line=0, character=0)
+    if not lines:
+        return types.Range(start=origin, end=origin)
+    if lines[-1].endswith(("\n", "\r")):
+        return types.Range(start=origin, end=types.Position(line=len(lines), character=0))
+    width = server.workspace.position_codec.client_num_units(lines[-1])
+    return types.Range(start=origin, end=types.Position(line=len(lines) - 1, character=width))
+
+
+async def undo_apply(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
+    """lspAgent.undoApply: restore the text every file had before the last lspAgent.applyEdits."""
+    from lsp_agent.server.settle import reconcile_applied  # settle.py calls back into this module
+
+    reconcile_applied(server)  # a code action applied just now becomes the last apply
+    last: LastApply | None = server.last_apply
+    if last is None:
+        raise UndoRefused("lspAgent.undoApply: nothing to undo (no edits were applied, or they were undone)")
+    edit = undo_edit(server, last)
+    response = await server.workspace_apply_edit_async(
+        types.ApplyWorkspaceEditParams(edit=edit, label=f"lsp-agent: undo run {last.run_id}")
+    )
+    paths = [item.path for item in last.files]
+    if not response.applied:
+        reason = response.failure_reason or "the editor did not apply the edit"
+        raise UndoRefused(f"lspAgent.undoApply: the editor refused the undo ({reason}); nothing was changed")
+    server.last_apply = None
+    note = f"user undid the applied changes of run {last.run_id}: {', '.join(paths)}"
+    if last.session_id:
+        server.session(last.session_id).record(note)
+    server.log_line(f"[run {last.run_id}] {note}")
+    server.protocol.notify("lspAgent/event", {"runId": last.run_id, "kind": "undo", "files": paths})
+    return {"runId": last.run_id, "undone": True, "files": paths}
