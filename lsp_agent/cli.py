@@ -95,6 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
     revoke.add_argument("--repo", default=".", help="workspace root (default: current directory)")
     p.set_defaults(handler=("lsp_agent.agent.permission_cli", "run_permissions"))
 
+    p = sub.add_parser("acp", help="run as an Agent Client Protocol agent over stdio (Zed, JetBrains, ...)")
+    _add_common_model_flags(p)
+    p.set_defaults(handler=("lsp_agent.acp.main", "run_acp"))
+
     p = sub.add_parser("serve", help="run the language server (stdio by default)")
     p.add_argument("--stdio", action="store_true", help="speak LSP over stdio (the default)")
     p.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
