@@ -169,7 +169,9 @@ async def run_turn(
         result = None
     finally:
         session.run, session.turn = None, None
-    if result is not None and result.proposal is not None and not result.proposal.is_empty():
+    # A cancelled turn writes nothing more (its proposal may hold an edit whose question was withdrawn).
+    leftovers = result is not None and result.proposal is not None and not result.proposal.is_empty()
+    if leftovers and not session.cancel_requested:
         await settle_leftovers(session, result, files, pump)
     await pump.drain()
     return _response(session, result, translator)

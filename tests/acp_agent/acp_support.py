@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,10 +40,15 @@ class RecordingClient:
     writes: list[str] = field(default_factory=list)
     reads: list[str] = field(default_factory=list)
     asked: asyncio.Event = field(default_factory=asyncio.Event)
+    on_ask: Callable[[Any], None] | None = (
+        None  # runs before answering (e.g. the user edits the file meanwhile)
+    )
 
     async def request_permission(self, options: list[Any], session_id: str, tool_call: Any, **kw: Any) -> Any:
         self.questions.append(tool_call)
         self.asked.set()
+        if self.on_ask is not None:
+            self.on_ask(tool_call)
         answer = self.answers.pop(0) if self.answers else self.default_answer
         if answer == NEVER:
             await asyncio.Event().wait()
@@ -90,7 +95,9 @@ def agent_env(server: ScriptedModelServer | None, home: Path, **extra: str) -> d
         **extra,
     )
     if server is not None:
-        env.update(LSP_AGENT_MODEL="openai/scripted", LSP_AGENT_API_BASE=server.base_url, LSP_AGENT_API_KEY="test")
+        env.update(
+            LSP_AGENT_MODEL="openai/scripted", LSP_AGENT_API_BASE=server.base_url, LSP_AGENT_API_KEY="test"
+        )
     return env
 
 

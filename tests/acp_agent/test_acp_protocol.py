@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 from acp import PROTOCOL_VERSION, RequestError
 from acp.schema import ClientCapabilities, Implementation
+from acp_support import NEVER, RecordingClient, acp_agent, agent_env, text_prompt
 
 from lsp_agent.testing.scripted_model import ScriptedModelServer
-
-from acp_support import NEVER, RecordingClient, acp_agent, agent_env, text_prompt
 
 pytestmark = pytest.mark.slow
 
@@ -62,7 +61,9 @@ async def test_approved_edit_is_written_through_the_client(tmp_path: Path, works
         async with acp_agent(client, agent_env(server, tmp_path)) as (conn, _):
             session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
             assert session.modes.current_mode_id == "code"
-            reply = await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=text_prompt("fix add")), 60)
+            reply = await asyncio.wait_for(
+                conn.prompt(session_id=session.session_id, prompt=text_prompt("fix add")), 60
+            )
     assert reply.stop_reason == "end_turn"
     assert (workspace / "calc.py").read_text() == FIXED
     assert client.writes == [str(workspace / "calc.py")]  # through fs/write_text_file, not behind the editor
@@ -83,12 +84,16 @@ async def test_approved_edit_is_written_through_the_client(tmp_path: Path, works
     assert reply.usage is not None and reply.usage.total_tokens > 0
 
 
-async def test_rejected_edit_never_touches_disk_and_the_agent_reads_why(tmp_path: Path, workspace: Path) -> None:
+async def test_rejected_edit_never_touches_disk_and_the_agent_reads_why(
+    tmp_path: Path, workspace: Path
+) -> None:
     client = RecordingClient(default_answer="reject_once")
     with ScriptedModelServer(fix_script("left it")) as server:
         async with acp_agent(client, agent_env(server, tmp_path)) as (conn, _):
             session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-            reply = await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=text_prompt("fix add")), 60)
+            reply = await asyncio.wait_for(
+                conn.prompt(session_id=session.session_id, prompt=text_prompt("fix add")), 60
+            )
         observation = server.requests[-1]["messages"][-1]["content"]
     assert reply.stop_reason == "end_turn"
     assert (workspace / "calc.py").read_text() == BUGGY
@@ -97,22 +102,34 @@ async def test_rejected_edit_never_touches_disk_and_the_agent_reads_why(tmp_path
     assert client.of("tool_call_update")[1].status == "failed"
 
 
-async def test_disk_fallback_refuses_a_file_changed_since_read(tmp_path: Path, workspace: Path) -> None:
+async def test_disk_fallback_refuses_a_file_changed_while_asking(tmp_path: Path, workspace: Path) -> None:
     """Without client fs, an approved edit goes to disk with ask --apply's stale-file check."""
-    client = RecordingClient()
-    script = fix_script()
-    script[1]["delay"] = 1.0
-    with ScriptedModelServer(script) as server:
+    target = workspace / "calc.py"
+    client = RecordingClient(on_ask=lambda _: target.write_text(BUGGY + "# edited by hand\n"))
+    with ScriptedModelServer(fix_script()) as server:
         async with acp_agent(client, agent_env(server, tmp_path), fs=False) as (conn, _):
             session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-            prompt = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=text_prompt("fix add")))
-            await asyncio.sleep(0.5)
-            (workspace / "calc.py").write_text("def add(a, b):\n    return a - b  # edited by hand\n")
-            reply = await asyncio.wait_for(prompt, 60)
+            reply = await asyncio.wait_for(
+                conn.prompt(session_id=session.session_id, prompt=text_prompt("fix")), 60
+            )
         observation = server.requests[-1]["messages"][-1]["content"]
     assert reply.stop_reason == "end_turn"
-    assert "edited by hand" in (workspace / "calc.py").read_text()
-    assert "changed on disk since the agent read it" in observation or "old_text" in observation
+    assert target.read_text() == BUGGY + "# edited by hand\n"
+    assert "changed on disk since the agent read it" in observation
+    assert client.writes == [] and client.reads == []  # the client offered no fs methods
+
+
+async def test_client_write_refuses_a_buffer_changed_while_asking(tmp_path: Path, workspace: Path) -> None:
+    path = str(workspace / "calc.py")
+    client = RecordingClient()
+    client.on_ask = lambda _: client.buffers.update({path: "def add(a, b):\n    return b - a\n"})
+    with ScriptedModelServer(fix_script()) as server:
+        async with acp_agent(client, agent_env(server, tmp_path)) as (conn, _):
+            session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=text_prompt("fix")), 60)
+        observation = server.requests[-1]["messages"][-1]["content"]
+    assert client.writes == [] and (workspace / "calc.py").read_text() == BUGGY
+    assert "changed in the editor or on disk since the agent read it; not written" in observation
 
 
 async def test_always_answer_is_remembered_in_the_shared_store(tmp_path: Path, workspace: Path) -> None:
@@ -127,7 +144,9 @@ async def test_always_answer_is_remembered_in_the_shared_store(tmp_path: Path, w
         env = agent_env(server, tmp_path)
         async with acp_agent(client, env) as (conn, _):
             session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-            await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=text_prompt("fix add")), 60)
+            await asyncio.wait_for(
+                conn.prompt(session_id=session.session_id, prompt=text_prompt("fix add")), 60
+            )
             await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=text_prompt("note")), 60)
     assert len(client.questions) == 1  # the second edit was not asked about
     assert (workspace / "notes.txt").read_text() == "hello\n"
@@ -151,10 +170,15 @@ async def test_unsaved_buffer_text_wins_over_disk(tmp_path: Path, workspace: Pat
     assert "a * b" in observation and "a - b" not in observation
 
 
-async def test_bad_requests_get_clear_errors_and_the_process_stays_up(tmp_path: Path, workspace: Path) -> None:
+async def test_bad_requests_get_clear_errors_and_the_process_stays_up(
+    tmp_path: Path, workspace: Path
+) -> None:
     client = RecordingClient()
     async with acp_agent(client, agent_env(None, tmp_path)) as (conn, proc):
-        for cwd, words in (("relative/dir", "absolute"), (str(workspace / "missing"), "not an existing directory")):
+        for cwd, words in (
+            ("relative/dir", "absolute"),
+            (str(workspace / "missing"), "not an existing directory"),
+        ):
             with pytest.raises(RequestError) as err:
                 await conn.new_session(cwd=cwd, mcp_servers=[])
             assert words in str(err.value) and err.value.code == -32602
@@ -177,7 +201,9 @@ async def test_second_prompt_while_running_is_refused(tmp_path: Path, workspace:
     with ScriptedModelServer(script) as server:
         async with acp_agent(client, agent_env(server, tmp_path)) as (conn, _):
             session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-            first = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=text_prompt("one")))
+            first = asyncio.ensure_future(
+                conn.prompt(session_id=session.session_id, prompt=text_prompt("one"))
+            )
             await asyncio.sleep(0.5)
             with pytest.raises(RequestError) as err:
                 await conn.prompt(session_id=session.session_id, prompt=text_prompt("two"))
@@ -190,9 +216,14 @@ async def test_cancel_stops_a_model_request_within_a_second(tmp_path: Path, work
     with ScriptedModelServer([{"endless": True}]) as server:
         async with acp_agent(client, agent_env(server, tmp_path)) as (conn, _):
             session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-            prompt = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=text_prompt("go")))
-            assert await asyncio.to_thread(server.wait, 30)
-            await asyncio.sleep(0.3)
+            prompt = asyncio.ensure_future(
+                conn.prompt(session_id=session.session_id, prompt=text_prompt("go"))
+            )
+            for _ in range(300):  # until the model request streams
+                if server.requests:
+                    break
+                await asyncio.sleep(0.1)
+            await asyncio.sleep(0.5)
             started = asyncio.get_running_loop().time()
             await conn.cancel(session_id=session.session_id)
             reply = await asyncio.wait_for(prompt, 10)
@@ -206,7 +237,9 @@ async def test_cancel_while_asking_permission_writes_nothing(tmp_path: Path, wor
     with ScriptedModelServer(fix_script()) as server:
         async with acp_agent(client, agent_env(server, tmp_path)) as (conn, _):
             session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-            prompt = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=text_prompt("fix")))
+            prompt = asyncio.ensure_future(
+                conn.prompt(session_id=session.session_id, prompt=text_prompt("fix"))
+            )
             await asyncio.wait_for(client.asked.wait(), 30)
             await conn.cancel(session_id=session.session_id)
             reply = await asyncio.wait_for(prompt, 10)
@@ -220,7 +253,9 @@ async def test_unanswered_permission_times_out_as_reject_once(tmp_path: Path, wo
         env = agent_env(server, tmp_path, LSP_AGENT_PERMISSION_TIMEOUT="1")
         async with acp_agent(client, env) as (conn, _):
             session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-            reply = await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=text_prompt("fix")), 60)
+            reply = await asyncio.wait_for(
+                conn.prompt(session_id=session.session_id, prompt=text_prompt("fix")), 60
+            )
         observation = server.requests[-1]["messages"][-1]["content"]
     assert reply.stop_reason == "end_turn"
     assert (workspace / "calc.py").read_text() == BUGGY
@@ -234,5 +269,7 @@ async def test_iteration_limit_is_max_turn_requests(tmp_path: Path, workspace: P
         env = agent_env(server, tmp_path, LSP_AGENT_MAX_ITERATIONS="2")
         async with acp_agent(client, env) as (conn, _):
             session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-            reply = await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=text_prompt("loop")), 60)
+            reply = await asyncio.wait_for(
+                conn.prompt(session_id=session.session_id, prompt=text_prompt("loop")), 60
+            )
     assert reply.stop_reason == "max_turn_requests"
