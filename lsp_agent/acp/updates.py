@@ -163,7 +163,6 @@ class TurnTranslator:
             status="completed" if data.get("ok") else "failed",
             content=content or None,
             locations=self._output_locations(output) or None,
-            raw_output={"ok": bool(data.get("ok")), "seconds": data.get("seconds")},
         )
         self.current_call = None
         return [update]
