@@ -113,6 +113,7 @@ class UpdatePump:
             await self.task
 
     async def _send_all(self) -> None:
+        """Send queued updates in order until the end marker."""
         while (update := await self.queue.get()) is not None:
             try:
                 await self.conn.session_update(session_id=self.session.id, update=update)
