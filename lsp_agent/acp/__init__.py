@@ -1,0 +1,1 @@
+"""The Agent Client Protocol front-end: `lsp-agent acp` serves the agent to Zed, JetBrains IDEs, Neovim and Emacs."""

@@ -1,0 +1,274 @@
+"""The ACP agent: initialize, sessions (new, load, modes), prompts, cancellation; one run assembly underneath."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+from acp import PROTOCOL_VERSION, RequestError, helpers
+from acp.schema import (
+    AgentCapabilities,
+    ClientCapabilities,
+    Implementation,
+    InitializeResponse,
+    LoadSessionResponse,
+    McpCapabilities,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    SetSessionModeResponse,
+)
+
+from lsp_agent import __version__
+from lsp_agent.acp.commands import run_command, slash_command
+from lsp_agent.acp.files import ClientFiles
+from lsp_agent.acp.permissions import DEFAULT_TIMEOUT, EditConsent, PermissionRequests
+from lsp_agent.acp.sessions import (
+    DEFAULT_MODE,
+    MODES,
+    AcpSession,
+    SessionStore,
+    available_commands,
+    default_store,
+    mode_state,
+)
+from lsp_agent.acp.turns import run_turn
+from lsp_agent.acp.workspace import IndexPool, mcp_manager
+from lsp_agent.agent.permission_store import PermissionStore
+from lsp_agent.agent.session import Session
+from lsp_agent.config import ModelNotConfigured, Settings, load_settings
+
+log = logging.getLogger(__name__)
+
+CANCEL_GRACE_SECONDS = 0.8  # after session/cancel, a run that has not stopped by itself is stopped hard
+INVALID_PARAMS, INVALID_REQUEST, INTERNAL_ERROR = -32602, -32600, -32603
+
+
+class LspAgentAcp:
+    """An ACP Agent (acp.interfaces.Agent) over lsp-agent's run assembly."""
+
+    def __init__(
+        self,
+        flags: dict[str, Any] | None = None,
+        *,
+        store: SessionStore | None = None,
+        permission_timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        self.flags = {k: v for k, v in (flags or {}).items() if v is not None}
+        self.store = store or default_store()
+        self.permission_timeout = permission_timeout
+        self.conn: Any = None
+        self.client_caps = ClientCapabilities()
+        self.sessions: dict[str, AcpSession] = {}
+        self.indexes = IndexPool()
+
+    def on_connect(self, conn: Any) -> None:
+        """Keep the connection to the client (for session/update, request_permission and fs/*)."""
+        self.conn = conn
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: ClientCapabilities | None = None,
+        client_info: Implementation | None = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        """Agree on the protocol version (ours when the client's is newer) and say what this agent supports."""
+        self.client_caps = client_capabilities or ClientCapabilities()
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(embedded_context=True, image=False, audio=False),
+                mcp_capabilities=McpCapabilities(http=True, sse=True),
+            ),
+            agent_info=Implementation(name="lsp-agent", title="lsp-agent", version=__version__),
+            auth_methods=[],
+        )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+        """No authentication: the model's credentials come from the environment or settings."""
+        return None
+
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> NewSessionResponse:
+        """A session in the folder `cwd` (absolute, an existing readable directory)."""
+        root = checked_folder(cwd)
+        session = self._open(uuid.uuid4().hex, root, mcp_servers or [])
+        self.store.save(session)
+        asyncio.ensure_future(self._announce(session))
+        return NewSessionResponse(session_id=session.id, modes=mode_state(session.mode))
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> LoadSessionResponse:
+        """Restore a stored session and replay its history as session/update notifications."""
+        root = checked_folder(cwd)
+        data = self.store.load(session_id)
+        if data is None:
+            raise RequestError(
+                INVALID_PARAMS,
+                f"unknown session {session_id!r}: no stored session has this id; start a new one",
+            )
+        if session_id in self.sessions and self.sessions[session_id].busy:
+            raise RequestError(
+                INVALID_REQUEST, f"session {session_id!r} is answering a prompt; cancel it first"
+            )
+        session = self._open(session_id, root, mcp_servers or [], data)
+        for update in session.replay():
+            await self.conn.session_update(session_id=session.id, update=update)
+        asyncio.ensure_future(self._announce(session))
+        return LoadSessionResponse(modes=mode_state(session.mode))
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
+        """Switch between ask (read-only), code and plan."""
+        session = self._session(session_id)
+        if mode_id not in MODES:
+            raise RequestError(INVALID_PARAMS, f"unknown mode {mode_id!r}; use one of: {', '.join(MODES)}")
+        session.mode = mode_id
+        self.store.save(session)
+        await self.conn.session_update(session_id=session_id, update=helpers.update_current_mode(mode_id))
+        return SetSessionModeResponse()
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        """Run the agent on the prompt (or a slash command) and answer with the stop reason."""
+        session = self._session(session_id)
+        if session.busy:
+            raise RequestError(
+                INVALID_REQUEST,
+                f"session {session_id!r} is still answering a prompt; wait for it or send session/cancel first",
+            )
+        session.busy, session.cancel_requested = True, False
+        try:
+            settings = self._settings(session.root)
+            command = slash_command(prompt)
+            if command is not None:
+                return await run_command(self, session, settings, *command)
+            return await self._run(session, prompt, settings)
+        finally:
+            session.busy = False
+            self.store.save(session)
+
+    async def _run(self, session: AcpSession, prompt: list[Any], settings: Settings) -> PromptResponse:
+        """A prompt turn of the agent (plan mode plans first)."""
+        if session.mode == "plan":
+            settings = settings.replace(plan=True)
+        try:
+            settings.require_model()
+        except ModelNotConfigured as exc:
+            raise RequestError(INTERNAL_ERROR, str(exc)) from None
+        index = await self.indexes.get(session.root)
+        return await run_turn(self.conn, session, prompt, settings, self._files(session), index)
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        """Stop the session's prompt: open permission questions are withdrawn, the run stops within a second."""
+        session = self.sessions.get(session_id)
+        if session is None or not session.busy:
+            return
+        session.cancel_requested = True
+        session.requests.cancel_all()
+        if session.run is not None:
+            session.run.cancel()
+        turn = session.turn
+
+        def stop_hard() -> None:
+            if turn is not None and not turn.done():
+                log.info(
+                    "run of session %s did not stop within %.1f s: cancelling it",
+                    session_id,
+                    CANCEL_GRACE_SECONDS,
+                )
+                turn.cancel()
+
+        asyncio.get_running_loop().call_later(CANCEL_GRACE_SECONDS, stop_hard)
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """No extension methods."""
+        raise RequestError.method_not_found(method)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        """Extension notifications are ignored."""
+
+    # --- helpers ------------------------------------------------------------------------------------------
+
+    def _open(
+        self, session_id: str, root: Path, client_servers: list[Any], data: dict[str, Any] | None = None
+    ) -> AcpSession:
+        """Create the session object (restored from `data` when given) and start indexing its folder."""
+        settings = self._settings(root)
+        requests = PermissionRequests(self.conn, session_id, self.permission_timeout)
+        edits = EditConsent(
+            requests, root, dict(settings.permissions or {}), lambda: None, PermissionStore(root)
+        )
+        data = data or {}
+        mode = data.get("mode") if data.get("mode") in MODES else DEFAULT_MODE
+        memory = (
+            Session.from_dict(data["memory"]) if isinstance(data.get("memory"), dict) else Session(session_id)
+        )
+        memory.id = session_id
+        old = self.sessions.get(session_id)
+        if old is not None and old.mcp is not None:
+            old.mcp.close()
+        session = AcpSession(session_id, root, memory, requests, edits, mode=mode)
+        session.history = [h for h in data.get("history") or [] if isinstance(h, dict)]
+        session.mcp = mcp_manager(root, settings, client_servers)
+        self.sessions[session_id] = session
+        self.indexes.start(root, settings)
+        return session
+
+    async def _announce(self, session: AcpSession) -> None:
+        """Tell the client the slash commands (after the session/new answer)."""
+        await asyncio.sleep(0)
+        try:
+            await self.conn.session_update(
+                session_id=session.id, update=helpers.update_available_commands(available_commands())
+            )
+        except Exception as exc:  # noqa: BLE001 - informational
+            log.warning("could not send the available commands: %s", exc)
+
+    def _session(self, session_id: str) -> AcpSession:
+        """The live session with this id, or a JSON-RPC error saying what to do."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RequestError(
+                INVALID_PARAMS,
+                f"unknown session {session_id!r}: create one with session/new (or restore it with session/load)",
+            )
+        return session
+
+    def _settings(self, root: Path) -> Settings:
+        """Settings for a folder: command-line flags over the environment and the folder's .env."""
+        settings, errors = load_settings(root, flags=self.flags)
+        for error in errors:
+            log.warning("setting ignored: %s", error)
+        return settings
+
+    def _files(self, session: AcpSession) -> ClientFiles:
+        """The client's fs/* methods for this session, as far as it offers them."""
+        fs = self.client_caps.fs
+        return ClientFiles(
+            self.conn,
+            session.id,
+            asyncio.get_running_loop(),
+            can_read=bool(fs and fs.read_text_file),
+            can_write=bool(fs and fs.write_text_file),
+        )
+
+
+def checked_folder(cwd: str) -> Path:
+    """`cwd` as a Path when it is an absolute, existing, readable directory; else a JSON-RPC error."""
+    if not isinstance(cwd, str) or not cwd:
+        raise RequestError(INVALID_PARAMS, "cwd is required: the absolute path of the folder to work in")
+    path = Path(cwd)
+    if not path.is_absolute():
+        raise RequestError(INVALID_PARAMS, f"cwd must be an absolute path, got {cwd!r}")
+    if not path.is_dir():
+        raise RequestError(INVALID_PARAMS, f"cwd {cwd!r} is not an existing directory")
+    if not os.access(path, os.R_OK | os.X_OK):
+        raise RequestError(INVALID_PARAMS, f"cwd {cwd!r} is not readable by this process")
+    return path.resolve()

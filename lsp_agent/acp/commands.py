@@ -1,0 +1,77 @@
+"""Slash commands of ACP sessions: /plan TASK, /reindex and /status."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from acp import helpers
+from acp.schema import PromptResponse
+
+from lsp_agent.acp.sessions import COMMANDS, MODES
+
+if TYPE_CHECKING:
+    from lsp_agent.acp.agent import LspAgentAcp
+    from lsp_agent.acp.sessions import AcpSession
+    from lsp_agent.config import Settings
+
+REINDEX_WAIT_SECONDS = 600.0
+
+
+def slash_command(blocks: list[Any]) -> tuple[str, str, list[Any]] | None:
+    """(name, argument, other blocks) when the prompt starts with a known /command, else None."""
+    if not blocks or getattr(blocks[0], "type", "") != "text":
+        return None
+    text = blocks[0].text.lstrip()
+    if not text.startswith("/"):
+        return None
+    name, _, argument = text[1:].partition(" ")
+    name = name.strip()
+    if name not in COMMANDS:
+        return None
+    return name, argument.strip(), list(blocks[1:])
+
+
+async def run_command(
+    agent: LspAgentAcp, session: AcpSession, settings: Settings, name: str, argument: str, rest: list[Any]
+) -> PromptResponse:
+    """Carry out one slash command."""
+    if name == "plan":
+        if not argument and not rest:
+            return await _say(
+                agent, session, "Usage: /plan TASK (plans the task in subtasks, then carries them out)"
+            )
+        blocks = [helpers.text_block(argument), *rest] if argument else rest
+        return await agent._run(session, blocks, settings.replace(plan=True))
+    session.record(helpers.update_user_message_text(f"/{name} {argument}".strip()))
+    if name == "reindex":
+        agent.indexes.start(session.root, settings, force=True)
+        await agent.indexes.get(session.root, timeout=REINDEX_WAIT_SECONDS)
+        return await _say(agent, session, f"Workspace index: {agent.indexes.describe(session.root)}.")
+    return await _say(agent, session, status_text(agent, session, settings))
+
+
+def status_text(agent: LspAgentAcp, session: AcpSession, settings: Settings) -> str:
+    """What /status shows."""
+    lines = [
+        f"lsp-agent session {session.id} in {session.root}",
+        f"- model: {settings.model or 'not configured (set LSP_AGENT_MODEL or pass --model)'}",
+        f"- mode: {MODES[session.mode][0]} ({MODES[session.mode][1]})",
+        f"- workspace index: {agent.indexes.describe(session.root)}",
+    ]
+    if session.mcp is None:
+        lines.append("- MCP servers: none configured")
+    else:
+        for server in session.mcp.status():
+            tools = len(server.get("tools") or [])
+            lines.append(f"- MCP server {server.get('name')}: {server.get('state')} ({tools} tools)")
+        lines.extend(f"- MCP problem: {error}" for error in session.mcp.errors())
+    lines.append(f"- prompts answered in this session: {session.turns}")
+    return "\n".join(lines)
+
+
+async def _say(agent: LspAgentAcp, session: AcpSession, text: str) -> PromptResponse:
+    """Answer a command with one agent message."""
+    update = helpers.update_agent_message_text(text)
+    session.record(update)
+    await agent.conn.session_update(session_id=session.id, update=update)
+    return PromptResponse(stop_reason="end_turn")

@@ -1,0 +1,147 @@
+"""ACP sessions: their folder, mode, memory and replayable history, persisted so session/load can restore them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from acp.schema import (
+    AvailableCommand,
+    AvailableCommandInput,
+    SessionMode,
+    SessionModeState,
+    SessionNotification,
+    UnstructuredCommandInput,
+)
+
+from lsp_agent.agent.session import Session
+
+if TYPE_CHECKING:
+    from lsp_agent.acp.permissions import EditConsent, PermissionRequests
+    from lsp_agent.agent.run import AgentRun
+    from lsp_agent.mcp.manager import McpManager
+
+log = logging.getLogger(__name__)
+
+MAX_HISTORY = 1000  # session/update payloads kept for replay
+MODES = {
+    "ask": ("Ask", "Answers questions about the code; reads and searches, never edits or runs anything"),
+    "code": ("Code", "Reads, edits (each edit asks first) and runs tools (running code asks first)"),
+    "plan": ("Plan", "Plans subtasks first and shows the plan, then works through it"),
+}
+DEFAULT_MODE = "code"
+COMMANDS = {
+    "plan": ("Plan this task in subtasks first, then carry them out", "task to plan"),
+    "reindex": ("Rebuild the workspace index (search_code, find_symbol, the repo map)", None),
+    "status": ("Show the model, mode, index and MCP servers of this session", None),
+}
+
+
+def mode_state(current: str) -> SessionModeState:
+    """The session's modes as ACP describes them."""
+    modes = [SessionMode(id=key, name=name, description=text) for key, (name, text) in MODES.items()]
+    return SessionModeState(current_mode_id=current, available_modes=modes)
+
+
+def available_commands() -> list[AvailableCommand]:
+    """The slash commands this agent understands."""
+    return [
+        AvailableCommand(
+            name=name,
+            description=text,
+            input=AvailableCommandInput(UnstructuredCommandInput(hint=hint)) if hint else None,
+        )
+        for name, (text, hint) in COMMANDS.items()
+    ]
+
+
+@dataclass
+class AcpSession:
+    """One conversation in one folder: what the agent remembers and what the client is shown again on load."""
+
+    id: str
+    root: Path
+    memory: Session
+    requests: PermissionRequests
+    edits: EditConsent
+    mode: str = DEFAULT_MODE
+    history: list[dict[str, Any]] = field(default_factory=list)
+    mcp: McpManager | None = None
+    run: AgentRun | None = None
+    turn: asyncio.Task | None = None
+    turns: int = 0
+    busy: bool = False  # a prompt is being answered
+    cancel_requested: bool = False
+
+    def record(self, update: Any) -> None:
+        """Keep one session/update payload for replay."""
+        self.history.append(update.model_dump(mode="json", by_alias=True, exclude_none=True))
+        del self.history[:-MAX_HISTORY]
+
+    def replay(self) -> list[Any]:
+        """The recorded updates as typed payloads (damaged entries are skipped)."""
+        updates = []
+        for data in self.history:
+            try:
+                updates.append(
+                    SessionNotification.model_validate({"sessionId": self.id, "update": data}).update
+                )
+            except ValueError as exc:
+                log.warning("skipping a stored update of session %s: %s", self.id, exc)
+        return updates
+
+
+class SessionStore:
+    """One JSON file per session: folder, mode, the agent's memory and the replayable history."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def path_of(self, session_id: str) -> Path:
+        """Where a session is stored."""
+        return self.directory / f"{_safe_name(session_id)}.json"
+
+    def save(self, session: AcpSession) -> None:
+        """Write a session (atomically; a failure is logged, the session lives on in memory)."""
+        data = {
+            "id": session.id,
+            "cwd": str(session.root),
+            "mode": session.mode,
+            "memory": session.memory.to_dict(),
+            "history": session.history,
+            "saved": time.time(),
+        }
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            path = self.path_of(session.id)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+            tmp.replace(path)
+        except OSError as exc:
+            log.warning("could not save ACP session %s: %s", session.id, exc)
+
+    def load(self, session_id: str) -> dict[str, Any] | None:
+        """The stored data of a session, or None when there is none (or it is damaged)."""
+        try:
+            data = json.loads(self.path_of(session_id).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) and data.get("id") == session_id else None
+
+
+def default_store() -> SessionStore:
+    """Sessions live beside the CLI's, in the user cache dir."""
+    from lsp_agent.agent.session import sessions_dir
+
+    return SessionStore(sessions_dir() / "acp")
+
+
+def _safe_name(session_id: str) -> str:
+    """A file-name-safe form of a session id."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", session_id)[:100] or "default"

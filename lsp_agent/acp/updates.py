@@ -1,0 +1,218 @@
+"""AgentEvents of one prompt turn as ACP session/update payloads (messages, thoughts, tool calls, plans)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acp import helpers
+from acp.schema import PlanEntry, ToolCallLocation, ToolKind
+
+from lsp_agent.agent.events import AgentEvent
+
+OUTPUT_CHARS = 4000  # tool output shown in the editor's tool-call card
+MAX_LOCATIONS = 20
+# `path:line:` at the start of a search hit
+_HIT = re.compile(r"^([\w./@+-][\w./@+ -]*?):(\d+)[:\s]")
+
+KINDS: dict[str, ToolKind] = {
+    "read_file": "read",
+    "get_file_info": "read",
+    "list_files": "search",
+    "search_text": "search",
+    "search_code": "search",
+    "find_symbol": "search",
+    "write_file": "edit",
+    "edit_file": "edit",
+    "delete_file": "delete",
+    "run_python": "execute",
+    "run_command": "execute",
+    "run_tests": "execute",
+}
+HIDDEN_TOOLS = ("task_complete",)  # its summary becomes the agent message instead
+_FETCH_WORDS = ("fetch", "http", "url", "web", "download", "browse")
+_PLAN_STATUS = {
+    "running": "in_progress",
+    "completed": "completed",
+    "failed": "completed",
+    "skipped": "completed",
+}
+
+
+def tool_kind(name: str) -> ToolKind:
+    """The ACP kind of a tool (MCP tools that reach the web are `fetch`, other unknown tools `other`)."""
+    if name in KINDS:
+        return KINDS[name]
+    if "__" in name and any(word in name.lower() for word in _FETCH_WORDS):
+        return "fetch"
+    return "other"
+
+
+def tool_title(name: str, arguments: Any) -> str:
+    """A short human title of one tool call ("Read src/a.py:10", "Run `pytest -q`")."""
+    args = arguments if isinstance(arguments, dict) else {}
+    path = args.get("path")
+    if name == "read_file" and path:
+        line = args.get("start_line")
+        return f"Read {path}" + (f":{line}" if line else "")
+    if name in ("write_file", "edit_file") and path:
+        return f"Edit {path}"
+    if name == "delete_file" and path:
+        return f"Delete {path}"
+    if name == "get_file_info" and path:
+        return f"Inspect {path}"
+    if name == "list_files":
+        return f"List {path or args.get('pattern') or 'files'}"
+    if name in ("search_text", "search_code"):
+        return f"Search {args.get('query') or args.get('pattern') or ''!r}".rstrip()
+    if name == "find_symbol":
+        return f"Find symbol {args.get('name') or args.get('symbol') or ''}".rstrip()
+    if name == "run_command":
+        argv = args.get("argv")
+        text = " ".join(map(str, argv)) if isinstance(argv, list) else str(argv or "")
+        return f"Run `{text[:120]}`"
+    if name == "run_tests":
+        extra = args.get("args")
+        return "Run tests" + (f" {' '.join(map(str, extra))}" if isinstance(extra, list) and extra else "")
+    if name == "run_python":
+        return "Run Python code"
+    return name.replace("__", ": ", 1)
+
+
+def plan_entries(subtasks: list[dict[str, Any]]) -> list[PlanEntry]:
+    """ACP plan entries of the planner's subtasks."""
+    entries = []
+    for task in subtasks:
+        status = task.get("status") or "pending"
+        text = str(task.get("description") or "")
+        if status in ("failed", "skipped"):
+            text += f" ({status})"
+        entries.append(helpers.plan_entry(text, status=_PLAN_STATUS.get(status, "pending")))
+    return entries
+
+
+@dataclass
+class TurnTranslator:
+    """Turns the events of one run into session updates; remembers the tool call in flight and the usage."""
+
+    root: Path
+    turn: str
+    current_call: str | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
+    answer: str = ""
+    extra: dict[str, list[Any]] = field(
+        default_factory=dict
+    )  # tool call id -> content kept on its result (diffs)
+    _counter: int = 0
+    _pending_thought: str = ""
+    _subtasks: list[dict[str, Any]] = field(default_factory=list)
+
+    def translate(self, event: AgentEvent) -> list[Any]:
+        """The session updates for one event (often none)."""
+        handler = getattr(self, f"_on_{event.kind}", None)
+        return handler(event.data) if handler is not None else []
+
+    def attach(self, content: Any) -> None:
+        """Keep content (an approved edit's diff) on the tool call in flight, shown with its result."""
+        if self.current_call is not None:
+            self.extra.setdefault(self.current_call, []).append(content)
+
+    def _flush_thought(self) -> list[Any]:
+        """The buffered model text as a thought chunk."""
+        text, self._pending_thought = self._pending_thought, ""
+        return [helpers.update_agent_thought_text(text)] if text.strip() else []
+
+    def _on_thought(self, data: dict[str, Any]) -> list[Any]:
+        # Held back until we know whether it is the final answer (sent once, as the message) or reasoning.
+        out = self._flush_thought()
+        self._pending_thought = str(data.get("text") or "")
+        return out
+
+    def _on_tool_call(self, data: dict[str, Any]) -> list[Any]:
+        out = self._flush_thought()
+        name = str(data.get("name") or "")
+        if name in HIDDEN_TOOLS:
+            self.current_call = None
+            return out
+        self._counter += 1
+        self.current_call = f"{self.turn}-{self._counter}"
+        args = data.get("arguments")
+        locations = self._argument_locations(args) if tool_kind(name) in ("read", "edit", "delete") else []
+        start = helpers.start_tool_call(
+            self.current_call,
+            tool_title(name, args),
+            kind=tool_kind(name),
+            status="pending",
+            locations=locations or None,
+            raw_input=args if isinstance(args, dict) else {"arguments": args},
+        )
+        return [*out, start]
+
+    def _on_tool_result(self, data: dict[str, Any]) -> list[Any]:
+        if self.current_call is None or str(data.get("name") or "") in HIDDEN_TOOLS:
+            return []
+        output = str(data.get("output") or "")
+        shown = output if len(output) <= OUTPUT_CHARS else output[:OUTPUT_CHARS] + "\n..."
+        content = self.extra.pop(self.current_call, []) if data.get("ok") else []
+        if shown:
+            content.append(helpers.tool_content(helpers.text_block(shown)))
+        update = helpers.update_tool_call(
+            self.current_call,
+            status="completed" if data.get("ok") else "failed",
+            content=content or None,
+            locations=self._output_locations(output) or None,
+        )
+        self.current_call = None
+        return [update]
+
+    def _on_usage(self, data: dict[str, Any]) -> list[Any]:
+        self.usage = dict(data)
+        return []
+
+    def _on_plan(self, data: dict[str, Any]) -> list[Any]:
+        self._subtasks = [dict(t) for t in data.get("subtasks") or []]
+        return [*self._flush_thought(), helpers.update_plan(plan_entries(self._subtasks))]
+
+    def _on_subtask(self, data: dict[str, Any]) -> list[Any]:
+        for task in self._subtasks:
+            if task.get("id") == data.get("id"):
+                task["status"] = data.get("status")
+        return [helpers.update_plan(plan_entries(self._subtasks))] if self._subtasks else []
+
+    def _on_error(self, data: dict[str, Any]) -> list[Any]:
+        text = f"lsp-agent: {data.get('message')}\n"
+        if data.get("kind") == "parse":  # the loop corrects the model itself: reasoning, not news
+            return [helpers.update_agent_thought_text(text)]
+        return [*self._flush_thought(), helpers.update_agent_message_text(text)]
+
+    def _on_done(self, data: dict[str, Any]) -> list[Any]:
+        self.answer = str(data.get("answer") or "").strip()
+        pending, self._pending_thought = self._pending_thought, ""
+        out = []
+        if pending.strip() and pending.strip() != self.answer:
+            out.append(helpers.update_agent_thought_text(pending))
+        if self.answer:
+            out.append(helpers.update_agent_message_text(self.answer))
+        return out
+
+    def _argument_locations(self, args: Any) -> list[ToolCallLocation]:
+        """Where a call looks or writes, from its path (and start_line) arguments."""
+        if not isinstance(args, dict) or not isinstance(args.get("path"), str) or not args["path"]:
+            return []
+        line = args.get("start_line") if isinstance(args.get("start_line"), int) else None
+        return [ToolCallLocation(path=str(self.root / args["path"]), line=line)]
+
+    def _output_locations(self, output: str) -> list[ToolCallLocation]:
+        """The `path:line:` hits of a search output, so the editor can follow along."""
+        locations: list[ToolCallLocation] = []
+        for text in output.splitlines():
+            match = _HIT.match(text)
+            if match and (self.root / match.group(1)).is_file():
+                locations.append(
+                    ToolCallLocation(path=str(self.root / match.group(1)), line=int(match.group(2)))
+                )
+                if len(locations) >= MAX_LOCATIONS:
+                    break
+        return locations
