@@ -1,1 +1,1 @@
-"""agent room."""
+"""The agent run: the loop, its model conversation, tool step, run styles, events, transcript, permissions."""

@@ -23,6 +23,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any
 
+from lsp_agent.agent.json_text import balanced_object, python_literal_form
 from lsp_agent.agent.sanitize import MAX_ARGUMENT_DEPTH, clean_text, clean_value, too_deep
 
 NAME_KEYS = ("name", "tool", "tool_name", "function", "action")
@@ -38,8 +39,6 @@ _FENCE_RE = re.compile(r"```[ \t]*tool_call[ \t]*\n?(.*?)(?:```|$)", re.S | re.I
 _ANY_FENCE_RE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)```", re.S)
 _FUNCTION_TAG_RE = re.compile(r"<function=([\w.-]+)>(.*?)(?:</function>|$)", re.S)
 _REACT_TEXT_RE = re.compile(r"^\s*Action:\s*`?([\w.-]+)`?\s*$\s*^\s*Action Input:\s*(.*)", re.S | re.M | re.I)
-_JSON_WORD_RE = re.compile(r"(true|false|null)\b")
-_TRAILING_COMMA_RE = re.compile(r",\s*[}\]]")
 _TAG_RE = re.compile(r"<(tool_name|name|tool)>(.*?)</\1>", re.S | re.I)
 _PARAMS_RE = re.compile(r"<(parameters|arguments|args)>(.*?)(?:</\1>|$)", re.S | re.I)
 _ESCAPED_TAG_RE = re.compile(r"&lt;/?(ACTION|THOUGHT|tool_call|function=)", re.I)
@@ -330,8 +329,8 @@ def load_json_object(raw: str) -> dict[str, Any]:
     body = body[start:]
     if _ESCAPED_QUOTE_RE.match(body):
         body = html.unescape(body)
-    candidate = _balanced_object(body)
-    for attempt in (candidate, _python_literal_form(candidate)):
+    candidate = balanced_object(body)
+    for attempt in (candidate, python_literal_form(candidate)):
         if attempt is None:
             continue
         try:
@@ -346,69 +345,3 @@ def load_json_object(raw: str) -> dict[str, Any]:
         if isinstance(obj, dict):
             return obj
     raise ParseError(f"the tool call is not valid JSON: {candidate[:200]!r}")
-
-
-def _balanced_object(text: str) -> str:
-    """The text of the first balanced {...} object (string-aware); the whole text if it never closes."""
-    depth = 0
-    quote: str | None = None
-    escape = False
-    for i, ch in enumerate(text):
-        if quote:
-            if escape:
-                escape = False
-            elif ch == "\\":
-                escape = True
-            elif ch == quote:
-                quote = None
-        elif ch in "\"'":
-            quote = ch
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return text[: i + 1]
-    return text
-
-
-def _python_literal_form(text: str) -> str | None:
-    """JSON-ish text turned into a Python literal: true/false/null mapped, trailing commas dropped (outside strings)."""
-    out: list[str] = []
-    quote: str | None = None
-    escape = False
-    i = 0
-    changed = False
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            out.append(ch)
-            if escape:
-                escape = False
-            elif ch == "\\":
-                escape = True
-            elif ch == quote:
-                quote = None
-            i += 1
-            continue
-        if ch in "\"'":
-            quote = ch
-            out.append(ch)
-            i += 1
-            continue
-        word = _JSON_WORD_RE.match(text, i)
-        if word and not (i and (text[i - 1].isalnum() or text[i - 1] == "_")):
-            out.append({"true": "True", "false": "False", "null": "None"}[word.group(1)])
-            i += len(word.group(1))
-            changed = True
-            continue
-        if ch == ",":
-            nxt = _TRAILING_COMMA_RE.match(text, i)
-            if nxt:
-                i += 1
-                changed = True
-                continue
-        out.append(ch)
-        i += 1
-    result = "".join(out)
-    return result if changed or "'" in text else None

@@ -1,1 +1,1 @@
-"""testing room."""
+"""The test support shipped with the package: a scripted OpenAI-compatible model server, reply fuzzing."""
