@@ -123,97 +123,109 @@ def build_edit(
     Modified files are rebased onto the user's current text (open buffer or disk); hunks on lines the user changed
     are refused. Files created or deleted behind the agent's back are refused, never overwritten.
     """
-    annotation = annotation_id if support.annotations else None
-    doc_changes: list = []
-    changes: dict[str, list[types.TextEdit]] = {}
-    covered: list[str] = []
-    covers: list[tuple[FileProposal, list[Hunk] | None]] = []
-    refused: list[str] = []
+    builder = _EditBuilder(support, codec, annotation_id if support.annotations else None)
     for fp, indexes in files:
-        change = fp.change
         state = state_of(fp.abspath)
-        if change.kind == "create":
-            if state.text is not None:
-                refused.append(
-                    f"{change.path}: a file with that name exists now; the agent's new file was refused"
-                )
-                continue
-            text = change.new_text or ""
-            if support.document_changes:
-                if not support.create:
-                    refused.append(
-                        f"{change.path}: the editor cannot create files through LSP edits; not created"
-                    )
-                    continue
-                doc_changes.append(
-                    types.CreateFile(
-                        uri=fp.uri,
-                        options=types.CreateFileOptions(overwrite=False, ignore_if_exists=False),
-                        annotation_id=annotation,
-                    )
-                )
-                if text:
-                    doc_changes.append(_document_edit(fp.uri, None, [_insert_all(text, annotation)]))
-            else:
-                changes[fp.uri] = [_insert_all(text, None)]
-            covered.append(change.path)
-            covers.append((fp, None))
-        elif change.kind == "delete":
-            if state.text is None:
-                refused.append(f"{change.path}: already deleted")
-                continue
-            if state.text != change.base_text:
-                refused.append(
-                    f"{change.path}: changed after the agent read it; not deleted (your edits are kept)"
-                )
-                continue
-            if not (support.document_changes and support.delete):
-                refused.append(
-                    f"{change.path}: the editor cannot delete files through LSP edits; delete it yourself"
-                )
-                continue
-            doc_changes.append(
-                types.DeleteFile(
-                    uri=fp.uri,
-                    options=types.DeleteFileOptions(ignore_if_not_exists=False),
-                    annotation_id=annotation,
-                )
-            )
-            covered.append(change.path)
-            covers.append((fp, None))
+        if fp.change.kind == "create":
+            builder.create(fp, state)
+        elif fp.change.kind == "delete":
+            builder.delete(fp, state)
         else:
-            if state.text is None:
-                refused.append(f"{change.path}: was deleted after the agent read it; the change was refused")
-                continue
-            hunks, refusals = fp.rebased(state.text)
-            pairs = _pair(fp.hunks, hunks, refusals)
-            if indexes is not None:
-                wanted = {fp.hunks[i] for i in indexes if 0 <= i < len(fp.hunks)}
-                pairs = [(orig, h) for orig, h in pairs if orig in wanted]
-                refusals = [r for r in refusals if r.hunk in wanted]
-            hunks = [h for _, h in pairs if h is not None]
-            refused.extend(r.message() for r in refusals)
-            if not hunks:
-                continue
-            covers.append((fp, [orig for orig, h in pairs if h is not None]))
-            lines = split_lines(state.text)
-            edits = [_text_edit(hunk_range(lines, h, codec), h.new_text, annotation) for h in hunks]
-            if support.document_changes:
-                doc_changes.append(_document_edit(fp.uri, state.version, edits))
-            else:
-                changes[fp.uri] = edits
-            covered.append(change.path)
-    if not covered:
-        return EditPlan(None, [], refused)
-    if support.document_changes:
-        edit = types.WorkspaceEdit(document_changes=doc_changes)
-        if annotation:
-            edit.change_annotations = {
-                annotation: types.ChangeAnnotation(label=label, needs_confirmation=True, description=label)
-            }
-    else:
-        edit = types.WorkspaceEdit(changes=changes)
-    return EditPlan(edit, covered, refused, covers)
+            builder.modify(fp, state, indexes)
+    return builder.plan(label)
+
+
+@dataclass
+class _EditBuilder:
+    """Collects one WorkspaceEdit's parts file by file: what is covered, and what was refused and why."""
+
+    support: EditSupport
+    codec: PositionCodec
+    annotation: str | None
+    doc_changes: list = field(default_factory=list)
+    changes: dict[str, list[types.TextEdit]] = field(default_factory=dict)
+    covered: list[str] = field(default_factory=list)
+    covers: list[tuple[FileProposal, list[Hunk] | None]] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+
+    def create(self, fp: FileProposal, state: DocumentState) -> None:
+        """A file the agent created; refused when one of that name exists now."""
+        path, text = fp.change.path, fp.change.new_text or ""
+        if state.text is not None:
+            self.refused.append(f"{path}: a file with that name exists now; the agent's new file was refused")
+            return
+        if self.support.document_changes:
+            if not self.support.create:
+                self.refused.append(f"{path}: the editor cannot create files through LSP edits; not created")
+                return
+            options = types.CreateFileOptions(overwrite=False, ignore_if_exists=False)
+            self.doc_changes.append(
+                types.CreateFile(uri=fp.uri, options=options, annotation_id=self.annotation)
+            )
+            if text:
+                self.doc_changes.append(_document_edit(fp.uri, None, [_insert_all(text, self.annotation)]))
+        else:
+            self.changes[fp.uri] = [_insert_all(text, None)]
+        self.covered.append(path)
+        self.covers.append((fp, None))
+
+    def delete(self, fp: FileProposal, state: DocumentState) -> None:
+        """A file the agent deleted; refused when it changed since the agent read it."""
+        path = fp.change.path
+        if state.text is None:
+            self.refused.append(f"{path}: already deleted")
+        elif state.text != fp.change.base_text:
+            self.refused.append(f"{path}: changed after the agent read it; not deleted (your edits are kept)")
+        elif not (self.support.document_changes and self.support.delete):
+            self.refused.append(
+                f"{path}: the editor cannot delete files through LSP edits; delete it yourself"
+            )
+        else:
+            options = types.DeleteFileOptions(ignore_if_not_exists=False)
+            self.doc_changes.append(
+                types.DeleteFile(uri=fp.uri, options=options, annotation_id=self.annotation)
+            )
+            self.covered.append(path)
+            self.covers.append((fp, None))
+
+    def modify(self, fp: FileProposal, state: DocumentState, indexes: list[int] | None) -> None:
+        """A modified file's hunks (those at `indexes`), rebased onto the user's current text."""
+        if state.text is None:
+            self.refused.append(
+                f"{fp.change.path}: was deleted after the agent read it; the change was refused"
+            )
+            return
+        hunks, refusals = fp.rebased(state.text)
+        pairs = _pair(fp.hunks, hunks, refusals)
+        if indexes is not None:
+            wanted = {fp.hunks[i] for i in indexes if 0 <= i < len(fp.hunks)}
+            pairs = [(orig, h) for orig, h in pairs if orig in wanted]
+            refusals = [r for r in refusals if r.hunk in wanted]
+        hunks = [h for _, h in pairs if h is not None]
+        self.refused.extend(r.message() for r in refusals)
+        if not hunks:
+            return
+        self.covers.append((fp, [orig for orig, h in pairs if h is not None]))
+        lines = split_lines(state.text)
+        edits = [_text_edit(hunk_range(lines, h, self.codec), h.new_text, self.annotation) for h in hunks]
+        if self.support.document_changes:
+            self.doc_changes.append(_document_edit(fp.uri, state.version, edits))
+        else:
+            self.changes[fp.uri] = edits
+        self.covered.append(fp.change.path)
+
+    def plan(self, label: str) -> EditPlan:
+        """The EditPlan: no edit when nothing is covered."""
+        if not self.covered:
+            return EditPlan(None, [], self.refused)
+        if not self.support.document_changes:
+            edit = types.WorkspaceEdit(changes=self.changes)
+        else:
+            edit = types.WorkspaceEdit(document_changes=self.doc_changes)
+            if self.annotation:
+                note = types.ChangeAnnotation(label=label, needs_confirmation=True, description=label)
+                edit.change_annotations = {self.annotation: note}
+        return EditPlan(edit, self.covered, self.refused, self.covers)
 
 
 def _pair(

@@ -164,6 +164,7 @@ def _prewarm_model_library(ls: AgentServer) -> None:
 
 
 def _register_documents(server: AgentServer) -> None:
+    """Document sync: the index follows open buffers and the disk; proposal hints follow edits."""
     hint_timer: dict[str, asyncio.TimerHandle] = {}
 
     def hints_soon(ls: AgentServer, uri: str) -> None:
@@ -211,23 +212,24 @@ def _register_documents(server: AgentServer) -> None:
         if params.text_document.uri in ls.diagnosed_uris:
             ls.publish_hints()
 
-    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def did_change_watched(ls: AgentServer, params: types.DidChangeWatchedFilesParams) -> None:
-        if (
-            len(params.changes) > BULK_FILE_EVENTS
-        ):  # a checkout or a build: one incremental refresh is cheaper
-            ls.indexes.reindex()
-            return
-        for change in params.changes:
-            if change.uri in ls.workspace.text_documents:
-                continue  # the open buffer is what the index follows
-            path = _path(change.uri)
-            if path is None:
-                continue
-            if change.type == types.FileChangeType.Deleted:
-                ls.indexes.update_soon(path, None)
-            else:
-                ls.indexes.update_from_disk(path)
+    server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)(_watched_files_changed)
+
+
+def _watched_files_changed(ls: AgentServer, params: types.DidChangeWatchedFilesParams) -> None:
+    """Files changed outside the editor: the index follows the disk (an open buffer is followed instead)."""
+    if len(params.changes) > BULK_FILE_EVENTS:  # a checkout or a build: one incremental refresh is cheaper
+        ls.indexes.reindex()
+        return
+    for change in params.changes:
+        if change.uri in ls.workspace.text_documents:
+            continue  # the open buffer is what the index follows
+        path = _path(change.uri)
+        if path is None:
+            continue
+        if change.type == types.FileChangeType.Deleted:
+            ls.indexes.update_soon(path, None)
+        else:
+            ls.indexes.update_from_disk(path)
 
 
 # ----- code actions -------------------------------------------------------------------------------------------
