@@ -69,6 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plan", action="store_true", default=None, help="plan subtasks first, then run them")
     p.add_argument("--max-iterations", type=int, help="iteration limit (default 30)")
     p.add_argument(
+        "--profile",
+        choices=["auto", "full", "small"],
+        help="prompt and tool profile (default auto: small for small models)",
+    )
+    p.add_argument(
         "--request-timeout",
         type=float,
         metavar="SECONDS",

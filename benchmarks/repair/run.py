@@ -51,6 +51,12 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--time-limit", type=float, default=420, help="seconds per task and agent (default 420)"
     )
+    parser.add_argument(
+        "--lsp-profile",
+        choices=["auto", "full", "small"],
+        default="auto",
+        help="lsp-agent's prompt and tool profile (default auto; `small` for a small local model)",
+    )
     parser.add_argument("--limit", type=int, help="only the first N tasks (after --tasks/--project)")
     parser.add_argument("--tasks", nargs="+", metavar="ID", help="only these task ids")
     parser.add_argument("--project", action="append", help="only tasks of these projects (repeatable)")
@@ -125,7 +131,9 @@ def run_benchmark(args: argparse.Namespace, task_path: Path) -> int:
     if unknown or not agents:
         raise FileNotFoundError(f"unknown agents {unknown}; choose from {', '.join(AGENTS)}")
     check_endpoint(args.api_base, args.api_key)
-    budget = Budget(args.model, args.api_base, args.api_key, args.max_steps, args.time_limit)
+    budget = Budget(
+        args.model, args.api_base, args.api_key, args.max_steps, args.time_limit, lsp_profile=args.lsp_profile
+    )
     python = testenv_python()
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out = args.out or CACHE / f"results-{stamp}.json"
@@ -137,7 +145,8 @@ def run_benchmark(args: argparse.Namespace, task_path: Path) -> int:
         "results": [],
     }
     print(
-        f"{len(tasks)} tasks x {len(agents)} agents; budget {args.max_steps} steps, {args.time_limit:.0f}s each"
+        f"{len(tasks)} tasks x {len(agents)} agents; budget {args.max_steps} steps, {args.time_limit:.0f}s each; "
+        f"lsp-agent profile {args.lsp_profile}"
     )
     for task in tasks:
         for agent in agents:

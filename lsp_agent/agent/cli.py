@@ -218,6 +218,7 @@ def _flags(args: argparse.Namespace) -> dict[str, Any]:
         "max_iterations",
         "transcript",
         "request_timeout",
+        "profile",
     )
     return {name: getattr(args, name, None) for name in names if getattr(args, name, None) is not None}
 

@@ -22,6 +22,7 @@ from lsp_agent.agent.parsing import ToolCall, parse_reply
 from lsp_agent.agent.permission_store import PermissionStore
 from lsp_agent.agent.permissions import PermissionAsker, PermissionGate, SessionPermissions, denial_message
 from lsp_agent.agent.planned import run_planned
+from lsp_agent.agent.profile import prepare_run
 from lsp_agent.agent.session import Session
 from lsp_agent.agent.transcript import Transcript
 from lsp_agent.workspace.proposal import check_syntax
@@ -262,6 +263,7 @@ class AgentRun:
         session_text = self.session.context_text() if self.session else ""
         context = self.ctx.redact(self.context) if self.context else self.context  # a selection in .env
         task_text = prompts.task_message(self.task, context=context, session_text=session_text)
+        self.system, task_text = await prepare_run(self, task_text)  # profile, tools, context up front
         log.info(
             "run %s: model %s, %s tool calling, %d tools, context window %d, iteration limit %d",
             self.run_id,
@@ -698,9 +700,8 @@ class AgentRun:
 
 def _summary_of(call: ToolCall, output: str) -> str:
     """The final answer carried by a task_complete call."""
-    if isinstance(call.arguments, dict) and isinstance(call.arguments.get("summary"), str):
-        return call.arguments["summary"].strip() or output
-    return output
+    arguments = call.arguments if isinstance(call.arguments, dict) else {}
+    return output.strip() or str(arguments.get("summary") or "").strip()
 
 
 def _exchange_summary(run_id: str, task: str, result: RunResult) -> str:

@@ -1,0 +1,122 @@
+"""Prompt and tool profiles: `full` for capable models, `small` for small local ones, `auto` choosing between them.
+
+Called once per run before the first model request (`prepare_run`). Every profile gets diagnostics after edits
+and tests before finishing (each a setting). The small profile also gets: five tools described in one line each,
+shorter observations, a short system prompt whose examples use a real path, the named tests' failures and the
+relevant code in the first message, loop detection, and a context window that fits a 16k local server.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from lsp_agent.agent import prompts
+from lsp_agent.agent.repetition import add_repeat_detection
+from lsp_agent.agent.small_prompt import small_system_prompt
+from lsp_agent.agent.upfront import Budget, upfront_message
+from lsp_agent.tools.diagnostics import add_edit_diagnostics
+from lsp_agent.tools.test_runs import named_source_files, named_test_files
+from lsp_agent.tools.verify import Verification, install_verified_finish
+
+log = logging.getLogger(__name__)
+
+PROFILES = ("auto", "full", "small")
+SMALL_TOOLS = ("read_file", "search_text", "edit_file", "run_tests", "task_complete")
+SMALL_WINDOW = 16_384
+SMALL_READ_LINES = 120
+SMALL_SEARCH_RESULTS = 20
+SMALL_BUDGET = Budget(code_chars=3000, chunks=3)
+FULL_BUDGET = Budget(code_chars=6000, chunks=4)
+# "qwen2.5-coder:1.5b", "Llama-3.2-3B-Instruct", "phi3-mini" ... sizes up to 8B count as small
+_SIZE = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*b(?![a-z])", re.I)
+_LOCAL_PROVIDERS = ("ollama/", "ollama_chat/", "lm_studio/", "llamafile/")
+
+
+def choose_profile(settings: Any, model: str) -> str:
+    """The profile for this model: the setting, or for `auto` small for models up to 8B, local providers (ollama,
+    LM Studio, llamafile) and context windows up to 32k."""
+    wanted = getattr(settings, "profile", "auto") or "auto"
+    if wanted != "auto":
+        return wanted
+    window = getattr(settings, "context_window", None)
+    if window and window <= 32_768:
+        return "small"
+    sizes = [float(s) for s in _SIZE.findall(model)]
+    if sizes and min(sizes) <= 8:
+        return "small"
+    if model.startswith(_LOCAL_PROVIDERS):
+        return "small"
+    return "full"
+
+
+def example_path(task: str, run: Any) -> str:
+    """A real file for the prompt's examples: the first source file the task names, else one from the index."""
+    named = named_source_files(task, run.ctx.overlay.is_file)
+    if named:
+        return named[0]
+    for path in _index_paths(run):
+        return path
+    return "README.md" if run.ctx.overlay.is_file("README.md") else "setup.py"
+
+
+def _index_paths(run: Any) -> list[str]:
+    """Code files the repo map names, best first (none without an index)."""
+    found = re.findall(r"^([\w./-]+\.\w+)", getattr(run, "_repo_map_text", "") or "", re.M)
+    return [p for p in found if run.ctx.overlay.is_file(p)]
+
+
+async def prepare_run(run: Any, task_text: str) -> tuple[str, str]:
+    """Apply the profile to a run about to start; returns its (system prompt, first user message)."""
+    settings, client = run.settings, run._client  # noqa: SLF001 - the hook runs inside the run's setup
+    if settings.style != "react":
+        return run.system, task_text  # a run style with its own loop and tools (codeact) keeps them
+    profile = choose_profile(settings, client.model)
+    run.profile = profile
+    if getattr(settings, "edit_diagnostics", True):
+        add_edit_diagnostics(run.registry)
+    targets = named_test_files(run.task, run.ctx.overlay.is_file)
+    if getattr(settings, "test_before_finish", "auto") != "off":
+        install_verified_finish(run.registry, Verification(targets, _permission_check(run)))
+    log.info("run %s: %s profile; tests named by the task: %s", run.run_id, profile, targets or "none")
+    if profile != "small":
+        system = prompts.system_prompt(
+            mode=client.tool_mode,
+            schemas=run.registry.schemas(),
+            root_name=run.root.name,
+            repo_map=run._repo_map_text,  # noqa: SLF001
+            extra=run.prompt_extra,
+        )
+        return system, await upfront_message(run, task_text, targets, FULL_BUDGET, run_tests=False)
+    _shrink(run)
+    system = small_system_prompt(
+        mode=client.tool_mode,
+        schemas=run.registry.schemas(),
+        root_name=run.root.name,
+        example_path=example_path(run.task, run),
+    )
+    message = await upfront_message(run, task_text, targets, SMALL_BUDGET, run_tests=True)
+    return system, message
+
+
+def _shrink(run: Any) -> None:
+    """The small profile's tools, limits and window."""
+    for name in run.registry.names():
+        if name not in SMALL_TOOLS:
+            run.registry.unregister(name)
+    add_repeat_detection(run.registry)
+    run.ctx.limits.read_max_lines = SMALL_READ_LINES
+    run.ctx.limits.search_max_results = SMALL_SEARCH_RESULTS
+    if not run.settings.context_window:
+        run.compactor.window = min(run.compactor.window, SMALL_WINDOW)
+
+
+def _permission_check(run: Any) -> Any:
+    """An async (tool, permission, arguments) -> allowed? through the run's permission gate."""
+
+    async def allowed(tool: str, permission: str, arguments: dict[str, Any]) -> bool:
+        decision = await run.gate.check(tool, permission, arguments)
+        return bool(decision.allowed)
+
+    return allowed
