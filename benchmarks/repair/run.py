@@ -91,7 +91,11 @@ def check_endpoint(api_base: str, api_key: str) -> None:
     try:
         with urllib.request.urlopen(request, timeout=10):
             return
+    except TimeoutError:
+        return  # it accepted the connection: a one-request-at-a-time server busy with another client
     except (urllib.error.URLError, OSError) as exc:
+        if isinstance(getattr(exc, "reason", None), TimeoutError):
+            return
         raise FileNotFoundError(
             f"no model server answers at {api_base} ({exc}); start one, e.g. "
             "`bash /work/shared/local-model/serve.sh m15 PORT`, and pass --api-base http://127.0.0.1:PORT/v1"

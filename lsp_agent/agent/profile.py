@@ -102,9 +102,11 @@ async def prepare_run(run: Any, task_text: str) -> tuple[str, str]:
 
 def _shrink(run: Any) -> None:
     """The small profile's tools, limits and window."""
+    kept = [run.registry.get(name) for name in SMALL_TOOLS if run.registry.get(name) is not None]
     for name in run.registry.names():
-        if name not in SMALL_TOOLS:
-            run.registry.unregister(name)
+        run.registry.unregister(name)
+    for tool in kept:  # in SMALL_TOOLS order: task_complete last
+        run.registry.register(tool)
     add_repeat_detection(run.registry)
     run.ctx.limits.read_max_lines = SMALL_READ_LINES
     run.ctx.limits.search_max_results = SMALL_SEARCH_RESULTS
