@@ -17,6 +17,7 @@ from lsp_agent.agent.repetition import add_repeat_detection
 from lsp_agent.agent.small_prompt import small_system_prompt
 from lsp_agent.agent.upfront import Budget, upfront_message
 from lsp_agent.tools.diagnostics import add_edit_diagnostics
+from lsp_agent.tools.lenient_edit import make_edits_lenient
 from lsp_agent.tools.test_runs import named_source_files, named_test_files
 from lsp_agent.tools.verify import Verification, install_verified_finish
 
@@ -107,6 +108,7 @@ def _shrink(run: Any) -> None:
         run.registry.unregister(name)
     for tool in kept:  # in SMALL_TOOLS order: task_complete last
         run.registry.register(tool)
+    make_edits_lenient(run.registry)
     add_repeat_detection(run.registry)
     run.ctx.limits.read_max_lines = SMALL_READ_LINES
     run.ctx.limits.search_max_results = SMALL_SEARCH_RESULTS

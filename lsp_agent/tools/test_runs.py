@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 PYTEST_FLAGS = ["-q", "--color=no", "-p", "no:cacheprovider", "--tb=short"]
 MAX_FAILURE_CHARS = 1500
-MAX_FAILED_LISTED = 8
+MAX_FAILED_LISTED = 3
 # A path as users write it in a task: "tests/test_x.py", "src/pkg/mod.py", "test_inflection.py::test_camelize".
 _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.py)(?:::[\w:\[\]-]+)?")
 _COUNTS = re.compile(r"(\d+) (failed|passed|error|errors|skipped|xfailed|xpassed)\b")

@@ -108,3 +108,40 @@ def test_paths_named_in_a_task_are_split_into_tests_and_sources(tmp_path: Path) 
     )
     assert named_test_files(task, exists) == ["tests/test_x.py", "test_inflection.py::test_camelize"]
     assert named_source_files(task, exists) == ["src/pkg/y.py", "inflection/__init__.py"]
+
+
+def test_lenient_edit_drops_line_number_prefixes_and_fixes_one_line_indentation(tmp_path: Path) -> None:
+    from lsp_agent.tools.lenient_edit import make_edits_lenient
+
+    ctx = _context(tmp_path)
+    registry = default_registry()
+    add_edit_diagnostics(registry)
+    assert make_edits_lenient(registry)
+    numbered = _execute(
+        registry,
+        "edit_file",
+        ctx,
+        path="geo.py",
+        old_text="4: def area(width, height):\n5:     return width * height",
+        new_text="4: def area(width, height):\n5:     return height * width",
+    )
+    assert numbered.ok and "line-number prefixes in old_text/new_text were left out" in numbered.output
+    assert ctx.overlay.read_text("geo.py") == MODULE.replace("width * height", "height * width")
+    assert "Check of geo.py" in numbered.output  # the diagnostics still run
+    plain = _execute(
+        registry,
+        "edit_file",
+        ctx,
+        path="geo.py",
+        old_text="return height * width",
+        new_text="return width + height",
+    )
+    assert plain.ok and "Note:" not in plain.output  # a substring of the line matches as it is
+    assert ctx.overlay.read_text("geo.py").endswith("    return width + height\n")
+    indented = _execute(
+        registry, "edit_file", ctx, path="geo.py", old_text="        import os", new_text="import sys"
+    )
+    assert indented.ok and "apart from its indentation" in indented.output
+    assert ctx.overlay.read_text("geo.py").startswith("import sys\n")
+    missing = _execute(registry, "edit_file", ctx, path="geo.py", old_text="12: return nothing", new_text="x")
+    assert not missing.ok and "old_text was not found in geo.py" in missing.output
