@@ -137,6 +137,10 @@ def run_lsp_agent(
         str(budget.max_steps),
         "--profile",
         budget.lsp_profile,
+        # the wall-clock limit bounds the run; a shorter per-request limit only makes a slow, busy local server
+        # compute the same prompt twice (it finishes an abandoned request before the retry)
+        "--request-timeout",
+        str(int(budget.time_limit)),
         "--transcript",
         str(transcript),
         "--no-color",
