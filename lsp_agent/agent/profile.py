@@ -28,7 +28,7 @@ SMALL_TOOLS = ("read_file", "search_text", "edit_file", "run_tests", "task_compl
 SMALL_WINDOW = 16_384
 SMALL_READ_LINES = 120
 SMALL_SEARCH_RESULTS = 20
-SMALL_BUDGET = Budget(code_chars=3000, chunks=3)
+SMALL_BUDGET = Budget(code_chars=2000, chunks=2)
 FULL_BUDGET = Budget(code_chars=6000, chunks=4)
 # "qwen2.5-coder:1.5b", "Llama-3.2-3B-Instruct", "phi3-mini" ... sizes up to 8B count as small
 _SIZE = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*b(?![a-z])", re.I)

@@ -35,8 +35,11 @@ class Budget:
     chunks: int
 
 
-def code_chunks(ctx: ToolContext, query: str, named: list[str], budget: Budget) -> list[SearchHit]:
-    """The best non-test chunks for `query`: those in the named files first, then the rest, within budget."""
+def code_chunks(
+    ctx: ToolContext, query: str, named: list[str], budget: Budget, frames: dict[str, list[int]] | None = None
+) -> list[SearchHit]:
+    """The best non-test chunks for `query` within budget: chunks a traceback passes through first (deepest
+    frame first), then those in the files the task names, then the rest."""
     if ctx.index is None:
         return []
     try:
@@ -45,7 +48,14 @@ def code_chunks(ctx: ToolContext, query: str, named: list[str], budget: Budget) 
         log.info("up-front retrieval skipped: %s", exc)
         return []
     code = [h for h in hits if file_kind(h.path) == "code"]
-    ordered = [h for h in code if h.path in named] + [h for h in code if h.path not in named]
+    frames = frames or {}
+
+    def rank(hit: SearchHit) -> tuple[int, int]:
+        lines = frames.get(hit.path, [])
+        depth = max((i for i, n in enumerate(lines) if hit.start <= n <= hit.end), default=-1)
+        return (0, -depth) if depth >= 0 else (1 if hit.path in named else 2, 0)
+
+    ordered = sorted(code, key=rank)  # stable: the index's order within each group
     chosen: list[SearchHit] = []
     used = 0
     for hit in ordered:
@@ -58,7 +68,7 @@ def code_chunks(ctx: ToolContext, query: str, named: list[str], budget: Budget) 
             continue
         chosen.append(hit)
         used += size
-    return sorted(chosen, key=lambda h: (h.path not in named, h.path, h.start))
+    return chosen
 
 
 def frame_lines(text: str, named: list[str]) -> dict[str, list[int]]:
@@ -83,9 +93,30 @@ def numbered(hit: SearchHit, ctx: ToolContext, focus: list[int]) -> str:
         centre = inside[-1] if inside else hit.start
         offset = max(0, min(centre - start - MAX_CHUNK_LINES // 2, len(lines) - MAX_CHUNK_LINES))
         lines, start = lines[offset : offset + MAX_CHUNK_LINES], start + offset
-    body = "\n".join(f"{start + i}: {line}" for i, line in enumerate(lines))
+    body = "\n".join(_without_docstrings([(start + i, line) for i, line in enumerate(lines)]))
     title = f"{hit.path} lines {start}-{start + len(lines) - 1}" + (f" ({hit.symbol})" if hit.symbol else "")
     return f"{title}:\n{body}"
+
+
+def _without_docstrings(lines: list[tuple[int, str]]) -> list[str]:
+    """Numbered lines with each docstring of more than two lines shown as its first line and a marker."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        number, text = lines[i]
+        stripped = text.strip()
+        quote = stripped[:3] if stripped[:3] in ('"""', "'''") else ""
+        closed = quote and (len(stripped) > 3 and stripped.endswith(quote) and len(stripped) >= 6)
+        if quote and not closed:
+            end = next((j for j in range(i + 1, len(lines)) if quote in lines[j][1]), None)
+            if end is not None and end - i >= 2:
+                out.append(f"{number}: {text}")
+                out.append(f"{number + 1}-{lines[end][0]}: [docstring, {end - i} more lines]")
+                i = end + 1
+                continue
+        out.append(f"{number}: {text}")
+        i += 1
+    return out
 
 
 async def failing_tests(run: Any, targets: list[str]) -> TestReport | None:
@@ -126,7 +157,7 @@ async def upfront_message(
         parts.append(f"I ran the tests the task names; they {state} now:\n{report.details()}")
         query += "\n" + report.first_failure
     frames = frame_lines(report.first_failure if report else "", named)
-    hits = await asyncio.to_thread(code_chunks, ctx, query, named, budget)
+    hits = await asyncio.to_thread(code_chunks, ctx, query, named, budget, frames)
     if hits:
         shown = "\n\n".join(numbered(h, ctx, frames.get(h.path, [])) for h in hits)
         parts.append("Code that looks relevant (current content, numbered lines):\n" + shown)

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from lsp_agent.tools.registry import ToolContext
 
 PYTEST_FLAGS = ["-q", "--color=no", "-p", "no:cacheprovider", "--tb=short"]
-MAX_FAILURE_CHARS = 1500
+MAX_FAILURE_CHARS = 1000
 MAX_FAILED_LISTED = 3
 # A path as users write it in a task: "tests/test_x.py", "src/pkg/mod.py", "test_inflection.py::test_camelize".
 _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.py)(?:::[\w:\[\]-]+)?")
