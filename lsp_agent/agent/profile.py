@@ -1,9 +1,9 @@
 """Prompt and tool profiles: `full` for capable models, `small` for small local ones, `auto` choosing between them.
 
 Called once per run before the first model request (`prepare_run`). Every profile gets diagnostics after edits
-and tests before finishing (each a setting). The small profile also gets: five tools described in one line each,
-shorter observations, a short system prompt whose examples use a real path, the named tests' failures and the
-relevant code in the first message, loop detection, and a context window that fits a 16k local server.
+and tests before finishing (each a setting), and the relevant code up front. The small profile also gets: five
+tools described in one line each, shorter reads, a short system prompt whose examples use a real path, the named
+tests' failures in the first message, a forgiving edit_file, loop detection, and a window that fits a 16k server.
 """
 
 from __future__ import annotations

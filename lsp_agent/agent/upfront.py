@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -134,11 +135,13 @@ async def failing_tests(run: Any, targets: list[str]) -> TestReport | None:
         return None
     call_id = "upfront-tests"
     run._emit("tool_call", id=call_id, name="run_tests", arguments={"args": targets}, iteration=0)  # noqa: SLF001
+    started = time.perf_counter()
     report = await asyncio.to_thread(run_pytest, run.ctx, list(targets))
+    seconds = round(time.perf_counter() - started, 4)
     output = report.details()
-    run._emit("tool_result", id=call_id, name="run_tests", ok=True, output=output, seconds=0.0)  # noqa: SLF001
+    run._emit("tool_result", id=call_id, name="run_tests", ok=True, output=output, seconds=seconds)  # noqa: SLF001
     run.transcript.write(
-        "tool", name="run_tests", arguments={"args": targets}, ok=True, output=output, seconds=0
+        "tool", name="run_tests", arguments={"args": targets}, ok=True, output=output, seconds=seconds
     )
     return report
 

@@ -12,12 +12,12 @@ import asyncio
 import hashlib
 import os
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsp_agent.tools.registry import Tool, ToolContext, ToolError
-from lsp_agent.tools.test_runs import TestReport, is_test_path, named_test_files, run_pytest
+from lsp_agent.tools.test_runs import is_test_path, named_test_files, run_pytest
 
 if TYPE_CHECKING:
     from lsp_agent.tools.registry import ToolRegistry
@@ -35,7 +35,6 @@ class Verification:
     targets: list[str]
     allowed: PermissionCheck
     last_failed: str | None = None  # fingerprint of the proposal whose tests failed
-    reports: list[TestReport] = field(default_factory=list)
 
 
 def tests_for_task(task: str, ctx: ToolContext) -> list[str]:
@@ -88,7 +87,6 @@ def install_verified_finish(registry: ToolRegistry, verification: Verification) 
         if not await verification.allowed("run_tests", "exec", {"args": list(targets)}):
             return f"{text}\n\nTests not run: running them was not permitted."
         report = await asyncio.to_thread(run_pytest, ctx, list(targets))
-        verification.reports.append(report)
         if report.passed:
             verification.last_failed = None
             return f"{text}\n\nTests pass: {report.short()}."
