@@ -1,5 +1,7 @@
 """The agent tests its own proposal: a task_complete that first runs the relevant tests in the sandbox.
 
+Only a run that proposes changes is tested: the tests the task names, else the changed modules' test_*.py.
+
 When the tests fail, the call fails with the condensed report, so the loop goes on and the model reads what broke.
 Calling task_complete again with the proposal unchanged finishes the run, saying the tests still fail. The test
 run is code execution: it goes through the permission gate as `run_tests` (never silently), and a refusal
@@ -81,6 +83,8 @@ def install_verified_finish(registry: ToolRegistry, verification: Verification) 
     async def finish(ctx: ToolContext, summary: str) -> str:
         """task_complete, after the tests pass (or were refused, or still fail unchanged)."""
         text = summary.strip() or "Task complete."
+        if not ctx.overlay.changed_paths():
+            return text  # nothing proposed, nothing to test (a question, or the task needed no change)
         targets = verification.targets or tests_for_changes(ctx)
         if not targets:
             return text

@@ -30,18 +30,25 @@ def tool(name: str, **arguments: object) -> dict:
 
 
 FIX = tool("edit_file", path="pkg/calc.py", old_text="return a - b", new_text="return a + b")
+WRONG = tool("edit_file", path="pkg/calc.py", old_text="return a - b", new_text="return a * b")
+FIX_WRONG = tool("edit_file", path="pkg/calc.py", old_text="return a * b", new_text="return a + b")
 
 
 async def test_failing_tests_keep_the_run_going_and_passing_ones_finish_it(project: Path) -> None:
     before = snapshot(project)
     asked: list[tuple[str, dict]] = []
-    script = [tool("task_complete", summary="looks fine"), FIX, tool("task_complete", summary="add() fixed")]
+    script = [
+        WRONG,
+        tool("task_complete", summary="looks fine"),
+        FIX_WRONG,
+        tool("task_complete", summary="add() fixed"),
+    ]
     out = await run_scripted(project, script, TASK, permission=asker("allow_once", asked))
     finishes = [r for r in out.of("tool_result") if r["name"] == "task_complete"]
     assert not finishes[0]["ok"]
     assert "not finished: the tests fail with your changes" in finishes[0]["output"]
     assert "`python -m pytest tests/test_calc.py`: 1 failed" in finishes[0]["output"]
-    assert "assert -1 == 5" in finishes[0]["output"]  # the first failure's traceback
+    assert "assert 6 == 5" in finishes[0]["output"]  # the first failure's traceback
     assert out.result.success and out.result.stop_reason == "complete"
     assert out.result.answer == "add() fixed\n\nTests pass: `python -m pytest tests/test_calc.py`: 1 passed."
     assert out.result.proposal is not None and out.result.proposal.summary == out.result.answer
@@ -50,9 +57,9 @@ async def test_failing_tests_keep_the_run_going_and_passing_ones_finish_it(proje
 
 
 async def test_finishing_again_unchanged_ends_the_run_saying_the_tests_still_fail(project: Path) -> None:
-    script = [tool("task_complete", summary="cannot fix"), tool("task_complete", summary="cannot fix")]
+    script = [WRONG, tool("task_complete", summary="cannot fix"), tool("task_complete", summary="cannot fix")]
     out = await run_scripted(project, script, TASK, permission=asker("allow_once"))
-    assert out.result.success and out.result.iterations == 2
+    assert out.result.success and out.result.iterations == 3
     assert (
         out.result.answer
         == "cannot fix\n\nTests still fail: `python -m pytest tests/test_calc.py`: 1 failed."
@@ -86,6 +93,14 @@ async def test_off_or_no_named_tests_finish_as_before(project: Path) -> None:
         permission=asker("allow_once", asked),
     )
     assert out.result.answer == "done" and asked == []  # no tests named and nothing changed: nothing to run
+    question = "Why do the tests in tests/test_calc.py fail?"
+    out = await run_scripted(
+        project,
+        [tool("task_complete", summary="add subtracts")],
+        question,
+        permission=asker("allow_once", asked),
+    )
+    assert out.result.answer == "add subtracts" and asked == []  # tests named, but no change proposed
 
 
 async def test_without_named_tests_the_changed_modules_tests_run(project: Path) -> None:
