@@ -111,7 +111,9 @@ class TimedClient(ModelClient):
             self.waited += time.perf_counter() - start
 
 
-async def agent_run(root: Path, script: list[dict], mode: str) -> tuple[float, float, float, int, AgentRun]:
+async def agent_run(
+    root: Path, script: list[dict], mode: str, profile: str = "full"
+) -> tuple[float, float, float, int, AgentRun]:
     """(wall seconds, model-wait seconds, tool seconds, model requests, run) of one agent run over the script."""
     tool_seconds = [0.0]
 
@@ -127,6 +129,7 @@ async def agent_run(root: Path, script: list[dict], mode: str) -> tuple[float, f
             api_key="x",
             tool_calling=mode,
             max_iterations=len(script) + 1,
+            profile=profile,
         )
         client = TimedClient(settings)
         run = AgentRun("benchmark task", settings, root, model_client=client, sink=sink)
@@ -165,6 +168,9 @@ async def main() -> None:
     )
     parser.add_argument("--files", type=int, default=1000)
     parser.add_argument("--steps", type=int, default=60)
+    parser.add_argument(
+        "--profile", choices=["full", "small"], default="full", help="the agent's prompt and tool profile"
+    )
     args = parser.parse_args()
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     get_litellm()
@@ -182,7 +188,7 @@ async def main() -> None:
             ("native, whole-workspace search", "native", True),
         ):
             script = make_script(paths, args.steps, whole_search=whole, prompt=mode == "prompt")
-            wall, waited, tools, iterations, run = await agent_run(root, script, mode)
+            wall, waited, tools, iterations, run = await agent_run(root, script, mode, args.profile)
             baseline = await raw_round_trips(run.requests, script)  # type: ignore[attr-defined]
             total_ms = (wall - waited) / iterations * 1000
             own_ms = (wall - waited - tools) / iterations * 1000

@@ -31,6 +31,8 @@ from lsp_agent.settings_values import (
 TOOL_CALLING_MODES = ("auto", "native", "prompt")
 STYLES = ("react", "codeact")
 MERGE_SYSTEM_MODES = ("auto", "always", "never")
+PROFILES = ("auto", "full", "small")
+TEST_BEFORE_FINISH = ("auto", "off")
 
 # Keys of the `lspAgent` section that belong to the editor client (how it starts the server, LSP tracing).
 EDITOR_ONLY_PREFIXES = ("server.", "trace.")
@@ -208,6 +210,24 @@ class Settings:
         "stream model replies (a cancelled or timed-out request then stops the server's work)",
         boolean,
         env="LSP_AGENT_STREAM",
+    )
+    profile: str = setting(
+        "auto",
+        "profile",
+        "prompt and tool profile: full, small (few tools, short prompt, context up front) or auto (small for "
+        "models up to 8B, ollama/LM Studio/llamafile and context windows up to 32k)",
+        choice(PROFILES),
+        env="LSP_AGENT_PROFILE",
+    )
+    test_before_finish: str = setting(
+        "auto",
+        "testBeforeFinish",
+        "run the tests the task names (or the changed modules' tests) before task_complete; off to skip",
+        choice(TEST_BEFORE_FINISH),
+        env="LSP_AGENT_TEST_BEFORE_FINISH",
+    )
+    edit_diagnostics: bool = setting(
+        True, "editDiagnostics", "report undefined names in a Python file after each edit", boolean
     )
 
     def require_model(self, where: str = "cli") -> str:

@@ -45,6 +45,7 @@ class Budget:
     api_key: str
     max_steps: int
     time_limit: float
+    lsp_profile: str = "auto"  # lsp-agent's --profile (mini-swe-agent has one prompt)
 
 
 @dataclass
@@ -134,6 +135,12 @@ def run_lsp_agent(
         "--allow-exec",
         "--max-iterations",
         str(budget.max_steps),
+        "--profile",
+        budget.lsp_profile,
+        # the wall-clock limit bounds the run; a shorter per-request limit only makes a slow, busy local server
+        # compute the same prompt twice (it finishes an abandoned request before the retry)
+        "--request-timeout",
+        str(int(budget.time_limit)),
         "--transcript",
         str(transcript),
         "--no-color",

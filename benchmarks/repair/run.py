@@ -51,6 +51,12 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--time-limit", type=float, default=420, help="seconds per task and agent (default 420)"
     )
+    parser.add_argument(
+        "--lsp-profile",
+        choices=["auto", "full", "small"],
+        default="auto",
+        help="lsp-agent's prompt and tool profile (default auto; `small` for a small local model)",
+    )
     parser.add_argument("--limit", type=int, help="only the first N tasks (after --tasks/--project)")
     parser.add_argument("--tasks", nargs="+", metavar="ID", help="only these task ids")
     parser.add_argument("--project", action="append", help="only tasks of these projects (repeatable)")
@@ -85,7 +91,11 @@ def check_endpoint(api_base: str, api_key: str) -> None:
     try:
         with urllib.request.urlopen(request, timeout=10):
             return
+    except TimeoutError:
+        return  # it accepted the connection: a one-request-at-a-time server busy with another client
     except (urllib.error.URLError, OSError) as exc:
+        if isinstance(getattr(exc, "reason", None), TimeoutError):
+            return
         raise FileNotFoundError(
             f"no model server answers at {api_base} ({exc}); start one, e.g. "
             "`bash /work/shared/local-model/serve.sh m15 PORT`, and pass --api-base http://127.0.0.1:PORT/v1"
@@ -125,7 +135,9 @@ def run_benchmark(args: argparse.Namespace, task_path: Path) -> int:
     if unknown or not agents:
         raise FileNotFoundError(f"unknown agents {unknown}; choose from {', '.join(AGENTS)}")
     check_endpoint(args.api_base, args.api_key)
-    budget = Budget(args.model, args.api_base, args.api_key, args.max_steps, args.time_limit)
+    budget = Budget(
+        args.model, args.api_base, args.api_key, args.max_steps, args.time_limit, lsp_profile=args.lsp_profile
+    )
     python = testenv_python()
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out = args.out or CACHE / f"results-{stamp}.json"
@@ -137,7 +149,8 @@ def run_benchmark(args: argparse.Namespace, task_path: Path) -> int:
         "results": [],
     }
     print(
-        f"{len(tasks)} tasks x {len(agents)} agents; budget {args.max_steps} steps, {args.time_limit:.0f}s each"
+        f"{len(tasks)} tasks x {len(agents)} agents; budget {args.max_steps} steps, {args.time_limit:.0f}s each; "
+        f"lsp-agent profile {args.lsp_profile}"
     )
     for task in tasks:
         for agent in agents:

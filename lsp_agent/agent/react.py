@@ -128,7 +128,6 @@ def _user(text: str) -> Message:
 
 
 def _summary_of(call: ToolCall, output: str) -> str:
-    """The final answer carried by a task_complete call."""
-    if isinstance(call.arguments, dict) and isinstance(call.arguments.get("summary"), str):
-        return call.arguments["summary"].strip() or output
-    return output
+    """The final answer of a task_complete call: its output (the summary, with the test result when tests ran)."""
+    arguments = call.arguments if isinstance(call.arguments, dict) else {}
+    return output.strip() or str(arguments.get("summary") or "").strip()

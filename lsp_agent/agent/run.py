@@ -15,7 +15,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lsp_agent.agent import prompts
+from lsp_agent.agent import profile, prompts
 from lsp_agent.agent.budgets import RunBudget
 from lsp_agent.agent.cancellation import Cancellation
 from lsp_agent.agent.conversation import Conversation, Usage, connect_model
@@ -188,15 +188,23 @@ class AgentRun:
         """Choose the style, connect the model, report the start, write the system prompt; returns the task text."""
         self.style = style_named(self.settings.style)
         client = self._client or await connect_model(self.settings)
+        self.profile = profile.prepare_tools(
+            self, client.model
+        )  # full or small: tools, limits (agent/profile.py)
+        small = self.profile == "small"
         self.conversation = Conversation(
             client,
             self.settings,
             self.events,
             self.cancellation,
             self.usage,
-            system_for=lambda mode: self.style.system_prompt(self, mode),
+            system_for=profile.small_system_for(self)
+            if small
+            else lambda mode: self.style.system_prompt(self, mode),
             tool_schemas=self.style.tool_schemas(self),
         )
+        if small and not self.settings.context_window:  # fits a 16k local server
+            self.conversation.compactor.window = min(self.conversation.compactor.window, profile.SMALL_WINDOW)
         self.events.emit(
             "start",
             task=self.task,
@@ -211,7 +219,7 @@ class AgentRun:
         )
         self.repo_map = await self._repo_map()
         self.conversation.write_system_prompt()
-        return self.task_message()
+        return await profile.first_message(self, self.profile, self.task_message())
 
     async def _repo_map(self) -> str:
         """The index's map of important files, if an index is available."""

@@ -56,6 +56,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="limit on each model request as a whole, streamed or not (default 120)",
     )
     p.add_argument("--max-tokens", type=int, help="most tokens one model reply may have (default 2048)")
+    p.add_argument(
+        "--profile",
+        choices=["auto", "full", "small"],
+        help="prompt and tool profile (default auto: small for small models)",
+    )
     p.add_argument("--apply", action="store_true", help="write the proposal to disk when the run ends")
     p.add_argument(
         "--allow-exec", action="store_true", help="allow code execution and MCP tools without asking"
@@ -171,6 +176,7 @@ def _flags(args: argparse.Namespace) -> dict[str, Any]:
         "max_tokens",
         "token_budget",
         "cost_budget",
+        "profile",
     )
     return {name: getattr(args, name, None) for name in names if getattr(args, name, None) is not None}
 

@@ -276,7 +276,7 @@ MINI_FIX = [
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("agent", ["lsp-agent", "mini-swe-agent"])
+@pytest.mark.parametrize("agent", ["lsp-agent", "lsp-agent-small", "mini-swe-agent"])
 def test_a_scripted_agent_repairs_a_task_end_to_end(tmp_path, agent):
     """The real harness path: copy, inject, run the agent's CLI against a scripted server, judge."""
     import importlib.util
@@ -292,13 +292,20 @@ def test_a_scripted_agent_repairs_a_task_end_to_end(tmp_path, agent):
     covered = covered_by_name(pristine, ["pkg/calc.py"], ["tests/test_calc.py"])
     mutation = next(m for m in find_mutations(CALC, "pkg/calc.py") if m.mutated.strip() == "result -= number")
     task, _ = _try(PROJECT, pristine, python, mutation, covered, 60, index=1)
+    profile = "small" if agent == "lsp-agent-small" else "auto"
+    agent = agent.removesuffix("-small")
     with ScriptedModelServer(LSP_FIX if agent == "lsp-agent" else MINI_FIX) as server:
-        budget = Budget("openai/scripted", server.base_url, "sk-test", max_steps=5, time_limit=120)
+        budget = Budget("openai/scripted", server.base_url, "sk-test", 5, 120, lsp_profile=profile)
         record = run_one(task, PROJECT, pristine, agent, budget, python, tmp_path / "logs", keep=False)
+        first = server.requests[0]["messages"]
     assert record["repaired"] and record["exact_fix"] and record["edited_files"] == ["pkg/calc.py"], record
     if agent == "lsp-agent":
         assert (record["steps"], record["prompt_tokens"], record["completion_tokens"]) == (2, 220, 18)
         assert record["stop_reason"] == "complete" and record["edit_calls"] == 1
+        # the small profile ran the named tests up front: their failure is in the first message
+        assert ("I ran the tests the task names; they fail now" in first[1]["content"]) == (
+            profile == "small"
+        )
     else:
         assert (record["steps"], record["format_errors"], record["stop_reason"]) == (3, 1, "Submitted")
         assert record["prompt_tokens"] == 295

@@ -1,0 +1,173 @@
+"""Context gathered before the first model call: the named tests' failures and the code most likely at fault.
+
+A small model spends most of its steps finding its way; handing it the failing test's report and the top chunks
+from the index (the files the task names first) in the first message lets it start with the edit.
+Everything here is bounded in characters, and running the tests goes through the permission gate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from lsp_agent.index.locate import file_kind
+from lsp_agent.tools.test_runs import TestReport, named_source_files, run_pytest
+
+if TYPE_CHECKING:
+    from lsp_agent.index.models import SearchHit
+    from lsp_agent.tools.registry import ToolContext
+
+log = logging.getLogger(__name__)
+
+MAX_CHUNK_LINES = 60
+# a traceback line inside the project: "pkg/mod.py:12: in func"
+_FRAME = re.compile(r"^([\w./-]+\.py):(\d+): in ", re.M)
+
+
+@dataclass
+class Budget:
+    """How much up-front context a profile affords (characters of code, number of chunks)."""
+
+    code_chars: int
+    chunks: int
+
+
+def code_chunks(
+    ctx: ToolContext, query: str, named: list[str], budget: Budget, frames: dict[str, list[int]] | None = None
+) -> list[SearchHit]:
+    """The best non-test chunks for `query` within budget: chunks a traceback passes through first (deepest
+    frame first), then those in the files the task names, then the rest."""
+    if ctx.index is None:
+        return []
+    try:
+        hits = ctx.index.search(query, top_k=20, overrides=ctx.overlay.overrides())
+    except Exception as exc:  # noqa: BLE001 - retrieval is a help, never a failure
+        log.info("up-front retrieval skipped: %s", exc)
+        return []
+    code = [h for h in hits if file_kind(h.path) == "code"]
+    frames = frames or {}
+
+    def rank(hit: SearchHit) -> tuple[int, int]:
+        lines = frames.get(hit.path, [])
+        depth = max((i for i, n in enumerate(lines) if hit.start <= n <= hit.end), default=-1)
+        return (0, -depth) if depth >= 0 else (1 if hit.path in named else 2, 0)
+
+    ordered = sorted(code, key=rank)  # stable: the index's order within each group
+    chosen: list[SearchHit] = []
+    used = 0
+    for hit in ordered:
+        if len(chosen) >= budget.chunks:
+            break
+        if any(c.path == hit.path and c.start <= hit.end and hit.start <= c.end for c in chosen):
+            continue
+        size = len(hit.text)
+        if chosen and used + size > budget.code_chars:
+            continue
+        chosen.append(hit)
+        used += size
+    return chosen
+
+
+def frame_lines(text: str, named: list[str]) -> dict[str, list[int]]:
+    """Lines of the named source files that a traceback in `text` passes through."""
+    frames: dict[str, list[int]] = {}
+    for path, line in _FRAME.findall(text):
+        for name in named:
+            if path == name or path.endswith("/" + name) or name.endswith("/" + path):
+                frames.setdefault(name, []).append(int(line))
+    return frames
+
+
+def numbered(hit: SearchHit, ctx: ToolContext, focus: list[int]) -> str:
+    """A chunk as read_file shows it ('N: text'), at most MAX_CHUNK_LINES lines around a focus line."""
+    try:
+        lines = ctx.overlay.read_text(hit.path).splitlines()[hit.start - 1 : hit.end]
+    except Exception:  # noqa: BLE001 - the file changed under us: show the indexed text
+        lines = hit.text.splitlines()
+    start = hit.start
+    if len(lines) > MAX_CHUNK_LINES:
+        inside = [f for f in focus if hit.start <= f <= hit.end]
+        centre = inside[-1] if inside else hit.start
+        offset = max(0, min(centre - start - MAX_CHUNK_LINES // 2, len(lines) - MAX_CHUNK_LINES))
+        lines, start = lines[offset : offset + MAX_CHUNK_LINES], start + offset
+    body = "\n".join(_without_docstrings([(start + i, line) for i, line in enumerate(lines)]))
+    title = f"{hit.path} lines {start}-{start + len(lines) - 1}" + (f" ({hit.symbol})" if hit.symbol else "")
+    return f"{title}:\n{body}"
+
+
+def _without_docstrings(lines: list[tuple[int, str]]) -> list[str]:
+    """Numbered lines with each docstring of more than two lines shown as its first line and a marker."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        number, text = lines[i]
+        stripped = text.strip()
+        quote = stripped[:3] if stripped[:3] in ('"""', "'''") else ""
+        closed = quote and (len(stripped) > 3 and stripped.endswith(quote) and len(stripped) >= 6)
+        if quote and not closed:
+            end = next((j for j in range(i + 1, len(lines)) if quote in lines[j][1]), None)
+            if end is not None and end - i >= 2:
+                out.append(f"{number}: {text}")
+                out.append(f"{number + 1}-{lines[end][0]}: [docstring, {end - i} more lines]")
+                i = end + 1
+                continue
+        out.append(f"{number}: {text}")
+        i += 1
+    return out
+
+
+async def failing_tests(run: Any, targets: list[str]) -> TestReport | None:
+    """Run the tests the task names (if the exec permission allows) and return their report."""
+    decision = await run.tools.gate.check("run_tests", "exec", {"args": list(targets)})
+    run.events.emit(
+        "permission",
+        tool="run_tests",
+        decision="allowed" if decision.allowed else "denied",
+        source=decision.source,
+        answer=decision.answer,
+        reason="exec",
+    )
+    if not decision.allowed:
+        return None
+    call_id, arguments = "upfront-tests", {"args": list(targets)}
+    run.events.emit("tool_call", id=call_id, name="run_tests", arguments=arguments, iteration=0)
+    started = time.perf_counter()
+    report = await asyncio.to_thread(run_pytest, run.ctx, list(targets))
+    output = report.details()
+    run.events.emit(
+        "tool_result",
+        detail={"output": output, "arguments": arguments},
+        id=call_id,
+        name="run_tests",
+        ok=True,
+        output=output,
+        seconds=round(time.perf_counter() - started, 4),
+    )
+    return report
+
+
+async def upfront_message(
+    run: Any, task_text: str, targets: list[str], budget: Budget, run_tests: bool
+) -> str:
+    """The first user message: the task, the named tests' report, then the relevant code."""
+    ctx: ToolContext = run.ctx
+    named = named_source_files(run.task, ctx.overlay.is_file)
+    parts = [task_text]
+    query = run.task
+    report = await failing_tests(run, targets) if run_tests and targets else None
+    if report is not None:
+        state = "pass" if report.passed else "fail"
+        parts.append(f"I ran the tests the task names; they {state} now:\n{report.details()}")
+        query += "\n" + report.first_failure
+    frames = frame_lines(report.first_failure if report else "", named)
+    hits = await asyncio.to_thread(code_chunks, ctx, query, named, budget, frames)
+    if hits:
+        shown = "\n\n".join(numbered(h, ctx, frames.get(h.path, [])) for h in hits)
+        parts.append("Code that looks relevant (current content, numbered lines):\n" + shown)
+    if report is not None or hits:
+        parts.append("Use this to make the fix; read more of a file only if you need to.")
+    return "\n\n".join(parts)
