@@ -211,6 +211,7 @@ class AgentRun:
             model=client.model,
             toolCalling=client.tool_mode,
             style=self.settings.style,
+            profile=self.profile,
             plan=self.settings.plan,
             root=str(self.root),
             tools=len(self.tools.names()),

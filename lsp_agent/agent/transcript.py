@@ -16,7 +16,15 @@ log = logging.getLogger(__name__)
 
 
 # Settings a replay of the run needs to take the same path (the start record carries them).
-REPLAY_SETTINGS = ("max_iterations", "style", "plan", "max_tokens", "permissions")
+REPLAY_SETTINGS = (
+    "max_iterations",
+    "style",
+    "plan",
+    "max_tokens",
+    "permissions",
+    "test_before_finish",
+    "edit_diagnostics",
+)
 
 
 def replay_settings(settings: Any) -> dict[str, Any]:

@@ -227,12 +227,12 @@ def run_ask(args: argparse.Namespace) -> int:
         if mcp is not None:
             mcp.close()
     remember_proposal(root, run_id, task, result, sys.stderr)  # for `lsp-agent apply`
-    status = _report(
-        result, printer, root, apply=getattr(args, "apply", False), run_id=run_id, session=session
-    )
-    remember_session(root, session)
     hint = f"(session {session.id}: follow up with `ask --continue`, retry with `ask --retry`)"
     printer.write(printer.paint(hint, "dim"))
+    status = _report(  # its summary line is the last line of the output
+        result, printer, root, apply=getattr(args, "apply", False), run_id=run_id, session=session
+    )
+    remember_session(root, session)  # with what _report recorded (applied or not)
     return status
 
 

@@ -126,6 +126,8 @@ def _settings(recording: Recording, root: Path, api_base: str, transcript: Path)
         "context_window": context_window(model),
         "transcript": str(transcript),
         "stream": False,
+        # the profile the run resolved (recordings from before profiles ran the full one)
+        "profile": recording.start.get("profile") or "full",
     }
     settings, errors = load_settings(root, flags=flags, environ={})
     if errors:

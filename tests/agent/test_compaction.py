@@ -91,7 +91,7 @@ async def test_reserved_tokens_count_against_the_window():
 async def test_native_tool_schemas_are_counted_in_a_run(workspace):
     (workspace / "small.py").write_text("".join(f"def f{i}(x):\n    return x * {i}\n" for i in range(15)))
     reads = [{"content": f"read {i}", "tool_calls": [call("read_file", path="small.py")]} for i in range(3)]
-    o = await run_script(workspace, [*reads, done("ok")], context_window=3000)
+    o = await run_script(workspace, [*reads, done("ok")], context_window=3000, profile="full")
     reserved = o.run.conversation.compactor.reserved
     assert reserved > 1000  # the built-in tools' JSON schemas
     first = o.of("compaction")[0]

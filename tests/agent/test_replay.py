@@ -88,7 +88,7 @@ def test_a_tool_result_that_differs_is_reported(recorded: Path, workspace: Path,
     assert "tool call 1 (read_file): the result differs" in out
     assert "\n-5: def mul(a, b):\n+5: def times(a, b):\n" in out
     assert "request 1: message 1 (system) differs" in out  # the repo map in the system prompt names times()
-    assert "request 2: message 4 (user) differs" in out  # the observation the model saw changed too
+    assert "message 4 (user) differs" in out  # the observation the model saw changed too
 
 
 def test_a_run_that_takes_another_path_is_reported(recorded: Path, workspace: Path, capsys) -> None:

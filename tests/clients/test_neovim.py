@@ -326,7 +326,7 @@ def test_conversation_commands_mentions_and_diagnostics(tmp_path: Path) -> None:
     assert "greet.py (mentioned):" in one and "Diagnostics of the current file (from pyright):" in one
     assert "greet.py:2: error [pyright] (reportOperatorIssue): Operator + not supported" in one
     assert "lsp-agent" not in one.split("Diagnostics of the current file", 1)[1].split("Task:", 1)[0]
-    assert answer.strip() in two and two.endswith("Task: CONV-TWO: and farewell?")
+    assert answer.strip() in two and "Task: CONV-TWO: and farewell?" in two  # the code up front may follow
     assert "The user discarded this attempt and asked again." in retry and retry.endswith(
         "Task: CONV-TWO: and farewell?"
     )

@@ -66,7 +66,9 @@ async def run_small(root: Path, script: list[dict], task: str = TASK, **changes:
             registry=register_exec_tools(default_registry()),
         )
         result = await run.run()
-    assert run.profile == "small" and run.conversation.compactor.window == 16_384  # a 16k local server's window
+    assert (
+        run.profile == "small" and run.conversation.compactor.window == 16_384
+    )  # a 16k local server's window
     return result, server.requests, events, asked
 
 

@@ -10,7 +10,6 @@ import { AgentController } from "../src/controller";
 import { Conversations, foreignDiagnostics, insertMention, mentionPrefix, renderConversation, wantsDiagnostics } from "../src/conversation";
 import { describeEvent } from "../src/eventFormat";
 import { AgentEvent, EVENT_NOTIFICATION } from "../src/protocol";
-import { serverSettings } from "../src/settings";
 import { ScriptedModel, ServerSession, tempWorkspace, waitFor } from "./support/lspHarness";
 
 const GREET = 'def greet(name):\n    return "Hello " + name\n\n\ndef farewell(name):\n    return "Bye " + name\n';
@@ -76,7 +75,7 @@ before(async () => {
   workspace = tempWorkspace({ "greet.py": GREET, "AGENTS.md": "Answer briefly.\n" });
   model = await ScriptedModel.start(SCRIPT, workspace.root);
   const section = { model: "openai/scripted", apiBase: model.baseUrl, apiKey: "test", maxIterations: 5 };
-  server = await ServerSession.start(workspace.root, serverSettings(section), section);
+  server = await ServerSession.start(workspace.root, section, section);
   const connection = {
     executeCommand: (command: string, args: unknown[]) => server.connection.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }),
   };
