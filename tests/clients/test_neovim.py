@@ -327,9 +327,8 @@ def test_conversation_commands_mentions_and_diagnostics(tmp_path: Path) -> None:
     assert "greet.py:2: error [pyright] (reportOperatorIssue): Operator + not supported" in one
     assert "lsp-agent" not in one.split("Diagnostics of the current file", 1)[1].split("Task:", 1)[0]
     assert answer.strip() in two and "Task: CONV-TWO: and farewell?" in two  # the code up front may follow
-    assert "The user discarded this attempt and asked again." in retry and retry.endswith(
-        "Task: CONV-TWO: and farewell?"
-    )
+    assert "The user discarded this attempt and asked again." in retry
+    assert "Task: CONV-TWO: and farewell?" in retry
     assert r["retried"]["task"] == "CONV-TWO: and farewell?"
     assert "Task: Fix this problem reported at line 2 (pyright): Operator + not supported" in fix
     assert "Diagnostics near the one to fix (from pyright):" in fix and "farewell is unused" in fix

@@ -73,7 +73,7 @@ const events: AgentEvent[] = [];
 
 before(async () => {
   workspace = tempWorkspace({ "greet.py": GREET, "AGENTS.md": "Answer briefly.\n" });
-  model = await ScriptedModel.start(SCRIPT, workspace.root);
+  model = await ScriptedModel.start(SCRIPT);
   const section = { model: "openai/scripted", apiBase: model.baseUrl, apiKey: "test", maxIterations: 5 };
   server = await ServerSession.start(workspace.root, section, section);
   const connection = {

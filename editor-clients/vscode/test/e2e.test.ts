@@ -90,7 +90,7 @@ const transcript: string[] = [];
 
 before(async () => {
   workspace = tempWorkspace({ "greet.py": GREET });
-  model = await ScriptedModel.start(SCRIPT, workspace.root);
+  model = await ScriptedModel.start(SCRIPT);
   // What the extension sends: the settings the user set (inspect), never the manifest's defaults.
   const userSet: Record<string, unknown> = { model: "openai/scripted", apiBase: model.baseUrl, apiKey: "test", maxIterations: 5 };
   const defaults = contributedDefaults();

@@ -64,7 +64,9 @@ export class ScriptedModel {
     readonly baseUrl: string,
   ) {}
 
-  static async start(script: object[], dir: string): Promise<ScriptedModel> {
+  static async start(script: object[]): Promise<ScriptedModel> {
+    // Outside the workspace: the index would find the script's match strings and put them in the agent's prompt.
+    const dir = mkdtempSync(join(tmpdir(), "lsp-agent-script-"));
     const file = join(dir, "script.json");
     writeFileSync(file, JSON.stringify(script));
     const proc = spawn(PYTHON, ["-c", SCRIPTED_MODEL, file], { env: pythonEnv(), stdio: ["ignore", "pipe", "inherit"] });
@@ -77,6 +79,7 @@ export class ScriptedModel {
       });
       proc.once("exit", (code) => fail(new Error(`the scripted model exited with ${code}`)));
     });
+    proc.on("exit", () => rmSync(dir, { recursive: true, force: true }));
     const model = new ScriptedModel(proc, baseUrl);
     rl.on("line", (line) => {
       if (line.startsWith("request ")) {
