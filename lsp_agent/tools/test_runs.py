@@ -62,7 +62,7 @@ def named_test_files(text: str, exists: Callable[[str], bool]) -> list[str]:
     for match in _PATH.finditer(text):
         target = match.group(0)
         path = match.group(1)
-        if file_kind(path) == "test" and exists(path) and target not in found:
+        if file_kind(path) == "test" and _exists(exists, path) and target not in found:
             found.append(target)
     return found
 
@@ -72,9 +72,17 @@ def named_source_files(text: str, exists: Callable[[str], bool]) -> list[str]:
     found: list[str] = []
     for match in _PATH.finditer(text):
         path = match.group(1)
-        if file_kind(path) != "test" and exists(path) and path not in found:
+        if file_kind(path) != "test" and _exists(exists, path) and path not in found:
             found.append(path)
     return found
+
+
+def _exists(exists: Callable[[str], bool], path: str) -> bool:
+    """`exists(path)`, False for a path it refuses (a task may name `../outside.py` or a secret file)."""
+    try:
+        return exists(path)
+    except (ValueError, OSError):  # PathError is a ValueError
+        return False
 
 
 def run_pytest(ctx: ToolContext, targets: list[str], timeout: float | None = None) -> TestReport:

@@ -110,6 +110,16 @@ def test_paths_named_in_a_task_are_split_into_tests_and_sources(tmp_path: Path) 
     assert named_source_files(task, exists) == ["src/pkg/y.py", "inflection/__init__.py"]
 
 
+def test_paths_a_task_names_outside_the_workspace_are_not_followed(tmp_path: Path) -> None:
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "outside.py").write_text("x = 1\n")
+    (tmp_path / "test_outside.py").write_text("def test_x(): pass\n")
+    overlay = Overlay(tmp_path / "proj")
+    task = "fix ../outside.py so that ../test_outside.py passes, and /etc/passwd.py too"
+    assert named_source_files(task, overlay.is_file) == []
+    assert named_test_files(task, overlay.is_file) == []
+
+
 def test_lenient_edit_drops_line_number_prefixes_and_fixes_one_line_indentation(tmp_path: Path) -> None:
     from lsp_agent.tools.lenient_edit import make_edits_lenient
 
