@@ -104,9 +104,10 @@ class RunBudget:
         self._recorded = Spend()  # the part of this run's spend already in the ledger
 
     def exceeded(self, tokens: int, cost: float) -> str | None:
-        """Record the run's spend so far; the message naming the limit reached, or None."""
-        today = self.record(tokens, cost)
+        """The message naming the limit reached, or None; the day's ledger is read (and the run's spend recorded
+        in it, so concurrent runs count) only when a daily limit is set: the run's end records it otherwise."""
         s = self.settings
+        today = self.record(tokens, cost) if s.daily_token_budget or s.daily_cost_budget else Spend()
         if s.token_budget and tokens >= s.token_budget:
             return (
                 f"token budget of {s.token_budget:,} tokens per run reached ({tokens:,} used); "
