@@ -4,26 +4,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import os
 import sys
+
+from lsp_agent.logs import setup_logging
 
 TERMINAL_HINT = (
     "lsp-agent acp: this is lsp-agent's Agent Client Protocol agent; it speaks JSON-RPC on stdin/stdout and is "
     "meant to be started by an editor (Zed's agent_servers, JetBrains AI Assistant, CodeCompanion, avante, "
     "agent-shell; see the README). Waiting for ACP messages on stdin; Ctrl-D ends it."
 )
-
-
-def setup_logging(level: str | None, log_file: str | None) -> None:
-    """Log to a file or stderr, never stdout (the protocol channel)."""
-    handler: logging.Handler = (
-        logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
-    )
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.addHandler(handler)
-    root.setLevel(getattr(logging, level or "WARNING"))
 
 
 def run_acp(args: argparse.Namespace) -> int:

@@ -17,6 +17,7 @@ from lsp_agent.cli.apply import apply_proposal, remember_proposal
 from lsp_agent.cli.common import add_model_flags
 from lsp_agent.cli.conversation import mention_context, prepare_ask, remember_session
 from lsp_agent.cli.printer import Printer, colored_diff
+from lsp_agent.logs import setup_logging
 
 if TYPE_CHECKING:
     from lsp_agent.agent.permissions import PermissionAsker
@@ -80,24 +81,6 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--no-color", action="store_true", help="plain output")
     p.set_defaults(handler=run_ask)
-
-
-def setup_logging(level: str | None, log_file: str | None) -> None:
-    """Log to a file or stderr at the requested level (default WARNING)."""
-    handler: logging.Handler
-    handler = (
-        logging.FileHandler(log_file, encoding="utf-8") if log_file else logging.StreamHandler(sys.stderr)
-    )
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    handler.set_name("lsp-agent-cli")
-    root = logging.getLogger()
-    for old in [h for h in root.handlers if h.get_name() == "lsp-agent-cli"]:
-        root.removeHandler(old)
-        old.close()
-    root.addHandler(handler)
-    root.setLevel(getattr(logging, (level or "WARNING").upper(), logging.WARNING))
-    for noisy in ("LiteLLM", "litellm", "httpx", "httpcore"):
-        logging.getLogger(noisy).setLevel(max(root.level, logging.WARNING))
 
 
 def open_index(root: Path, settings: Settings, err: TextIO) -> WorkspaceIndex | None:

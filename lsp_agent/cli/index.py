@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sqlite3
 import sys
 import time
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from lsp_agent.cli.common import LOG_LEVELS, add_index_flags
+from lsp_agent.logs import setup_logging
 
 if TYPE_CHECKING:  # the index modules load when a command runs, not for every `lsp-agent` start
     from lsp_agent.index.locate import FileHit
@@ -129,13 +129,8 @@ def _refresh(index: WorkspaceIndex, show_progress: bool) -> IndexStats:
     return stats
 
 
-def _setup_logging(args: argparse.Namespace) -> None:
-    level = getattr(args, "log_level", None) or "WARNING"
-    logging.basicConfig(level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
-
-
 def _run(func, args: argparse.Namespace) -> int:
-    _setup_logging(args)
+    setup_logging(getattr(args, "log_level", None))
     try:
         return func(args)
     except CliError as exc:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 
 from lsp_agent.cli.common import LOG_LEVELS
+from lsp_agent.logs import setup_logging
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -17,17 +17,6 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--log-level", choices=LOG_LEVELS, default=None)
     p.add_argument("--log-file", help="write logs to this file")
     p.set_defaults(handler=run_serve)
-
-
-def _setup_logging(level: str | None, log_file: str | None) -> None:
-    """Log to a file or stderr (never stdout: that is the LSP channel)."""
-    handler: logging.Handler = (
-        logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
-    )
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.addHandler(handler)
-    root.setLevel(getattr(logging, level or "WARNING"))
 
 
 TERMINAL_HINT = (
@@ -50,7 +39,7 @@ def parse_tcp(value: str) -> tuple[str, int]:
 
 def run_serve(args: argparse.Namespace) -> int:
     """Start the server and serve until the client says exit."""
-    _setup_logging(getattr(args, "log_level", None), getattr(args, "log_file", None))
+    setup_logging(getattr(args, "log_level", None), getattr(args, "log_file", None))
     from lsp_agent.server.features import create_server
 
     server = create_server()
