@@ -199,15 +199,11 @@ def run_ask(args: argparse.Namespace) -> int:
         return 2
     try:
         prepared = prepare_ask(args, root, task)
+        folders = cli_access(root, list(getattr(args, "read_folder", None) or []), prepared.task)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     task, session = prepared.task, prepared.session
-    try:
-        folders = cli_access(root, list(getattr(args, "read_folder", None) or []), task)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
     export_provider_keys(root)
     settings, errors = load_settings(root, flags=_flags(args))
     for error in errors:
@@ -229,19 +225,8 @@ def run_ask(args: argparse.Namespace) -> int:
 
     mcp = open_mcp(settings, root, list(getattr(args, "mcp_server", None) or []), sys.stderr)
     try:
-        run_id, result = asyncio.run(
-            _ask(
-                task,
-                settings,
-                root,
-                printer,
-                asker,
-                session=session,
-                mcp=mcp,
-                allow_exec=allow_exec,
-                folders=folders,
-            )
-        )
+        options = {"session": session, "mcp": mcp, "allow_exec": allow_exec, "folders": folders}
+        run_id, result = asyncio.run(_ask(task, settings, root, printer, asker, **options))
     finally:
         if mcp is not None:
             mcp.close()

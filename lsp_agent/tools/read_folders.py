@@ -180,7 +180,10 @@ def relabel(tool: str, text: str, name: str) -> str:
         lines = text.split("\n")
         if len(lines) == 1 and text.startswith("No files match"):
             return re.sub(
-                r" in (the workspace root|\S+?)(?=[.;])", lambda m: " in " + _at(name, m.group(1)), text, 1
+                r" in (the workspace root|\S+?)(?=[.;])",
+                lambda m: " in " + _at(name, m.group(1)),
+                text,
+                count=1,
             )
         if len(lines) == 1 and text.endswith(" is empty (or all its files are ignored)."):
             where = text.removesuffix(" is empty (or all its files are ignored).")
