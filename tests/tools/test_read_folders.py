@@ -61,6 +61,8 @@ def test_read_tools_reach_the_other_folder_and_name_its_paths(folders):
         "@api/logo.bin",
         "@api/pkg/",
     ]  # build/ is ignored by the folder's own .gitignore
+    nothing, _ = run_tool(folders, "list_files", path="@api", pattern="*.rs")
+    assert nothing.output.startswith("No files match '*.rs' in @api;")
     globbed, _ = run_tool(folders, "list_files", pattern="@api/**/*.py")
     assert globbed.output.splitlines() == ["@api/pkg/client.py", "@api/pkg/leak.py"]
     read, _ = run_tool(folders, "read_file", path="@api/pkg/client.py", start_line=1, end_line=2)
