@@ -10,6 +10,7 @@ tool with a path argument in another folder is refused with an observation: writ
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable
@@ -103,6 +104,8 @@ class FolderRouter:
         parts.append(f"In @{self.access.own_name} (this run's folder):\n{found}")
         for name in self.access.readable:
             other = self.context(name, ctx)
+            if other.index is None:  # the first search there (a CLI run indexes the folder now, off the loop)
+                other.index = await asyncio.to_thread(self._open_index, self.access.others[name])
             if other.index is None:
                 parts.append(
                     f"In @{name}: no index is loaded for this folder; use search_text with path='@{name}'"
@@ -137,22 +140,25 @@ class FolderRouter:
             overlay = self.overlay_for(root) if self.overlay_for else None
             if overlay is None:
                 overlay = Overlay(root, max_file_size=getattr(ctx.settings, "max_file_size", None))
-            index = None
-            if self.index_for is not None:
-                try:
-                    index = self.index_for(root)
-                except Exception:  # noqa: BLE001 - no index: search_code says so, the other tools go on
-                    log.exception("opening the index of %s failed", root)
             other = ToolContext(
                 root=root,
                 overlay=overlay,
-                index=index,
                 settings=ctx.settings,
                 cancel=ctx.cancel,
                 limits=ctx.limits,
             )
             self._contexts[name] = other
         return other
+
+    def _open_index(self, root: Path) -> WorkspaceIndex | None:
+        """The folder's index from `index_for`, None when there is none (search_code then says so)."""
+        if self.index_for is None:
+            return None
+        try:
+            return self.index_for(root)
+        except Exception:  # noqa: BLE001 - no index: search_code says so, the other tools go on
+            log.exception("opening the index of %s failed", root)
+            return None
 
 
 def attach_folders(run: Any, router: FolderRouter) -> None:

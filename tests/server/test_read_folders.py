@@ -17,8 +17,8 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 CLIENT = "def fetch(url):\n    return 'GET ' + url\n\n\nclass Client:\n    pass\n"
 
 
-def step(name: str, **arguments: object) -> dict:
-    return {"content": "", "tool_calls": [{"name": name, "arguments": arguments}]}
+def step(tool: str, **arguments: object) -> dict:
+    return {"content": "", "tool_calls": [{"name": tool, "arguments": arguments}]}
 
 
 def tool_outputs(request: dict) -> list[str]:
@@ -51,10 +51,12 @@ async def editor(tmp_path_factory, model):
 
 async def test_read_folders_opens_the_other_folder_read_only(editor, model):
     api = editor.root.parent / "api"
+    await editor.wait_index_ready()  # both folders are indexed: find_symbol searches each
     model.add_steps(
         [
             step("read_file", path="@api/pkg/client.py"),
             step("search_text", pattern="TOKEN", path="@api"),
+            step("find_symbol", name="fetch"),
             step("write_file", path="@api/pkg/extra.py", content="X = 1\n"),
             step("write_file", path="use_api.py", content="from client import Client\n"),
             step("task_complete", summary="used the api client"),
@@ -68,13 +70,18 @@ async def test_read_folders_opens_the_other_folder_read_only(editor, model):
 
     context = [e for e in editor.run_events(run_id, "context") if e.get("what") == "folders"]
     assert context and context[0]["readable"] == {"api": str(api)}
-    first = model.requests[-5]["messages"]
+    first = model.requests[-6]["messages"]
     assert any("Also open for reading, read-only: @api" in str(m["content"]) for m in first)
     outputs = tool_outputs(model.requests[-1])
     assert outputs[0].startswith("1: def fetch(url):")
     assert outputs[1] == "@api/pkg/config.py:1:TOKEN = '[REDACTED:API_TOKEN]'"  # the folder's own secrets
-    assert "which this run may only read" in outputs[2] and "nothing was written" in outputs[2]
-    assert outputs[3].startswith("Created use_api.py")
+    assert outputs[2].startswith("In @app (this run's folder):\nNo definition of fetch in the index.")
+    assert (
+        "In @api (read-only):\nDefinitions of fetch (1):\n  @api/pkg/client.py:1-2 function fetch"
+        in outputs[2]
+    )
+    assert "which this run may only read" in outputs[3] and "nothing was written" in outputs[3]
+    assert outputs[4].startswith("Created use_api.py")
 
     (proposal,) = editor.run_events(run_id, "proposal")
     assert [c["path"] for c in proposal["changes"]] == ["use_api.py"]  # nothing of @api
