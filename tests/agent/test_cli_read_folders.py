@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 from agent_support import call, done
 
 from lsp_agent.testing.scripted_model import ScriptedModelServer
+from lsp_agent.workspace.proposal import current_umask
 
 REPO = Path(__file__).resolve().parents[2]
 CLIENT = "def fetch(url):\n    return url\n"
@@ -68,6 +70,8 @@ def test_ask_reads_another_folder_and_keeps_its_writes_in_the_repo(tmp_path: Pat
         "@api/pkg/extra.py: is in the workspace folder @api, which this run may only read" in observations[1]
     )
     assert (app / "src" / "use.py").read_text() == "from client import fetch\n"  # applied in --repo
+    created_mode = stat.S_IMODE((app / "src" / "use.py").stat().st_mode)
+    assert created_mode == 0o666 & ~current_umask()  # ask --apply: the mode a user's new file gets
     assert not (api / "pkg" / "extra.py").exists() and (api / "pkg" / "client.py").read_text() == CLIENT
 
 
