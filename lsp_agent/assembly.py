@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from lsp_agent.config import Settings
     from lsp_agent.index import IndexConfig, WorkspaceIndex
     from lsp_agent.mcp.manager import McpManager
+    from lsp_agent.tools.read_folders import FolderRouter
     from lsp_agent.tools.registry import ToolRegistry
     from lsp_agent.workspace.overlay import Overlay
 
@@ -110,12 +111,14 @@ async def build_run(
     model_client: ModelClient | None = None,
     tools: Sequence[ToolProvider] = (),
     exec_tools: bool = True,
+    folders: FolderRouter | None = None,
 ) -> AgentRun:
     """The AgentRun of one task: front-ends differ only in their sink, their asker and how they deliver the proposal.
 
     Await `run.run()` for the RunResult (its proposal is what the front-end offers for consent) and call
     `run.cancel()` to stop it. MCP servers that fail to start are reported on the sink as `error` events of
-    kind "mcp"; the run goes on without their tools.
+    kind "mcp"; the run goes on without their tools. `folders` opens other workspace folders for reading (its
+    paths `@name/...`); writes stay in `root`.
     """
     from lsp_agent.agent.rules import apply_project_rules
     from lsp_agent.agent.run import AgentRun
@@ -141,6 +144,10 @@ async def build_run(
         context=context,
         model_client=model_client,
     )
+    if folders is not None:
+        from lsp_agent.tools.read_folders import attach_folders
+
+        attach_folders(run, folders)  # the other workspace folders: read-only, their names shown to the model
     apply_project_rules(run)  # AGENTS.md and .lsp-agent/rules.md join the system prompt (a `context` event)
     fit_conversation(run)  # the conversation memory gets a share of the model's context window
     return run

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +67,11 @@ class MentionSources:
     diagnostics: list[dict[str, Any]] | None = None  # the current file's diagnostics, as the client sent them
     current_file: str | None = None  # workspace-relative path of the file the ask came from
     focus_line: int | None = None  # 0-based line of the diagnostic to fix ("fix this diagnostic")
+    folders: Any = (
+        None  # workspace.folders.FolderAccess: `@name/...` of a folder open for reading resolves there
+    )
+    redact_in: Callable[[Path], Callable[[str], str]] | None = None  # another folder's secret values
+    label_prefix: str = ""  # "@name/" while resolving in another folder
 
 
 def mention_names(task: str) -> list[str]:
@@ -121,6 +126,9 @@ def _attach_diagnostics(out: ResolvedMentions, sources: MentionSources, *, expli
 
 def _attach_file_or_symbol(out: ResolvedMentions, sources: MentionSources, name: str) -> None:
     """@path (a file, a line range `path:10-20` or a directory), else @symbol from the index."""
+    other = _other_folder(sources, name)
+    if other is not None:
+        sources, name = other
     path_part, first, last = _split_lines(name)
     try:
         path = resolve_in_workspace(sources.root, path_part)
@@ -128,21 +136,57 @@ def _attach_file_or_symbol(out: ResolvedMentions, sources: MentionSources, name:
         out.problems.append(f"@{name}: {exc}")
         return
     rel = _rel(sources.root, path)
+    shown = sources.label_prefix + rel if rel != "." else sources.label_prefix.rstrip("/") or "."
+    name = sources.label_prefix + name if name != "." else shown
     if os.path.lexists(path):
         if sources.is_secret(rel):
             out.problems.append(
-                f"@{name}: {rel} is a secret file (secretFiles); its contents are never attached"
+                f"{_at(name)}: {shown} is a secret file (secretFiles); its contents are never attached"
             )
         elif path.is_dir():
-            out.add(f"@{rel}/", _directory_block(path, rel, sources.is_secret))
+            block = _directory_block(path, rel, sources.is_secret)
+            out.add(f"{_at(shown)}/", sources.label_prefix + block if rel != "." else f"{shown}{block[1:]}")
         else:
-            _attach_file(out, sources, name, path, rel, first, last)
+            _attach_file(out, sources, name, path, shown, first, last)
         return
-    if first is None and _attach_symbol(out, sources, name):
+    if first is None and not sources.label_prefix and _attach_symbol(out, sources, name):
         return
     looks_like_path = "/" in name or "\\" in name or re.search(r"\.\w{1,5}$", name) is not None
     what = "no file" if looks_like_path else "no file or symbol"
-    out.problems.append(f"@{name}: {what} named {name!r} in the workspace; the ask goes on without it")
+    where = sources.label_prefix.rstrip("/") or "the workspace"
+    out.problems.append(
+        f"{_at(name)}: {what} named {name!r} in {where}; the ask goes on without it{_folder_hint(sources, name)}"
+    )
+
+
+def _other_folder(sources: MentionSources, name: str) -> tuple[MentionSources, str] | None:
+    """(the sources of another folder open for reading, the path inside it) for `@api/src/x.py`, else None."""
+    access = sources.folders
+    head, _, rest = name.replace("\\", "/").partition("/")
+    if access is None or head not in access.readable or os.path.lexists(sources.root / head):
+        return None  # a file or directory of the run's own folder wins over a folder of the same name
+    root = access.others[head]
+    redact = sources.redact_in(root) if sources.redact_in is not None else sources.redact
+    return replace(
+        sources, root=root, index=None, redact=redact, folders=None, label_prefix=f"@{head}/"
+    ), rest or "."
+
+
+def _at(text: str) -> str:
+    """A mention as typed: `@` before a path of the run's folder (another folder's paths carry theirs)."""
+    return text if text.startswith("@") else f"@{text}"
+
+
+def _folder_hint(sources: MentionSources, name: str) -> str:
+    """For `@x/...` naming no file: that no workspace folder is called x either, and which folders there are."""
+    access = sources.folders
+    head = name.replace("\\", "/").partition("/")[0]
+    if access is None or "/" not in name or sources.label_prefix or os.path.lexists(sources.root / head):
+        return ""
+    names = ", ".join(f"@{n}" for n in [access.own_name, *access.others])
+    if not access.others:
+        return f" (and no other workspace folder is open: {names} is the only one)"
+    return f" (and no workspace folder is named {head!r}: the folders are {names})"
 
 
 def _attach_file(
@@ -157,19 +201,19 @@ def _attach_file(
     """One file's text (or a line range of it), numbered, cut at FILE_CHARS."""
     text = sources.read_text(path)
     if text is None:
-        out.problems.append(f"@{name}: {rel} could not be read as text (binary, too large or unreadable)")
+        out.problems.append(f"{_at(name)}: {rel} could not be read as text (binary, too large or unreadable)")
         return
     lines = text.splitlines()
     start = max(1, first or 1)
     end = min(len(lines), last or (first if first else len(lines)))
     if first is not None and start > len(lines):
-        out.problems.append(f"@{name}: {rel} has only {len(lines)} lines")
+        out.problems.append(f"{_at(name)}: {rel} has only {len(lines)} lines")
         return
     body = "\n".join(f"{n:>5}  {lines[n - 1]}" for n in range(start, end + 1))
     if len(body) > FILE_CHARS:
         body = body[:FILE_CHARS] + f"\n[cut at {FILE_CHARS} characters; read_file {rel} for the rest]"
     span = f"lines {start}-{end} of " if first is not None else ""
-    label = f"@{rel}" + (f":{start}-{end}" if first is not None else "")
+    label = _at(rel) + (f":{start}-{end}" if first is not None else "")
     out.add(
         f"{label} ({end - start + 1} lines)", sources.redact(f"{span}{rel} (mentioned):\n```\n{body}\n```")
     )

@@ -139,6 +139,9 @@ def run_undo(args: argparse.Namespace) -> int:
     for item in record.files:
         what = "removed" if item.before is None else "restored"
         print(f"{what} {item.path}", file=out)
+    for rel in sorted(record.created_dirs, reverse=True):
+        if not (root / rel).exists():
+            print(f"removed {rel}/ (created by the apply, empty now)", file=out)
     print(f"undone: {len(record.files)} file(s) restored | run {record.run_id} | {root}", file=out)
     return 0
 

@@ -16,6 +16,8 @@ from lsp_agent.agent.permission_store import PREFIX_TOOLS, command_argv, command
 from lsp_agent.cli.apply import apply_proposal, remember_proposal
 from lsp_agent.cli.common import add_model_flags
 from lsp_agent.cli.conversation import mention_context, prepare_ask, remember_session
+from lsp_agent.cli.folders import FolderIndexes, cli_access, cli_router
+from lsp_agent.cli.folders import add_flag as add_folder_flag
 from lsp_agent.cli.printer import Printer, colored_diff
 from lsp_agent.logs import setup_logging
 
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
     from lsp_agent.config import Settings
     from lsp_agent.index import WorkspaceIndex
     from lsp_agent.mcp.manager import McpManager
+    from lsp_agent.workspace.folders import FolderAccess
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +66,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="prompt and tool profile (default auto: small for small models)",
     )
     p.add_argument("--apply", action="store_true", help="write the proposal to disk when the run ends")
+    add_folder_flag(p)
     p.add_argument(
         "--allow-exec", action="store_true", help="allow code execution and MCP tools without asking"
     )
@@ -178,6 +182,7 @@ def run_ask(args: argparse.Namespace) -> int:
         return 2
     try:
         prepared = prepare_ask(args, root, task)
+        folders = cli_access(root, list(getattr(args, "read_folder", None) or []), prepared.task)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -203,9 +208,8 @@ def run_ask(args: argparse.Namespace) -> int:
 
     mcp = open_mcp(settings, root, list(getattr(args, "mcp_server", None) or []), sys.stderr)
     try:
-        run_id, result = asyncio.run(
-            _ask(task, settings, root, printer, asker, session=session, mcp=mcp, allow_exec=allow_exec)
-        )
+        options = {"session": session, "mcp": mcp, "allow_exec": allow_exec, "folders": folders}
+        run_id, result = asyncio.run(_ask(task, settings, root, printer, asker, **options))
     finally:
         if mcp is not None:
             mcp.close()
@@ -240,13 +244,15 @@ async def _ask(
     session: Session | None,
     mcp: McpManager | None,
     allow_exec: bool,
+    folders: FolderAccess | None = None,
 ) -> tuple[str, RunResult]:
     """(run id, result): the index opened, the run built by the shared assembly, run to its end."""
     from lsp_agent.assembly import build_run
 
     index = await asyncio.to_thread(open_index, root, settings, sys.stderr)
+    folder_indexes = FolderIndexes(settings)
     try:
-        context = mention_context(task, root, index, settings, printer)  # @file, @symbol in the task
+        context = mention_context(task, root, index, settings, printer, folders)  # @file, @symbol in the task
         run = await build_run(
             task,
             settings,
@@ -258,6 +264,7 @@ async def _ask(
             context=context,
             mcp=mcp,
             allow_external=allow_exec,
+            folders=cli_router(folders, folder_indexes) if folders is not None else None,
         )
         if mcp is not None:
             from lsp_agent.cli.mcp import report_tools
@@ -265,6 +272,7 @@ async def _ask(
             report_tools(mcp, sys.stderr)
         return run.run_id, await _run_with_interrupt(run)
     finally:
+        folder_indexes.close()
         if index is not None:
             index.close()
 

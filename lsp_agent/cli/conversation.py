@@ -89,8 +89,10 @@ def _new_id() -> str:
     return "cli-" + uuid.uuid4().hex[:10]
 
 
-def mention_context(task: str, root: Path, index: Any, settings: Any, sink: Any) -> str | None:
-    """The context the task's @mentions attach (files read from disk); what they could not is reported."""
+def mention_context(
+    task: str, root: Path, index: Any, settings: Any, sink: Any, folders: Any = None
+) -> str | None:
+    """The context the task's @mentions attach (files read from disk; `@name/...` from a --read-folder)."""
     from lsp_agent.agent.mentions import MentionSources, read_text_file, resolve_mentions
     from lsp_agent.workspace.redaction import redactor_for
     from lsp_agent.workspace.secrets import secret_files_of
@@ -101,6 +103,8 @@ def mention_context(task: str, root: Path, index: Any, settings: Any, sink: Any)
         index=index,
         is_secret=secret_files_of(settings).is_secret,
         redact=redactor_for(settings, root).redact,
+        folders=folders,
+        redact_in=lambda other: redactor_for(settings, other).redact,
     )
     resolved = resolve_mentions(task, sources)
     if resolved.attached or resolved.problems:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from lsp_agent.config import Settings
     from lsp_agent.server.runs import AskRequest
     from lsp_agent.server.server import AgentServer
+    from lsp_agent.workspace.folders import FolderAccess
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,7 @@ async def ask_context(
     index: Any,
     settings: Settings,
     sink: EventSink,
+    folders: FolderAccess | None = None,
 ) -> str | None:
     """The editor context of a run: the file or selection, then what the task's mentions attach.
 
@@ -53,6 +55,11 @@ async def ask_context(
     selection = server.selection_context(request.uri, request.range, root)
     current = _current_file(request.uri, root)
     sources = _sources(server, request, root, index, settings, selection, current)
+    if folders is not None:  # `@name/...` of another workspace folder the run may read
+        from lsp_agent.workspace.redaction import redactor_for
+
+        sources.folders = folders
+        sources.redact_in = lambda other: redactor_for(settings, other).redact
     resolved = await asyncio.to_thread(resolve_mentions, request.task, sources)
     if resolved.attached or resolved.problems:
         sink(AgentEvent("context", "", resolved.to_event()))

@@ -42,7 +42,9 @@ def _run_id(arg: dict[str, Any], command: str) -> str:
 def ask(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
     """Start a run in the background and return its id at once."""
     arg = _arg(
-        args, "lspAgent.ask", '{"task": str, "uri"?, "range"?, "plan"?, "sessionId"?, "model"?, "folder"?}'
+        args,
+        "lspAgent.ask",
+        '{"task": str, "uri"?, "range"?, "plan"?, "sessionId"?, "model"?, "folder"?, "readFolders"?}',
     )
     try:
         request = parse_ask(arg)

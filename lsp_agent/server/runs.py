@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING, Any
 from lsp_agent.agent.budgets import spend_text
 from lsp_agent.agent.diagnostics_context import parse_diagnostics
 from lsp_agent.config import ModelNotConfigured
-from lsp_agent.server.ask_choices import choose_root, parse_folder, parse_model
+from lsp_agent.server.ask_choices import (
+    choose_root,
+    folder_router,
+    parse_folder,
+    parse_model,
+    parse_read_folders,
+    read_access,
+)
 from lsp_agent.server.ask_context import ask_context, follow_up
 from lsp_agent.server.permissions import EditorPermissionAsker
 from lsp_agent.server.progress import ProgressReporter
@@ -46,6 +53,7 @@ class AskRequest:
     follow_up: bool = False  # continue the conversation: it must exist; the last ask's file is the default
     model: str | None = None  # overrides the `model` setting for this ask
     folder: str | None = None  # the workspace folder of an ask without a file (multi-root)
+    read_folders: list[str] | None = None  # other workspace folders the run may read (names, URIs or paths)
 
     def to_dict(self) -> dict[str, Any]:
         """The ask as lspAgent.ask takes it (kept on the exchange, so it can be retried)."""
@@ -58,6 +66,8 @@ class AskRequest:
                 out[key] = value
         if self.diagnostics is not None:
             out["diagnostics"] = self.diagnostics
+        if self.read_folders is not None:
+            out["readFolders"] = list(self.read_folders)
         return out
 
 
@@ -79,6 +89,7 @@ class RunRecord:
     cancel_requested: bool = False
     done_sent: bool = False
     spend: str = ""  # the running tokens and cost, shown with each progress report
+    folders: Any = None  # workspace.folders.FolderAccess: the other folders this run may read
 
     def to_dict(self) -> dict[str, Any]:
         """The run as lspAgent.status lists it."""
@@ -94,7 +105,7 @@ def parse_ask(args: Any) -> AskRequest:
     """Validate lspAgent.ask arguments; ValueError names the bad field."""
     if not isinstance(args, dict):
         raise ValueError(
-            'lspAgent.ask expects [{"task": "...", "uri"?, "range"?, "plan"?, "sessionId"?, "model"?, "folder"?}]'
+            'lspAgent.ask expects [{"task": "...", "uri"?, "range"?, "plan"?, "sessionId"?, "model"?, "folder"?, "readFolders"?}]'
         )
     task = args.get("task")
     if not isinstance(task, str) or not task.strip():
@@ -122,7 +133,8 @@ def parse_ask(args: Any) -> AskRequest:
     if not isinstance(follow_up, bool):
         raise ValueError("lspAgent.ask: 'followUp' must be true or false")
     model, folder = parse_model(args.get("model")), parse_folder(args.get("folder"))
-    return AskRequest(task.strip(), uri, rng, plan, session_id, diagnostics, follow_up, model, folder)
+    reads = parse_read_folders(args.get("readFolders"))
+    return AskRequest(task.strip(), uri, rng, plan, session_id, diagnostics, follow_up, model, folder, reads)
 
 
 def _is_range(value: Any) -> bool:
@@ -157,10 +169,12 @@ class RunManager:
         """Create the run and its background task; returns at once."""
         run_id = uuid.uuid4().hex[:8]
         root = choose_root(self.server, request.uri, request.folder)
+        folders = read_access(self.server, root, request.task, request.read_folders)
         session = self.server.session(request.session_id)
         request = follow_up(session, request)
         reconcile_applied(self.server)  # the new exchange sees what the user applied since the last one
         record = RunRecord(run_id, request.task, root, session)
+        record.folders = folders
         session.begin(run_id, request.task, request.to_dict())
         self.runs[run_id] = record
         self._forget_old()
@@ -260,7 +274,7 @@ class RunManager:
                 loop.call_soon_threadsafe(self._on_event, record, event)
 
         index = self.server.indexes.index_for(record.root)
-        context = await ask_context(self.server, request, record.root, index, settings, sink)
+        context = await ask_context(self.server, request, record.root, index, settings, sink, record.folders)
         overlay = Overlay(
             record.root, read_disk=self.server.read_buffer_or_disk, max_file_size=settings.max_file_size
         )
@@ -278,6 +292,9 @@ class RunManager:
             run_id=record.run_id,
             tools=self.server.tool_providers,
             exec_tools=self.server.plugins_error is None,  # no code execution when the sandbox did not load
+            folders=folder_router(self.server, record.folders, settings.max_file_size)
+            if record.folders
+            else None,
         )
         if record.cancel_requested:
             record.agent.cancel()

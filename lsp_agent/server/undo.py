@@ -10,7 +10,7 @@ left: a file the user changed since makes undo refuse with a message, and nothin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +39,9 @@ class UndoFile:
     abspath: Path
     before: str | None
     after: str | None = None
+    new_dirs: list[Path] = field(
+        default_factory=list
+    )  # absent before the apply: undo removes them when empty
 
 
 @dataclass
@@ -54,8 +57,21 @@ def snapshot(server: AgentServer, plan: EditPlan) -> list[UndoFile]:
     """The current text of every file a plan touches (taken just before it is sent)."""
     files = []
     for fp, _ in plan.covers:
-        files.append(UndoFile(fp.uri, fp.change.path, fp.abspath, server.document_state(fp.abspath).text))
+        item = UndoFile(fp.uri, fp.change.path, fp.abspath, server.document_state(fp.abspath).text)
+        if fp.change.kind == "create":
+            item.new_dirs = _absent_parents(fp.abspath)
+        files.append(item)
     return files
+
+
+def _absent_parents(path: Path) -> list[Path]:
+    """The parent directories of `path` that do not exist yet (creating the file creates them), deepest first."""
+    absent = []
+    parent = path.parent
+    while parent != parent.parent and not parent.exists():
+        absent.append(parent)
+        parent = parent.parent
+    return absent
 
 
 def remember(
@@ -86,7 +102,7 @@ def remember_found(server: AgentServer, run_id: str, session_id: str | None, fou
         offered = server.offered_edits.get((fp.uri, now))
         if offered is None:
             return  # applied some other way (typed, or an older offer): not undoable as one step
-        files.append(UndoFile(fp.uri, fp.change.path, fp.abspath, offered.before, now))
+        files.append(UndoFile(fp.uri, fp.change.path, fp.abspath, offered.before, now, offered.new_dirs))
     if files:
         server.last_apply = LastApply(run_id, session_id, files)
 
@@ -171,6 +187,23 @@ def undo_edit(server: AgentServer, last: LastApply) -> types.WorkspaceEdit:
     return types.WorkspaceEdit(changes=changes)
 
 
+def _remove_new_dirs(server: AgentServer, last: LastApply) -> None:
+    """After the undo deleted the files the apply created: remove the directories it created that are empty now.
+
+    Only directories inside a workspace folder that did not exist before the apply; one holding anything stays.
+    """
+    roots = [r.resolve() for r in server.workspace_roots()]
+    dirs = {d for item in last.files if item.before is None for d in item.new_dirs}
+    for directory in sorted(dirs, key=lambda d: len(d.parts), reverse=True):
+        inside = any(directory.resolve().is_relative_to(r) and directory.resolve() != r for r in roots)
+        if not inside or directory.is_symlink() or not directory.is_dir():
+            continue
+        try:
+            directory.rmdir()  # refuses a directory that is not empty
+        except OSError:
+            continue
+
+
 def _whole(text: str, server: AgentServer) -> types.Range:
     """The range of a whole text, in the client's position units."""
     lines = text.splitlines(keepends=True)
@@ -200,6 +233,7 @@ async def undo_apply(server: AgentServer, args: tuple[Any, ...]) -> dict[str, An
         reason = response.failure_reason or "the editor did not apply the edit"
         raise UndoRefused(f"lspAgent.undoApply: the editor refused the undo ({reason}); nothing was changed")
     server.last_apply = None
+    _remove_new_dirs(server, last)
     note = f"user undid the applied changes of run {last.run_id}: {', '.join(paths)}"
     if last.session_id:
         server.session(last.session_id).record(note)

@@ -54,6 +54,7 @@ class ToolContext:
     cancel: threading.Event | None = None
     extras: dict[str, Any] = field(default_factory=dict)
     limits: ToolLimits = field(default_factory=ToolLimits)
+    router: Any = None  # tools/read_folders.FolderRouter: calls that read other workspace folders go there
 
     @property
     def max_file_size(self) -> int:
@@ -222,7 +223,10 @@ class ToolRegistry:
             message += f"\nParameters of {tool.name}: {describe_parameters(tool.parameters)}"
             return ToolResult(False, message, _since(start))
         try:
-            output = await _call(tool, ctx, args)
+            if ctx.router is not None:
+                output = await ctx.router.call(tool, ctx, args, _call)
+            else:
+                output = await _call(tool, ctx, args)
         except _READABLE_ERRORS as exc:
             return ToolResult(False, f"Error: {_message(exc)}", _since(start))
         except OSError as exc:

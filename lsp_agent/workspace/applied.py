@@ -50,7 +50,8 @@ def now_iso() -> str:
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_disk_text(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    # private, like the state dir: the records hold the text of the user's files
+    write_disk_text(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n", new_mode=0o600)
 
 
 def _read_json(path: Path, what: str) -> dict[str, Any] | None:
@@ -137,6 +138,9 @@ class ApplyRecord:
     run_id: str
     files: list[AppliedFile]
     applied_at: str = field(default_factory=now_iso)
+    created_dirs: list[str] = field(
+        default_factory=list
+    )  # directories the apply made (undo removes them if empty)
 
     def save(self, base: Path | None = None) -> Path:
         """Write it as the workspace's last apply."""
@@ -147,6 +151,7 @@ class ApplyRecord:
             "runId": self.run_id,
             "appliedAt": self.applied_at,
             "files": [asdict(f) for f in self.files],
+            "createdDirs": list(self.created_dirs),
         }
         _write_json(path, data)
         return path
@@ -159,7 +164,8 @@ class ApplyRecord:
             return None
         try:
             files = [AppliedFile(**f) for f in data["files"]]
-            return cls(str(data["root"]), str(data["runId"]), files, str(data.get("appliedAt", "")))
+            dirs = [str(d) for d in data.get("createdDirs", [])]
+            return cls(str(data["root"]), str(data["runId"]), files, str(data.get("appliedAt", "")), dirs)
         except (KeyError, TypeError) as exc:
             raise RecordError(f"the last apply record is damaged ({exc}); nothing can be undone") from None
 
@@ -180,6 +186,7 @@ def apply_with_record(root: Path, proposal: Proposal, run_id: str) -> tuple[list
     """Apply a proposal all or nothing; returns (errors, the record of what was written, saved for undo)."""
     root = Path(root).resolve()
     modes = {c.path: _mode(root / c.path) for c in proposal.changes}
+    missing = missing_dirs(root, [c.path for c in proposal.changes if c.kind == "create"])
     errors = proposal.apply_to_disk(root)
     written: list[AppliedFile] = []
     for change in proposal.changes:
@@ -191,7 +198,8 @@ def apply_with_record(root: Path, proposal: Proposal, run_id: str) -> tuple[list
             written.append(AppliedFile(change.path, change.base_text, change.new_text, modes[change.path]))
     if not written:
         return errors, None
-    record = ApplyRecord(str(root), run_id, written)
+    created = [d for d in missing if (root / d).is_dir()]
+    record = ApplyRecord(str(root), run_id, written, created_dirs=created)
     record.save()
     return errors, record
 
@@ -231,7 +239,42 @@ def undo_apply(root: Path, record: ApplyRecord) -> list[str]:
         write_disk_text(target, item.before)
         if item.after is None and item.mode is not None:
             os.chmod(target, item.mode)
+    remove_empty_dirs(root, record.created_dirs)
     return []
+
+
+def missing_dirs(root: Path, rels: list[str]) -> list[str]:
+    """The directories (relative, POSIX) that writing the files `rels` would create: absent now, inside the root."""
+    missing: set[str] = set()
+    for rel in rels:
+        parts = rel.split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            sub = "/".join(parts[:depth])
+            if sub not in missing and not os.path.lexists(root / sub):
+                missing.add(sub)
+    return sorted(missing)
+
+
+def remove_empty_dirs(root: Path, rels: list[str]) -> list[str]:
+    """Remove the directories `rels` (made by an apply) that are empty now, deepest first; returns those removed.
+
+    A directory that holds anything (a file the user added since) stays, and so do its parents; a path that left
+    the root or is no longer a plain directory is never touched.
+    """
+    removed: list[str] = []
+    for rel in sorted(set(rels), key=lambda r: r.count("/"), reverse=True):
+        try:
+            target = resolve_in_workspace(root, rel)
+        except PathError:
+            continue
+        if target == Path(root).resolve() or target.is_symlink() or not target.is_dir():
+            continue
+        try:
+            target.rmdir()  # fails on a directory that is not empty: it stays
+        except OSError:
+            continue
+        removed.append(rel)
+    return removed
 
 
 __all__ = [
@@ -240,6 +283,8 @@ __all__ = [
     "LastProposal",
     "RecordError",
     "apply_with_record",
+    "missing_dirs",
+    "remove_empty_dirs",
     "state_dir",
     "undo_apply",
     "undo_conflicts",

@@ -7,6 +7,7 @@ import difflib
 import os
 import stat
 import tempfile
+import threading
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -183,20 +184,22 @@ def read_disk_text(path: Path) -> str | None:
         raise PathError(f"{path.name}: not UTF-8 text") from None
 
 
-def write_disk_text(path: Path, text: str) -> None:
-    """Write `text` exactly (no newline translation) via a temp file and rename, keeping the file's mode."""
+def write_disk_text(path: Path, text: str, *, new_mode: int | None = None) -> None:
+    """Write `text` exactly (no newline translation) via a temp file and rename.
+
+    An existing file keeps its mode (its executable bit too); a new one gets `new_mode`, by default the mode a file
+    the user creates gets (0666 less the umask), not the temp file's private 0600.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = None
     try:
         mode = stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:
-        pass
+        mode = new_mode if new_mode is not None else 0o666 & ~current_umask()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".lsp-agent.tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(text.encode("utf-8"))
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -204,6 +207,23 @@ def write_disk_text(path: Path, text: str) -> None:
         except OSError:
             pass
         raise
+
+
+_umask_lock = threading.Lock()
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it where Linux shows it (/proc), else set and restored at once."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    with _umask_lock:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
 
 
 def _conflict(root: Path, change: FileChange) -> str | None:
@@ -274,6 +294,7 @@ __all__ = [
     "FileChange",
     "Proposal",
     "check_syntax",
+    "current_umask",
     "python_syntax_error",
     "read_disk_text",
     "write_disk_text",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -159,3 +160,37 @@ def test_a_cancelled_ask_exits_130_without_printing_its_last_thought_as_the_answ
     assert "thought: Thinking about add." in out  # shown while it ran, as a thought
     assert "Answer:" not in out
     assert out.strip().splitlines()[-1].startswith("failed (cancelled)")
+
+
+MODES_AND_DIRS = [
+    {
+        "content": "",
+        "tool_calls": [call("edit_file", path="run.sh", old_text="echo a", new_text="echo b")],
+    },
+    {"content": "", "tool_calls": [call("write_file", path="tools/gen/make.py", content="M = 1\n")]},
+    done("script changed, generator added"),
+]
+
+
+def test_apply_gives_new_files_the_users_mode_keeps_modes_and_undo_removes_created_dirs(workspace):
+    script = workspace / "run.sh"
+    script.write_text("#!/bin/sh\necho a\n")
+    script.chmod(0o755)
+    created = workspace / "tools" / "gen" / "make.py"
+    with ScriptedModelServer(MODES_AND_DIRS) as server:
+        shown = ask(workspace, server)
+    assert shown.returncode == 0, shown.stderr
+    old_umask = os.umask(0o022)  # the subprocess inherits it: its new files get 0644
+    try:
+        applied = cli("apply", "--repo", str(workspace))
+    finally:
+        os.umask(old_umask)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert created.read_text() == "M = 1\n" and stat.S_IMODE(created.stat().st_mode) == 0o644
+    assert script.read_text().endswith("echo b\n") and stat.S_IMODE(script.stat().st_mode) == 0o755
+
+    undone = cli("undo", "--repo", str(workspace))
+    assert undone.returncode == 0, undone.stdout
+    assert "removed tools/ (created by the apply, empty now)" in undone.stdout
+    assert not (workspace / "tools").exists()  # the directories the apply made, not only the file
+    assert (workspace / "pkg").is_dir() and stat.S_IMODE(script.stat().st_mode) == 0o755

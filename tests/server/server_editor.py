@@ -262,8 +262,10 @@ async def start_editor(
     capabilities: types.ClientCapabilities | None = None,
     command: list[str] | None = None,
     env: dict[str, str] | None = None,
+    folders: list[Path] | None = None,
 ) -> Editor:
-    """Spawn the server, initialize it with `root` as the workspace folder; the editor measures initialize."""
+    """Spawn the server, initialize it with `root` as the workspace folder (or `folders`, `root` among them); the
+    editor measures initialize."""
     client = make_test_lsp_client()
     editor = Editor(client, root)
     # No structure hooks: the client reads code actions exactly as any lsprotocol/pygls client does.
@@ -302,7 +304,9 @@ async def start_editor(
         types.InitializeParams(
             capabilities=capabilities or full_capabilities(),
             root_uri=from_fs_path(str(root)),
-            workspace_folders=[types.WorkspaceFolder(uri=from_fs_path(str(root)), name=root.name)],
+            workspace_folders=[
+                types.WorkspaceFolder(uri=from_fs_path(str(f)), name=f.name) for f in (folders or [root])
+            ],
             initialization_options=init_options or {},
         )
     )

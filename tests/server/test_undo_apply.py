@@ -116,3 +116,32 @@ async def test_undo_reverts_an_apply_code_action_too(editor, model):
     assert result == {"runId": run_id, "undone": True, "files": ["util.py"]}
     assert editor.text(uri) == "X = 1\n"
     editor.close(uri)
+
+
+async def test_undo_removes_the_directories_the_apply_created_once_empty(editor, model):
+    (editor.root / "existing").mkdir()
+    model.add_steps(
+        [
+            step("write_file", path="docs/guide/intro.md", content="# intro\n"),
+            step("write_file", path="existing/deep/more.md", content="more\n"),
+            step("write_file", path="notes/one.md", content="one\n"),
+            step("task_complete", summary="docs"),
+        ]
+    )
+    run_id = await editor.ask("write docs")
+    await editor.wait_event(run_id, "done")
+    result = await editor.command("lspAgent.applyEdits", {"runId": run_id})
+    assert result["applied"], result
+    assert (editor.root / "docs" / "guide" / "intro.md").read_text() == "# intro\n"
+    (editor.root / "notes" / "mine.md").write_text("the user's own\n")  # added after the apply
+
+    result = await editor.command("lspAgent.undoApply")
+    assert result["undone"] and sorted(result["files"]) == [
+        "docs/guide/intro.md",
+        "existing/deep/more.md",
+        "notes/one.md",
+    ]
+    assert not (editor.root / "docs").exists()  # created by the apply, empty after the undo
+    assert (editor.root / "existing").is_dir() and not (editor.root / "existing" / "deep").exists()
+    assert (editor.root / "notes" / "mine.md").read_text() == "the user's own\n"
+    assert not (editor.root / "notes" / "one.md").exists()

@@ -1,4 +1,4 @@
-/** Quick picks before an ask: the model for this ask and, for an ask without a file, the workspace folder. */
+/** Quick picks before an ask: the model, for an ask without a file the workspace folder, and other folders to read. */
 
 import * as vscode from "vscode";
 import { chosenModel, modelItems } from "./askChoices";
@@ -26,4 +26,19 @@ export async function pickFolder(): Promise<string | undefined | typeof CANCELLE
   }
   const folder = await vscode.window.showWorkspaceFolderPick({ placeHolder: "LSP Agent: which folder should the agent work in?" });
   return folder ? folder.uri.toString() : CANCELLED;
+}
+
+/** The other workspace folders the run may read (read-only): several picked at once; undefined when there are none. */
+export async function pickReadFolders(own: string | undefined): Promise<string[] | undefined | typeof CANCELLED> {
+  const ownFolder = own ? vscode.workspace.getWorkspaceFolder(vscode.Uri.parse(own)) : undefined;
+  const others = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.toString() !== ownFolder?.uri.toString());
+  if (!others.length) {
+    void vscode.window.showInformationMessage("LSP Agent: this workspace has no other folder to read; add one to the workspace first.");
+    return CANCELLED;
+  }
+  const picked = await vscode.window.showQuickPick(
+    others.map((f) => ({ label: f.name, description: f.uri.fsPath, uri: f.uri.toString() })),
+    { title: "LSP Agent: folders the agent may read (read-only, as @name/...)", canPickMany: true },
+  );
+  return picked && picked.length ? picked.map((p) => p.uri) : CANCELLED;
 }

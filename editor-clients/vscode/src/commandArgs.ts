@@ -12,6 +12,7 @@ export interface AskInput {
   followUp?: boolean;
   model?: string;
   folder?: string;
+  readFolders?: string[];
 }
 
 /** Thrown for input the user must fix; the message says how. */
@@ -51,6 +52,9 @@ export function askArguments(input: AskInput): [AskParams] {
   }
   if (input.folder && !input.uri) {
     params.folder = input.folder;
+  }
+  if (input.readFolders && input.readFolders.length) {
+    params.readFolders = [...input.readFolders];
   }
   return [params];
 }

@@ -19,7 +19,7 @@ import { EVENT_NOTIFICATION, Range, SETTINGS_SECTION } from "./protocol";
 import { NotificationProgressFeature } from "./progressFeature";
 import { RunInfo, soleCandidate } from "./runState";
 import { serverCommandLine, serverEnvironment } from "./settings";
-import { CANCELLED, pickFolder, pickModel } from "./askPickers";
+import { CANCELLED, pickFolder, pickReadFolders, pickModel } from "./askPickers";
 import { anySettingSet, configurationMiddleware, pushSettings, userSettingsFor } from "./configSync";
 import { serverKeys } from "./userSettings";
 import { statusView } from "./statusText";
@@ -62,6 +62,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   register("lsp-agent.ask", () => askCommand(ui, { plan: false, needSelection: false }));
   register("lsp-agent.askSelection", () => askCommand(ui, { plan: false, needSelection: true }));
   register("lsp-agent.planAndAsk", () => askCommand(ui, { plan: true, needSelection: false }));
+  register("lsp-agent.askReadingFolders", () => askCommand(ui, { plan: false, needSelection: false, readFolders: true }));
   register("lsp-agent.cancelRun", () => cancelCommand());
   register("lsp-agent.applyPending", () => applyCommand());
   register("lsp-agent.rejectPending", () => rejectCommand());
@@ -231,7 +232,7 @@ function toRange(selection: vscode.Selection): Range {
   };
 }
 
-async function askCommand(ui: Ui, opts: { plan: boolean; needSelection: boolean; followUp?: boolean }): Promise<void> {
+async function askCommand(ui: Ui, opts: { plan: boolean; needSelection: boolean; followUp?: boolean; readFolders?: boolean }): Promise<void> {
   const ctl = requireController();
   const editor = vscode.window.activeTextEditor;
   if (opts.needSelection && (!editor || editor.selection.isEmpty)) {
@@ -251,6 +252,11 @@ async function askCommand(ui: Ui, opts: { plan: boolean; needSelection: boolean;
   if (model === CANCELLED || folder === CANCELLED) {
     return;
   }
+  const own = editor?.document.uri.toString() ?? folder ?? vscode.workspace.workspaceFolders?.[0]?.uri.toString();
+  const readFolders = opts.readFolders ? await pickReadFolders(own) : undefined;
+  if (readFolders === CANCELLED) {
+    return;
+  }
   const runId = await ctl.ask({
     task,
     uri: editor?.document.uri.toString(),
@@ -260,6 +266,7 @@ async function askCommand(ui: Ui, opts: { plan: boolean; needSelection: boolean;
     diagnostics: editor && wantsDiagnostics(task) ? collectDiagnostics(editor.document.uri) : undefined,
     model,
     folder,
+    readFolders,
   });
   ui.events.show(true);
   ui.events.appendLine(`[${runId.slice(0, 8)}] asked${model ? ` (model ${model})` : ""}: ${task.trim()}`);

@@ -85,6 +85,8 @@ export interface AskParams {
   model?: string;
   /** The workspace folder (URI) of an ask without a file, in a multi-root workspace. */
   folder?: string;
+  /** Other workspace folders (names or URIs) the run may read, read-only, as `@name/...`. */
+  readFolders?: string[];
 }
 
 export interface AskResult {

@@ -16,6 +16,13 @@ test("an empty selection or a missing file leaves range out", () => {
   assert.deepEqual(askArguments({ task: "t", selection: sel }), [{ task: "t" }]);
 });
 
+test("readFolders goes along when folders were picked, and is left out when none were", () => {
+  assert.deepEqual(askArguments({ task: "compare", readFolders: ["file:///w/api", "lib"] }), [
+    { task: "compare", readFolders: ["file:///w/api", "lib"] },
+  ]);
+  assert.deepEqual(askArguments({ task: "t", readFolders: [] }), [{ task: "t" }]);
+});
+
 test("an empty task is an input error that says what to do", () => {
   assert.throws(() => askArguments({ task: "   " }), (e: unknown) => e instanceof InputError && /task/.test((e as Error).message));
   assert.throws(() => askArguments({ task: undefined }), InputError);

@@ -27,6 +27,21 @@ test(":AgentAsk --model=NAME picks the model and completes the server's models",
   eq(options.complete("fix", "AgentAsk fix", models), {})
 end)
 
+test(":AgentAsk --read=NAME opens other workspace folders for reading and completes their names", function()
+  local options = require("lsp_agent.ask_options")
+  eq({ options.parse("--read=api,web --model=openai/b compare them") }, { "compare them", "openai/b", { "api", "web" } })
+  eq({ options.parse("--read api --read=lib fix it") }, { "fix it", nil, { "api", "lib" } })
+  eq({ options.parse("read --read=api later") }, { "read --read=api later", nil, nil })
+  local models = function() return { "openai/a" } end
+  local folders = function() return { "app", "api" } end
+  eq(options.complete("--r", "AgentAsk --r", models, folders), { "--read=app", "--read=api" })
+  eq(options.complete("--read=a", "AgentAsk --model=openai/a --read=a", models, folders), { "--read=app", "--read=api" })
+  eq(options.complete("", "AgentAsk --read=api ", models, folders), { "--model=openai/a", "--read=app", "--read=api" })
+  eq(options.complete("--r", "AgentAsk fix --r", models, folders), {})
+  eq(options.folder_names({ workspace_folders = { { uri = "file:///w/app", name = "app" }, { uri = "file:///w/lib" } } }),
+    { "app", "lib" })
+end)
+
 test("an ask without a file picks the folder in a multi-root workspace, else goes to the only one", function()
   local options = require("lsp_agent.ask_options")
   local got = "unset"

@@ -94,6 +94,7 @@ function M.ask(opts)
     return
   end
   local params = { task = task, sessionId = M.config.session_id, model = opts.model, folder = opts.folder }
+  params.readFolders = opts.read_folders -- other workspace folders the run may read (`--read=NAME`)
   local name = vim.api.nvim_buf_get_name(bufnr)
   local has_file = name ~= "" and vim.bo[bufnr].buftype == ""
   if not has_file and opts.folder == nil then -- a multi-root workspace: ask which folder (see ask_options.lua)
@@ -378,13 +379,14 @@ local function create_commands()
     return function(o)
       local range = o.range > 0 and { o.line1, o.line2 } or nil
       local bufnr = vim.api.nvim_get_current_buf()
-      local task, model = require("lsp_agent.ask_options").parse(o.args)
+      local task, model, reads = require("lsp_agent.ask_options").parse(o.args)
+      local opts = { plan = plan, range = range, bufnr = bufnr, model = model, read_folders = reads }
       if task ~= "" then
-        M.ask({ task = task, plan = plan, range = range, bufnr = bufnr, model = model })
+        M.ask(vim.tbl_extend("force", opts, { task = task }))
       else
         vim.ui.input({ prompt = plan and "Plan and ask agent: " or "Ask agent: " }, function(task)
           if task then
-            M.ask({ task = task, plan = plan, range = range, bufnr = bufnr, model = model })
+            M.ask(vim.tbl_extend("force", opts, { task = task }))
           end
         end)
       end
@@ -396,10 +398,11 @@ local function create_commands()
       return conversation.complete(arglead) -- @file, @symbol, @selection, #diagnostics
     end
     local options = require("lsp_agent.ask_options")
-    return options.complete(arglead, cmdline, function() return options.server_models(M.client()) end)
+    return options.complete(arglead, cmdline, function() return options.server_models(M.client()) end,
+      function() return options.folder_names(M.client()) end)
   end
   cmd("AgentAsk", ask_command(false), {
-    nargs = "*", range = true, complete = complete, desc = "Ask the agent (a range sends the selection; --model=NAME picks the model)",
+    nargs = "*", range = true, complete = complete, desc = "Ask the agent (a range sends the selection; --model=NAME picks the model; --read=FOLDER reads another folder)",
   })
   cmd("AgentPlan", ask_command(true), { nargs = "*", range = true, complete = complete, desc = "Plan the task, then ask the agent" })
   conversation.create_commands()
