@@ -157,7 +157,7 @@ class RunManager:
         """Create the run and its background task; returns at once."""
         run_id = uuid.uuid4().hex[:8]
         root = choose_root(self.server, request.uri, request.folder)
-        session = self.server.session(request.session_id)
+        session = self.server.conversations.for_ask(request.session_id, root)  # becomes the folder's current
         request = follow_up(session, request)
         reconcile_applied(self.server)  # the new exchange sees what the user applied since the last one
         record = RunRecord(run_id, request.task, root, session)
