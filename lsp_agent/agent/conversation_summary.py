@@ -3,9 +3,10 @@
 When the exchanges an ask would show exceed the conversation's token budget, the oldest are summarized by the
 ask's own model (one request through the run's Conversation.summarize, the same path compaction uses, bounded by
 maxTokens and counted in the run's usage) and the prompt shows the summary instead of them. The newest exchanges
-that fit half the budget stay in full. When the summary cannot be written (the request fails, compactionSummary
-is off) nothing is folded: the prompt cuts the oldest exchanges with a marker, and the log and a `context` event
-say so.
+that fit half the budget stay in full. Unlike a run's compaction this needs no compactionSummary setting: it costs
+one request each time the conversation outgrows its budget, not one per compaction. When the summary cannot be
+written (the request fails, the reply is empty) nothing is folded: the prompt shortens the oldest exchanges and
+cuts what still does not fit with a marker, as before, and the log and a `context` event say so.
 """
 
 from __future__ import annotations
@@ -67,9 +68,6 @@ async def fold_conversation(run: Any) -> None:
     if not folding:
         return
     covered = len(folding) + (session.summary.exchanges if session.summary is not None else 0)
-    if not run.settings.compaction_summary:
-        _fallback(run, session, folding, "compactionSummary is off")
-        return
     conversation = run.conversation
     try:
         text = await conversation.summarize(
