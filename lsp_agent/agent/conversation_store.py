@@ -1,7 +1,8 @@
 """The one store of conversations for every front-end: the editor server, `lsp-agent ask` and ACP sessions.
 
 One JSON file per conversation, `<cache>/lsp-agent/sessions/<id>.json`, outside every workspace (so neither the
-index nor the agent's tools see it), written atomically, with the run's secret values redacted:
+index nor the agent's tools see it; a `.gitignore` of `*` keeps the walks out should a cache dir lie inside a
+workspace), written atomically and private to the user, with the run's secret values redacted:
 
     {"format": "lsp-agent-conversation", "version": 1, "id": "...", "root": "/path/of/the/folder",
      "frontEnd": "lsp" | "cli" | "acp", "saved": 1700000000.0,
@@ -80,7 +81,14 @@ class ConversationStore:
             record = redact_json(record, redact)
         path = self.path_of(session.id)
         write_atomically(path, json.dumps(record, ensure_ascii=False, indent=1))
+        self._ignore_everything()
         return path
+
+    def _ignore_everything(self) -> None:
+        """A `.gitignore` of `*` in the store: should the cache dir lie inside a workspace, no walk indexes it."""
+        marker = self.directory / ".gitignore"
+        if not marker.exists():
+            marker.write_text("# lsp-agent conversations: never indexed or searched\n*\n", encoding="utf-8")
 
     def load(self, session_id: str) -> StoredConversation | None:
         """The stored conversation `session_id`; None when there is none or it is damaged (logged, moved aside)."""

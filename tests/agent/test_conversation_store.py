@@ -109,3 +109,15 @@ def test_secret_values_are_not_written_in_clear(tmp_path):
     assert session.exchanges[0].task == f"why does {secret} fail?"  # the live conversation is unchanged
     if os.name == "posix":
         assert path.stat().st_mode & 0o077 == 0  # private to the user
+
+
+def test_a_store_inside_a_workspace_is_neither_indexed_nor_searched(tmp_path):
+    from lsp_agent.workspace.walk import is_ignored, walk_workspace
+
+    root = tmp_path / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("x = 1\n")
+    store = ConversationStore(root / "cache" / "lsp-agent" / "sessions")  # XDG_CACHE_HOME=proj/cache
+    path = store.save(_session(), root=root, front_end="lsp")
+    assert [p.relative_to(root).as_posix() for p in walk_workspace(root)] == ["src/a.py"]
+    assert is_ignored(root, path)
