@@ -119,7 +119,8 @@ class ConversationStore:
     # ----- the current conversation of a workspace folder -------------------------------------------------------
 
     def current_file(self, root: Path) -> Path:
-        """Where the id of a folder's current conversation is kept."""
+        """Where the id of a folder's current conversation is kept (the editor's and the CLI's path agree)."""
+        root = root.resolve()
         digest = hashlib.sha1(str(root).encode(), usedforsecurity=False).hexdigest()[:12]
         return self.directory / f"last-{safe_name(root.name)[:40]}-{digest}.txt"
 
