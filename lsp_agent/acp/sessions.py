@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import re
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +17,7 @@ from acp.schema import (
     UnstructuredCommandInput,
 )
 
+from lsp_agent.agent.conversation_store import ConversationStore
 from lsp_agent.agent.session import Session
 
 if TYPE_CHECKING:
@@ -98,50 +96,50 @@ class AcpSession:
 
 
 class SessionStore:
-    """One JSON file per session: folder, mode, the agent's memory and the replayable history."""
+    """ACP sessions in the one conversation store (agent/conversation_store.py), with their mode and history."""
 
     def __init__(self, directory: Path) -> None:
-        self.directory = directory
+        self.conversations = ConversationStore(directory)
+
+    @property
+    def directory(self) -> Path:
+        """Where the conversations are stored."""
+        return self.conversations.directory
 
     def path_of(self, session_id: str) -> Path:
         """Where a session is stored."""
-        return self.directory / f"{_safe_name(session_id)}.json"
+        return self.conversations.path_of(session_id)
 
     def save(self, session: AcpSession) -> None:
-        """Write a session (atomically; a failure is logged, the session lives on in memory)."""
-        data = {
-            "id": session.id,
-            "cwd": str(session.root),
-            "mode": session.mode,
-            "memory": session.memory.to_dict(),
-            "history": session.history,
-            "saved": time.time(),
-        }
+        """Write a session (atomically, secrets redacted; a failure is logged, the session lives on in memory)."""
+        from lsp_agent.workspace.redaction import redactor_for
+
+        extra = {"acp": {"mode": session.mode, "history": session.history}}
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            path = self.path_of(session.id)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-            tmp.replace(path)
+            redact = redactor_for(None, session.root).redact
+            self.conversations.save(
+                session.memory, root=session.root, front_end="acp", extra=extra, redact=redact
+            )
         except OSError as exc:
             log.warning("could not save ACP session %s: %s", session.id, exc)
 
     def load(self, session_id: str) -> dict[str, Any] | None:
-        """The stored data of a session, or None when there is none (or it is damaged)."""
-        try:
-            data = json.loads(self.path_of(session_id).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        """The stored data of a session ({id, cwd, mode, memory, history}), or None when there is none."""
+        stored = self.conversations.load(session_id)
+        if stored is None:
             return None
-        return data if isinstance(data, dict) and data.get("id") == session_id else None
+        acp = stored.extra.get("acp") if isinstance(stored.extra.get("acp"), dict) else {}
+        return {
+            "id": session_id,
+            "cwd": str(stored.root) if stored.root is not None else None,
+            "mode": acp.get("mode"),
+            "memory": stored.session.to_dict(),
+            "history": acp.get("history") if isinstance(acp.get("history"), list) else [],
+        }
 
 
 def default_store() -> SessionStore:
-    """Sessions live beside the CLI's, in the user cache dir."""
+    """Sessions live in the one conversation store, beside the editor's and the CLI's."""
     from lsp_agent.agent.session import sessions_dir
 
-    return SessionStore(sessions_dir() / "acp")
-
-
-def _safe_name(session_id: str) -> str:
-    """A file-name-safe form of a session id."""
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", session_id)[:100] or "default"
+    return SessionStore(sessions_dir())

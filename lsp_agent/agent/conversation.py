@@ -73,7 +73,7 @@ class Conversation:
             counter,
             context_window(client.model, settings.context_window),
             settings.compaction_threshold,
-            summarizer=self._summarize if settings.compaction_summary else None,
+            summarizer=self.summarize if settings.compaction_summary else None,
         )
         if client.tool_mode == "native" and tool_schemas:
             self.compactor.reserved = counter.text_tokens(json.dumps(tool_schemas))
@@ -219,11 +219,15 @@ class Conversation:
             window=self.compactor.window,
         )
 
-    async def _summarize(self, middle: list[Message]) -> str:
-        """A model-written summary of the messages compaction removes."""
-        request = [
-            {"role": "user", "content": prompts.compaction_summary_request(render_for_summary(middle))}
-        ]
+    async def summarize(
+        self, middle: list[Message], request_for: Callable[[str], str] = prompts.compaction_summary_request
+    ) -> str:
+        """A model-written summary of messages (compaction's removed middle, a conversation's oldest exchanges).
+
+        One request without tools, bounded by maxTokens like every request of the run; a permanent model error
+        raises StopRun("error") as complete() does.
+        """
+        request = [{"role": "user", "content": request_for(render_for_summary(middle))}]
         reply = await self.complete(request, None)
         return reply.content
 

@@ -1,8 +1,9 @@
-"""Conversation memory as prompt text: the newest exchanges in full, older ones compacted, within a token budget.
+"""Conversation memory as prompt text: a summary of the oldest exchanges, the newest in full, within a token budget.
 
-Like a run's context compaction (agent/compaction.py), the conversation is cut from the middle of its history:
-the newest exchanges keep their answers in full, older ones shrink to one line each, and what still does not
-fit is replaced by a marker saying how many exchanges were left out.
+Like a run's context compaction (agent/compaction.py), a conversation over its budget has its oldest exchanges
+folded into a model-written summary (agent/conversation_summary.py). Rendering keeps the newest exchanges' answers
+in full, shrinks older ones to a few lines, and replaces what still does not fit (or every exchange when no
+summary could be written) by a marker saying how many exchanges were left out.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class Exchange:
     notes: list[str] = field(default_factory=list)  # applied / rejected (and why) / shown but not applied
     retried: bool = False  # the user discarded this attempt and asked again
     request: dict[str, Any] = field(default_factory=dict)  # the ask as sent (for retry)
+    folded: bool = False  # part of the conversation's summary: the prompt shows the summary, not this
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (the conversation view and the saved session use it)."""
@@ -49,6 +51,7 @@ class Exchange:
             "notes": list(self.notes),
             "retried": self.retried,
             "request": dict(self.request),
+            "folded": self.folded,
         }
 
     @classmethod
@@ -66,6 +69,7 @@ class Exchange:
             _strings(data.get("notes")),
             bool(data.get("retried")),
             dict(request) if isinstance(request, dict) else {},
+            bool(data.get("folded")),
         )
 
     def full_text(self, max_chars: int) -> str:
@@ -74,7 +78,7 @@ class Exchange:
         if len(answer) > max_chars:
             answer = answer[:max_chars] + f"\n[answer cut from {len(self.answer)} characters]"
         lines = [f"User (run {self.run_id}): {self.task.strip()}", f"Agent ({self.outcome}): {answer}"]
-        return "\n".join(lines + self._tail())
+        return "\n".join(lines + self.tail_lines())
 
     def short_text(self) -> str:
         """The exchange on a few short lines (older exchanges of a long conversation)."""
@@ -83,10 +87,10 @@ class Exchange:
             answer = answer[: SHORT_ANSWER_CHARS - 3] + "..."
         return "\n".join(
             [f"User (run {self.run_id}): {_one_line(self.task, 300)}", f"Agent ({self.outcome}): {answer}"]
-            + self._tail()
+            + self.tail_lines()
         )
 
-    def _tail(self) -> list[str]:
+    def tail_lines(self) -> list[str]:
         """Proposed files, what the user did with them, and the retry mark."""
         lines = []
         if self.proposed:
@@ -97,17 +101,54 @@ class Exchange:
         return lines
 
 
+@dataclass
+class ConversationSummary:
+    """The model-written summary of a conversation's oldest exchanges (it replaces them in the prompt)."""
+
+    text: str
+    exchanges: int  # how many exchanges it covers (earlier summaries included)
+    model: str = ""
+    created: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {"text": self.text, "exchanges": self.exchanges, "model": self.model, "created": self.created}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ConversationSummary | None:
+        """Inverse of to_dict; None for anything else."""
+        if not isinstance(data, dict) or not isinstance(data.get("text"), str) or not data["text"].strip():
+            return None
+        exchanges = data.get("exchanges")
+        created = data.get("created")
+        return cls(
+            data["text"],
+            exchanges if isinstance(exchanges, int) else 0,
+            str(data.get("model") or ""),
+            float(created) if isinstance(created, int | float) else 0.0,
+        )
+
+    def prompt_text(self) -> str:
+        """The summary as the prompt shows it."""
+        return (
+            f"Summary of the {self.exchanges} oldest exchanges (written when they were folded):\n{self.text}"
+        )
+
+
 def render_conversation(
     exchanges: Sequence[Exchange],
     notes: Sequence[str] = (),
     *,
     budget: int = CONVERSATION_TOKENS,
     count: TokenCount = estimate_tokens,
+    summary: ConversationSummary | None = None,
 ) -> tuple[str, int]:
-    """(prompt text, exchanges left out): newest exchanges in full, older ones short, the rest a marker."""
-    if not exchanges and not notes:
+    """(prompt text, exchanges left out): the summary, newest exchanges in full, older ones short, the rest a marker."""
+    if not exchanges and not notes and summary is None:
         return "", 0
     header = "Earlier in this conversation (oldest first):"
+    if summary is not None:
+        header += "\n" + summary.prompt_text() + "\n"
     used = count(header) + sum(count(n) for n in notes)
     max_chars = int(budget * ANSWER_SHARE) * 4
     blocks: list[str] = []

@@ -104,8 +104,9 @@ EventSink = Callable[[AgentEvent], None]
 
 
 def context_text(d: dict[str, Any]) -> str:
-    """A `context` event (project rules loaded, mentions attached) as one line."""
-    if d.get("what") in ("rules", "folders"):
+    """A `context` event (project rules loaded, folders opened for reading, the conversation summarized, mentions
+    attached) as one line."""
+    if d.get("what") in ("rules", "folders", "conversation"):
         return str(d.get("status") or "project rules")
     attached = ", ".join(map(str, d.get("attached") or [])) or "nothing"
     problems = "".join(f"; {p}" for p in d.get("problems") or [])

@@ -172,3 +172,14 @@ def compaction_summary_request(transcript: str) -> str:
         "symbols, decisions, edits made and open problems; drop file contents and search listings. At most 200 "
         "words, plain text.\n\n" + transcript
     )
+
+
+def conversation_summary_request(transcript: str) -> str:
+    """Ask the model to summarize the oldest exchanges of an editor conversation."""
+    return (
+        "Summarize these earlier exchanges between a user and a coding agent in their editor so the conversation "
+        "can go on without them. Keep what the user asked, what the agent found and answered, the changes it "
+        "proposed, which of them the user applied or rejected and why, and open questions; keep file paths and "
+        "symbols. An earlier summary, if present, must be carried into yours. At most 200 words, plain text.\n\n"
+        + transcript
+    )

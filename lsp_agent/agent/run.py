@@ -19,6 +19,7 @@ from lsp_agent.agent import profile, prompts
 from lsp_agent.agent.budgets import RunBudget
 from lsp_agent.agent.cancellation import Cancellation
 from lsp_agent.agent.conversation import Conversation, Usage, connect_model
+from lsp_agent.agent.conversation_summary import fold_conversation
 from lsp_agent.agent.events import EventSink, RunEvents
 from lsp_agent.agent.model import ModelClient
 from lsp_agent.agent.outcome import Correction, Outcome, StopRun, TaskFinished
@@ -178,7 +179,7 @@ class AgentRun:
 
     def task_message(self) -> str:
         """The first user message: session memory, the editor's context (secrets redacted), then the task."""
-        session_text = self.session.context_text() if self.session else ""
+        session_text = self.ctx.redact(self.session.context_text()) if self.session else ""
         context = self.ctx.redact(self.context) if self.context else self.context
         return prompts.task_message(self.task, context=context, session_text=session_text)
 
@@ -220,6 +221,7 @@ class AgentRun:
         )
         self.repo_map = await self._repo_map()
         self.conversation.write_system_prompt()
+        await fold_conversation(self)  # a conversation over its budget: the oldest exchanges become a summary
         return await profile.first_message(self, self.profile, self.task_message())
 
     async def _repo_map(self) -> str:

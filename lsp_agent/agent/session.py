@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import json
+import logging
 import re
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from lsp_agent.agent.conversation_memory import (
     CONVERSATION_TOKENS,
+    ConversationSummary,
     Exchange,
     TokenCount,
     estimate_tokens,
@@ -22,6 +24,7 @@ MAX_EXCHANGES = 50  # exchanges kept (the prompt shows as many as fit its token 
 MAX_NOTES = 20  # notes that belong to no exchange of this session
 MIN_BUDGET = 1000  # tokens of conversation even a small model's prompt keeps
 _RUN_ID = re.compile(r"\brun ([0-9A-Za-z_-]+)")
+log = logging.getLogger(__name__)
 
 
 class Session:
@@ -32,10 +35,14 @@ class Session:
         id: str | None = None,  # noqa: A002
         exchanges: list[Exchange] | None = None,
         notes: list[str] | None = None,
+        summary: ConversationSummary | None = None,
     ) -> None:
         self.id = id or uuid.uuid4().hex[:12]
         self.exchanges: list[Exchange] = list(exchanges or [])[-MAX_EXCHANGES:]
         self.notes: list[str] = list(notes or [])[-MAX_NOTES:]
+        self.summary = summary  # the model-written summary of the folded (oldest) exchanges
+        self.root: Path | None = None  # the workspace folder the conversation belongs to (when stored)
+        self.on_change: Callable[[Session], None] | None = None  # persists the session (the editor server's)
         self.budget = CONVERSATION_TOKENS
         self.count: TokenCount = estimate_tokens
         self.permissions = (
@@ -51,6 +58,7 @@ class Session:
             exchange = Exchange(run_id, task.strip(), request=dict(request or {}))
             self.exchanges.append(exchange)
             del self.exchanges[:-MAX_EXCHANGES]
+            self.changed()
         return exchange
 
     def record_run(self, run_id: str, task: str, result: Any) -> Exchange:
@@ -60,6 +68,7 @@ class Session:
         exchange.outcome = str(getattr(result, "stop_reason", "") or "done")
         proposal = getattr(result, "proposal", None)
         exchange.proposed = list(proposal.paths()) if proposal is not None else []
+        self.changed()
         return exchange
 
     def end(self, run_id: str, outcome: str, error: str = "") -> None:
@@ -68,6 +77,7 @@ class Session:
         if exchange is not None and exchange.outcome == "running":
             exchange.outcome = outcome
             exchange.answer = exchange.answer or (f"(no answer: {error})" if error else "(no answer)")
+            self.changed()
 
     def record(self, text: str) -> None:
         """Remember what happened after an answer ("user applied the proposal of run X"): on run X's exchange."""
@@ -81,21 +91,41 @@ class Session:
         else:
             self.notes.append(text)
             del self.notes[:-MAX_NOTES]
+        self.changed()
 
     def mark_retried(self, run_id: str) -> None:
         """The user discarded this exchange's attempt and asked again."""
         exchange = self.exchange(run_id)
         if exchange is not None:
             exchange.retried = True
+            self.changed()
+
+    def fold(self, exchanges: list[Exchange], summary: ConversationSummary) -> None:
+        """Replace these (oldest) exchanges in the prompt by a summary that covers them and any earlier one."""
+        for exchange in exchanges:
+            exchange.folded = True
+        self.summary = summary
+        self.changed()
+
+    def changed(self) -> None:
+        """Persist the session, if it is stored (a failing store is logged: the conversation goes on in memory)."""
+        if self.on_change is None:
+            return
+        try:
+            self.on_change(self)
+        except Exception as exc:  # noqa: BLE001 - a full disk must not end an ask
+            log.warning("could not save conversation %s: %s", self.id, exc)
 
     def fit_to_window(self, window: int) -> None:
         """Budget the conversation at a quarter of the model's context window, at most CONVERSATION_TOKENS."""
         self.budget = max(MIN_BUDGET, min(CONVERSATION_TOKENS, window // 4))
 
     def clear(self) -> None:
-        """Forget every exchange and note (a new conversation); permission answers stay."""
+        """Forget every exchange, note and the summary (a new conversation); permission answers stay."""
         self.exchanges.clear()
         self.notes.clear()
+        self.summary = None
+        self.changed()
 
     # ----- reading --------------------------------------------------------------------------------------------
 
@@ -107,19 +137,29 @@ class Session:
         """The newest exchange (not one the user already retried, unless asked)."""
         return next((e for e in reversed(self.exchanges) if include_retried or not e.retried), None)
 
+    def unfolded(self) -> list[Exchange]:
+        """The finished exchanges the summary does not cover, oldest first."""
+        return [e for e in self.exchanges if e.outcome != "running" and not e.folded]
+
+    def render(self) -> tuple[str, int]:
+        """(prompt text, exchanges left out by the marker): the summary and the unfolded exchanges."""
+        return render_conversation(
+            self.unfolded(), self.notes, budget=self.budget, count=self.count, summary=self.summary
+        )
+
     def context_text(self) -> str:
         """The earlier exchanges as prompt text within the token budget, or "" when there are none."""
-        finished = [e for e in self.exchanges if e.outcome != "running"]
-        return render_conversation(finished, self.notes, budget=self.budget, count=self.count)[0]
+        return self.render()[0]
 
     # ----- persistence ----------------------------------------------------------------------------------------
 
     def to_dict(self) -> dict:
-        """JSON-ready form."""
+        """JSON-ready form (conversation_store.py writes it)."""
         return {
             "id": self.id,
             "exchanges": [e.to_dict() for e in self.exchanges],
             "notes": list(self.notes),
+            "summary": self.summary.to_dict() if self.summary is not None else None,
             "saved": time.time(),
         }
 
@@ -130,27 +170,8 @@ class Session:
         loose = data.get("notes") if isinstance(data.get("notes"), list) else []
         exchanges = [e for item in raw if (e := Exchange.from_dict(item)) is not None]
         notes = [n for n in [*raw, *loose] if isinstance(n, str)]
-        return cls(str(data.get("id") or "") or None, exchanges, notes)
-
-    def save(self, directory: Path) -> Path:
-        """Write the session to `<directory>/<id>.json`."""
-        directory.mkdir(parents=True, exist_ok=True)
-        path = directory / f"{_safe_name(self.id)}.json"
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.to_dict(), ensure_ascii=False, indent=1), encoding="utf-8")
-        tmp.replace(path)
-        return path
-
-    @classmethod
-    def load(cls, directory: Path, id: str) -> Session:  # noqa: A002
-        """The saved session `id`, or a new empty one with that id when none (or a damaged one) exists."""
-        path = directory / f"{_safe_name(id)}.json"
-        try:
-            session = cls.from_dict(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError, AttributeError, TypeError):
-            return cls(id)
-        session.id = id
-        return session
+        summary = ConversationSummary.from_dict(data.get("summary"))
+        return cls(str(data.get("id") or "") or None, exchanges, notes, summary)
 
 
 def fit_conversation(run: Any) -> None:
@@ -162,12 +183,7 @@ def fit_conversation(run: Any) -> None:
 
 
 def sessions_dir() -> Path:
-    """Where CLI sessions are persisted (the user cache dir)."""
+    """Where conversations are persisted, for every front-end (the user cache dir)."""
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("lsp-agent")) / "sessions"
-
-
-def _safe_name(id: str) -> str:  # noqa: A002
-    """A file-name-safe form of a session id."""
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", id)[:100] or "default"

@@ -219,7 +219,7 @@ def run_ask(args: argparse.Namespace) -> int:
     status = _report(  # its summary line is the last line of the output
         result, printer, root, apply=getattr(args, "apply", False), run_id=run_id, session=session
     )
-    remember_session(root, session)  # with what _report recorded (applied or not)
+    remember_session(root, session, settings)  # with what _report recorded (applied or not)
     return status
 
 

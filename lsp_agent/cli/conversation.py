@@ -1,13 +1,13 @@
 """Conversations from a terminal: `ask --continue`, `ask --retry`, `@mentions` in the task, `lsp-agent conversation`.
 
-Every `ask` keeps its exchange in a session saved under the cache dir (the repo's newest one is remembered), so
-`ask --continue "..."` follows up on the last ask in this workspace and `ask --retry` runs its task again.
+Every `ask` keeps its exchange in the conversation store the editor server and ACP share (agent/conversation_store.py;
+the workspace's current conversation is remembered), so `ask --continue "..."` follows up on the last ask in this
+workspace (in the terminal or the editor) and `ask --retry` runs its task again.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 import uuid
@@ -30,36 +30,38 @@ class CliAsk:
     note: str = ""
 
 
-def _last_file(root: Path) -> Path:
-    """Where the id of the workspace's newest session is remembered."""
-    from lsp_agent.agent.session import sessions_dir
-
-    digest = hashlib.sha1(str(root).encode(), usedforsecurity=False).hexdigest()[:12]
-    return sessions_dir() / f"last-{root.name[:40]}-{digest}.txt"
-
-
 def last_session_id(root: Path) -> str | None:
-    """The id of the newest session of this workspace, or None."""
+    """The id of the workspace's current conversation (the editor's or the CLI's), or None."""
+    from lsp_agent.agent.conversation_store import default_store
+
+    return default_store().current_id(root)
+
+
+def load_session(session_id: str) -> Session:
+    """A stored conversation (a damaged one is logged and starts empty), or a new one with that id."""
+    from lsp_agent.agent.conversation_store import default_store
+    from lsp_agent.agent.session import Session
+
+    stored = default_store().load(session_id)
+    return stored.session if stored is not None else Session(session_id)
+
+
+def remember_session(root: Path, session: Session, settings: Any = None) -> None:
+    """Save the session (secrets redacted) as the workspace's current one (a failure is a warning, never fatal)."""
+    from lsp_agent.agent.conversation_store import default_store
+    from lsp_agent.workspace.redaction import redactor_for
+
+    store = default_store()
     try:
-        return _last_file(root).read_text(encoding="utf-8").strip() or None
-    except OSError:
-        return None
-
-
-def remember_session(root: Path, session: Session) -> None:
-    """Save the session and remember it as this workspace's newest (a failure is a warning, never fatal)."""
-    from lsp_agent.agent.session import sessions_dir
-
-    try:
-        session.save(sessions_dir())
-        _last_file(root).write_text(session.id + "\n", encoding="utf-8")
+        store.save(session, root=root, front_end="cli", redact=redactor_for(settings, root).redact)
+        store.set_current(root, session.id)
     except OSError as exc:
         print(f"warning: could not save session {session.id}: {exc}", file=sys.stderr)
 
 
 def prepare_ask(args: argparse.Namespace, root: Path, task: str) -> CliAsk:
     """The task and session of an `ask`; ValueError says what is missing (no task, nothing to continue)."""
-    from lsp_agent.agent.session import Session, sessions_dir
+    from lsp_agent.agent.session import Session
 
     session_id = getattr(args, "session", None)
     wants_last = getattr(args, "continue_", False) or getattr(args, "retry", False)
@@ -68,7 +70,7 @@ def prepare_ask(args: argparse.Namespace, root: Path, task: str) -> CliAsk:
         if session_id is None:
             flag = "--retry" if getattr(args, "retry", False) else "--continue"
             raise ValueError(f"{flag}: no earlier ask in {root} to {flag[2:]}; ask without it first")
-    session = Session.load(sessions_dir(), session_id) if session_id else Session(_new_id())
+    session = load_session(session_id) if session_id else Session(_new_id())
     if not getattr(args, "retry", False):
         if not task:
             raise ValueError('no task given; usage: lsp-agent ask "what the agent should do" [--repo PATH]')
@@ -123,14 +125,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def run_conversation(args: argparse.Namespace) -> int:
     """`lsp-agent conversation [--session ID] [--repo PATH] [--json]`: print a saved conversation."""
-    from lsp_agent.agent.session import Session, sessions_dir
-
     root = Path(getattr(args, "repo", ".") or ".").expanduser().resolve()
     session_id = getattr(args, "session", None) or last_session_id(root)
     if not session_id:
         print(f"error: no conversation in {root} yet; `lsp-agent ask` starts one", file=sys.stderr)
         return 1
-    session = Session.load(sessions_dir(), session_id)
+    session = load_session(session_id)
     if getattr(args, "json", False):
         print(json.dumps(session.to_dict(), ensure_ascii=False, indent=1))
         return 0
@@ -140,8 +140,11 @@ def run_conversation(args: argparse.Namespace) -> int:
     print(
         f"conversation {session.id} ({len(session.exchanges)} exchanges; continue with `lsp-agent ask --continue`)"
     )
+    if session.summary is not None:
+        print(f"\n{session.summary.prompt_text()}")
     for exchange in session.exchanges:
-        print(f"\n> {exchange.task}  [run {exchange.run_id}, {exchange.outcome}]")
+        folded = ", in the summary" if exchange.folded else ""
+        print(f"\n> {exchange.task}  [run {exchange.run_id}, {exchange.outcome}{folded}]")
         print(exchange.answer.strip() or "(no answer)")
         for line in exchange.full_text(10**9).splitlines()[2:]:
             print(f"  {line}")

@@ -5,11 +5,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
-import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lsp_agent.agent.conversation_memory import estimate_tokens, render_conversation
+from lsp_agent.agent.conversation_memory import estimate_tokens
 from lsp_agent.agent.rules import rules_status
 from lsp_agent.server.commands import CommandError
 
@@ -20,53 +19,69 @@ MAX_COMPLETIONS = 50
 
 
 def _arg(args: tuple[Any, ...], command: str, usage: str) -> dict[str, Any]:
-    """The single object argument of a command (an empty call counts as {})."""
-    if not args:
+    """The single object argument of a command (an empty call, or Neovim's empty table `[]`, counts as {})."""
+    if not args or args == ([],):
         return {}
     if len(args) != 1 or not isinstance(args[0], dict):
         raise CommandError(f"{command} expects one argument: {usage}")
     return args[0]
 
 
-def _session_id(arg: dict[str, Any], command: str, *, required: bool = True) -> str | None:
-    """The sessionId field, validated."""
+def _session_id(arg: dict[str, Any], command: str) -> str | None:
+    """The sessionId field, validated (None: the folder's current conversation)."""
     session_id = arg.get("sessionId")
-    if session_id is None and not required:
+    if session_id is None:
         return None
     if not isinstance(session_id, str) or not session_id:
-        raise CommandError(f'{command}: "sessionId" is required (the conversation\'s id)')
+        raise CommandError(f'{command}: "sessionId" must be a non-empty string (the conversation\'s id)')
     return session_id
 
 
+def _folder(server: AgentServer, arg: dict[str, Any], command: str) -> Path | None:
+    """The workspace folder a command names with "uri" (a file in it) or "folder"; None for the default one."""
+    from lsp_agent.server.ask_choices import choose_root
+
+    uri, folder = arg.get("uri"), arg.get("folder")
+    if not isinstance(uri, str | None) or not isinstance(folder, str | None):
+        raise CommandError(
+            f'{command}: "uri" and "folder" must be strings (a file URI, a folder URI or path)'
+        )
+    if uri is None and folder is None:
+        return server.primary_root
+    try:
+        return choose_root(server, uri, folder)
+    except ValueError as exc:
+        raise CommandError(str(exc).replace("lspAgent.ask", command)) from None
+
+
 def new_conversation(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
-    """Start a fresh conversation: {sessionId?} names it (else the server picks an id); returns {sessionId}."""
-    arg = _arg(args, "lspAgent.newConversation", '{"sessionId"?: str}')
-    session_id = _session_id(arg, "lspAgent.newConversation", required=False) or uuid.uuid4().hex[:12]
-    session = server.session(session_id)
+    """Start a fresh conversation, current in its folder (the old one stays on disk); returns {sessionId}."""
+    usage = '{"sessionId"?: str, "uri"?: str, "folder"?: str}'
+    arg = _arg(args, "lspAgent.newConversation", usage)
+    session_id = _session_id(arg, "lspAgent.newConversation")
+    root = _folder(server, arg, "lspAgent.newConversation")
+    existing = server.sessions.get(session_id) if session_id else None
     busy = [
         r.run_id
         for r in server.runs.runs.values()
-        if r.session is session and r.state in ("starting", "running")
+        if existing is not None and r.session is existing and r.state in ("starting", "running")
     ]
     if busy:
         raise CommandError(
             f"lspAgent.newConversation: conversation {session_id} has a run going ({', '.join(busy)}); "
             "cancel it or pick another id"
         )
-    session.clear()
+    session = server.conversations.start(root, session_id)
     return {"sessionId": session.id}
 
 
 def conversation(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
-    """A conversation for the transcript view: its exchanges (full answers, notes) and what the prompt keeps."""
-    arg = _arg(args, "lspAgent.conversation", '{"sessionId": str}')
+    """A conversation for the transcript view: its summary, exchanges (full answers, notes), what the prompt keeps."""
+    arg = _arg(args, "lspAgent.conversation", '{"sessionId"?: str, "uri"?: str, "folder"?: str}')
     session_id = _session_id(arg, "lspAgent.conversation")
-    session = server.sessions.get(session_id)
-    if session is None:
-        return {"sessionId": session_id, "exchanges": [], "notes": [], "promptTokens": 0, "compacted": 0}
+    session = server.session(session_id, _folder(server, arg, "lspAgent.conversation"))
     states = {r.run_id: r.state for r in server.runs.runs.values()}
-    finished = [e for e in session.exchanges if e.outcome != "running"]
-    text, omitted = render_conversation(finished, session.notes, budget=session.budget, count=session.count)
+    text, omitted = session.render()
     exchanges = []
     for e in session.exchanges:
         item = e.to_dict()
@@ -77,9 +92,11 @@ def conversation(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
         "sessionId": session.id,
         "exchanges": exchanges,
         "notes": list(session.notes),
+        "summary": session.summary.to_dict() if session.summary is not None else None,
         "promptTokens": estimate_tokens(text),
         "budget": session.budget,
         "compacted": omitted,
+        "folded": sum(1 for e in session.exchanges if e.folded),
     }
 
 
@@ -88,12 +105,12 @@ def retry(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
     from lsp_agent.server.runs import parse_ask
     from lsp_agent.server.settle import settle
 
-    arg = _arg(args, "lspAgent.retry", '{"sessionId": str}')
+    arg = _arg(args, "lspAgent.retry", '{"sessionId"?: str, "uri"?: str, "folder"?: str}')
     session_id = _session_id(arg, "lspAgent.retry")
-    session = server.sessions.get(session_id)
-    last = session.last() if session is not None else None
-    if session is None or last is None:
-        raise CommandError(f"lspAgent.retry: conversation {session_id} has no ask to retry; ask first")
+    session = server.session(session_id, _folder(server, arg, "lspAgent.retry"))
+    last = session.last()
+    if last is None:
+        raise CommandError(f"lspAgent.retry: conversation {session.id} has no ask to retry; ask first")
     record = server.runs.runs.get(last.run_id)
     if record is not None and record.state in ("starting", "running"):
         raise CommandError(f"lspAgent.retry: run {last.run_id} is still going; cancel it first, then retry")

@@ -170,7 +170,7 @@ class RunManager:
         run_id = uuid.uuid4().hex[:8]
         root = choose_root(self.server, request.uri, request.folder)
         folders = read_access(self.server, root, request.task, request.read_folders)
-        session = self.server.session(request.session_id)
+        session = self.server.conversations.for_ask(request.session_id, root)  # becomes the folder's current
         request = follow_up(session, request)
         reconcile_applied(self.server)  # the new exchange sees what the user applied since the last one
         record = RunRecord(run_id, request.task, root, session)

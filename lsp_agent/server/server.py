@@ -15,6 +15,7 @@ from lsp_agent import __version__
 from lsp_agent.agent.rules import rules_status
 from lsp_agent.config import Settings, load_settings
 from lsp_agent.server.ask_choices import model_choices
+from lsp_agent.server.conversations import EditorConversations
 from lsp_agent.server.edits import DocumentState, EditSupport
 from lsp_agent.server.indexing import IndexManager
 from lsp_agent.server.progress import ProgressReporter
@@ -52,7 +53,8 @@ class AgentServer(HardenedServer):
         self.last_apply: Any = None  # what the last apply changed (undo.LastApply), for lspAgent.undoApply
         # the edits of the "Apply" code actions offered lately, by (uri, text after): undo recognises them applied
         self.offered_edits: dict[tuple[str, str | None], Any] = {}
-        self.sessions: dict[str, Any] = {}
+        self.conversations = EditorConversations(self)  # persisted in the store the CLI and ACP share
+        self.sessions: dict[str, Any] = self.conversations.sessions
         self.progress_cancel_handlers: dict[str | int, Callable[[], None]] = {}
         # name -> callable returning JSON-ready data merged into lspAgent.status (e.g. "mcp": server states)
         self.status_providers: dict[str, Callable[[], Any]] = {}
@@ -215,15 +217,9 @@ class AgentServer(HardenedServer):
 
     # ----- sessions and proposals -------------------------------------------------------------------------
 
-    def session(self, session_id: str | None) -> Any:
-        """The session with this id (created on first use); a fresh one when no id is given."""
-        from lsp_agent.agent.session import Session
-
-        if session_id and session_id in self.sessions:
-            return self.sessions[session_id]
-        session = Session(session_id)
-        self.sessions[session.id] = session
-        return session
+    def session(self, session_id: str | None, root: Path | None = None) -> Any:
+        """The conversation with this id (loaded or created on first use); the folder's current one when None."""
+        return self.conversations.get(session_id, root)
 
     def add_pending(self, record: RunRecord, proposal: Any) -> PendingProposal:
         """Keep a run's proposal for the user and show its hints."""

@@ -146,7 +146,7 @@ def settle(
         return settled
     note = session_note(pending, outcome, settled, reason)
     if pending.session_id:
-        server.session(pending.session_id).record(note)
+        server.session(pending.session_id, pending.root).record(note)
     server.log_line(f"[run {pending.run_id}] {note}" + (f" ({via})" if via else ""))
     server.proposals.prune(pending.run_id)
     _notify(server, pending, outcome, settled, reason)

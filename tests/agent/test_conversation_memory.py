@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from types import SimpleNamespace
 
 from lsp_agent.agent.conversation_memory import MARKER, estimate_tokens
@@ -74,15 +73,6 @@ def test_one_huge_answer_is_cut_with_a_marker():
     session.record_run("r1", "dump it", _result("x" * 50_000))
     text = session.context_text()
     assert "[answer cut from 50000 characters]" in text and estimate_tokens(text) < 1000
-
-
-def test_old_string_sessions_load_as_notes(tmp_path):
-    (tmp_path / "old.json").write_text(json.dumps({"id": "old", "exchanges": ["run a: task 'x' ended", 5]}))
-    session = Session.load(tmp_path, "old")
-    assert session.notes == ["run a: task 'x' ended"] and session.exchanges == []
-    (tmp_path / "bad.json").write_text(json.dumps({"id": "bad", "exchanges": "nope"}))
-    bad = Session.load(tmp_path, "bad")
-    assert bad.exchanges == [] and bad.notes == []
 
 
 def test_the_budget_follows_the_models_context_window():

@@ -8,7 +8,6 @@ import sys
 import pytest
 
 from lsp_agent.agent.events import EVENT_KINDS, AgentEvent
-from lsp_agent.agent.session import Session
 from lsp_agent.cli.ask import terminal_asker
 from lsp_agent.cli.printer import Printer
 
@@ -53,22 +52,6 @@ def test_printer_colours_only_when_asked():
     Printer(out, color=True)(AgentEvent("thought", "r", {"text": "hmm"}))
     plain, coloured = out.getvalue().splitlines()
     assert plain == "thought: hmm" and coloured == "\033[36mthought: hmm\033[0m"
-
-
-def test_session_round_trip_and_damaged_file(tmp_path):
-    session = Session("my/session")
-    session.record("  task   one\n done ")
-    session.begin("r1", "fix add", {"task": "fix add"})
-    path = session.save(tmp_path)
-    assert path.name == "my_session.json"
-    loaded = Session.load(tmp_path, "my/session")
-    assert loaded.notes == ["task one done"] and loaded.id == "my/session"
-    assert [(e.run_id, e.task, e.request) for e in loaded.exchanges] == [
-        ("r1", "fix add", {"task": "fix add"})
-    ]
-    path.write_text("{broken")
-    assert Session.load(tmp_path, "my/session").exchanges == []
-    assert Session().context_text() == ""
 
 
 @pytest.mark.parametrize(

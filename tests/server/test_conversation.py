@@ -133,8 +133,8 @@ async def test_retry_rejects_the_pending_edits_and_runs_the_task_again(editor, m
 async def test_retry_refuses_unknown_conversations_and_bad_arguments(editor):
     with pytest.raises(Exception, match="conversation nope has no ask to retry; ask first"):
         await editor.command("lspAgent.retry", {"sessionId": "nope"})
-    with pytest.raises(Exception, match='"sessionId" is required'):
-        await editor.command("lspAgent.retry", {})
+    with pytest.raises(Exception, match='"sessionId" must be a non-empty string'):
+        await editor.command("lspAgent.retry", {"sessionId": 5})
     with pytest.raises(Exception, match="expects one argument"):
         await editor.command("lspAgent.conversation", "c1")
     empty = await editor.command("lspAgent.conversation", {"sessionId": "never-used"})

@@ -19,7 +19,8 @@ export class AgentController {
   constructor(
     private readonly connection: CommandConnection,
     private readonly log: LogSink,
-    public sessionId: string,
+    /** The conversation asks join; undefined: the server's current conversation of the folder (kept across restarts). */
+    public sessionId: string | undefined,
     tracker?: RunTracker,
   ) {
     this.tracker = tracker ?? new RunTracker();

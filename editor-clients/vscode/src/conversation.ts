@@ -22,6 +22,7 @@ export interface ExchangeInfo {
   notes: string[];
   retried: boolean;
   state: string;
+  folded?: boolean;
 }
 
 export interface ConversationInfo {
@@ -31,6 +32,8 @@ export interface ConversationInfo {
   promptTokens: number;
   budget?: number;
   compacted: number;
+  summary?: { text: string; exchanges: number; model?: string } | null;
+  folded?: number;
 }
 
 /** A completion for a mention being typed. */
@@ -73,9 +76,14 @@ export function renderConversation(conv: ConversationInfo, runTranscript?: (runI
   if (!conv.exchanges.length) {
     lines.push("No exchanges yet: \"LSP Agent: Ask\" starts the conversation.", "");
   }
+  if (conv.summary) {
+    const by = conv.summary.model ? ` by ${conv.summary.model}` : "";
+    lines.push(`## Summary of the ${conv.summary.exchanges} oldest exchanges`, "", `*what the prompt shows instead of them (written${by})*`, "");
+    lines.push(conv.summary.text.trim(), "");
+  }
   conv.exchanges.forEach((e, i) => {
     lines.push(`## ${i + 1}. ${e.task.replace(/\n/g, " ")}`, "");
-    lines.push(`*run ${e.runId}, ${e.outcome}${e.retried ? ", retried" : ""}*`, "");
+    lines.push(`*run ${e.runId}, ${e.outcome}${e.retried ? ", retried" : ""}${e.folded ? ", in the summary" : ""}*`, "");
     lines.push(e.answer.trim() || "(no answer yet)", "");
     if (e.proposed.length) {
       lines.push(`Proposed: ${e.proposed.join(", ")}`, "");

@@ -1,6 +1,5 @@
 /** VS Code entry point: starts `lsp-agent serve` through vscode-languageclient and wires up the agent commands. */
 
-import { randomUUID } from "node:crypto";
 import * as vscode from "vscode";
 import {
   ExecuteCommandRequest,
@@ -53,10 +52,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   settingKeys = serverKeys(context.extension.packageJSON);
   context.subscriptions.push(ui.events, ui.serverLog, ui.status, { dispose: () => stopPolling(ui) });
 
-  const sessionId = randomUUID();
   // The server starts on the first lspAgent command, or at once when the user set an lspAgent setting.
   const register = (id: string, fn: (...args: unknown[]) => unknown): void => {
-    const run = async (...args: unknown[]): Promise<unknown> => (await ensureStarted(ui, sessionId), fn(...args));
+    const run = async (...args: unknown[]): Promise<unknown> => (await ensureStarted(ui), fn(...args));
     context.subscriptions.push(vscode.commands.registerCommand(id, (...args: unknown[]) => guard(ui, () => run(...args))));
   };
   register("lsp-agent.ask", () => askCommand(ui, { plan: false, needSelection: false }));
@@ -73,7 +71,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   register("lsp-agent.reindexWorkspace", () => reindexCommand(ui));
   register("lsp-agent.managePermissions", () => permissionsCommand());
   register("lsp-agent.showTranscript", () => transcriptCommand(ui));
-  context.subscriptions.push(vscode.commands.registerCommand("lsp-agent.restartServer", () => guard(ui, () => restart(ui, sessionId))));
+  context.subscriptions.push(vscode.commands.registerCommand("lsp-agent.restartServer", () => guard(ui, () => restart(ui))));
   register("lsp-agent.newConversation", () => newConversationCommand(ui));
   register("lsp-agent.followUp", () => askCommand(ui, { plan: false, needSelection: false, followUp: true }));
   register("lsp-agent.retryLast", () => retryCommand(ui));
@@ -81,32 +79,32 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration(`${SETTINGS_SECTION}.server`)) {
-        void guard(ui, () => (client ? restart(ui, sessionId) : ensureStarted(ui, sessionId)));
+        void guard(ui, () => (client ? restart(ui) : ensureStarted(ui)));
       } else if (e.affectsConfiguration(SETTINGS_SECTION)) {
-        void guard(ui, () => (client ? pushSettings(client, settingKeys) : ensureStarted(ui, sessionId)));
+        void guard(ui, () => (client ? pushSettings(client, settingKeys) : ensureStarted(ui)));
       }
     }),
-    vscode.workspace.onDidChangeWorkspaceFolders(() => void guard(ui, () => startIfConfigured(ui, sessionId))),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => void guard(ui, () => startIfConfigured(ui))),
   );
-  await guard(ui, () => startIfConfigured(ui, sessionId));
+  await guard(ui, () => startIfConfigured(ui));
 }
 
 /** Start the server now when a workspace is open and the user configured lsp-agent; else wait for a command. */
-async function startIfConfigured(ui: Ui, sessionId: string): Promise<void> {
+async function startIfConfigured(ui: Ui): Promise<void> {
   if (!client && vscode.workspace.workspaceFolders?.length && anySettingSet(settingKeys)) {
-    await ensureStarted(ui, sessionId);
+    await ensureStarted(ui);
   }
 }
 
 /** Start the server once (needs an open workspace: lsp-agent indexes and edits a workspace). */
-async function ensureStarted(ui: Ui, sessionId: string): Promise<void> {
+async function ensureStarted(ui: Ui): Promise<void> {
   if (client) {
     return;
   }
   if (!vscode.workspace.workspaceFolders?.length) {
     throw new InputError("open a folder or a workspace first: the agent works on a workspace");
   }
-  await start(ui, sessionId);
+  await start(ui);
 }
 
 export async function deactivate(): Promise<void> {
@@ -132,7 +130,7 @@ async function guard(ui: Ui, fn: () => unknown): Promise<void> {
   }
 }
 
-async function start(ui: Ui, sessionId: string): Promise<void> {
+async function start(ui: Ui): Promise<void> {
   const config = vscode.workspace.getConfiguration(SETTINGS_SECTION);
   const line = serverCommandLine(config.get("server.command"));
   const serverOptions: ServerOptions = {
@@ -158,7 +156,7 @@ async function start(ui: Ui, sessionId: string): Promise<void> {
   const connection = {
     executeCommand: (command: string, args: unknown[]) => c.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }),
   };
-  const ctl = new AgentController(connection, (text) => ui.events.appendLine(text), controller?.sessionId ?? sessionId, controller?.tracker);
+  const ctl = new AgentController(connection, (text) => ui.events.appendLine(text), controller?.sessionId, controller?.tracker);
   conversations = new Conversations(connection, ctl);
   c.onDidChangeState((e) => {
     ui.serverState = e.newState === State.Running ? "running" : e.newState === State.Starting ? "starting" : "stopped";
@@ -181,14 +179,14 @@ async function start(ui: Ui, sessionId: string): Promise<void> {
   startPolling(ui);
 }
 
-async function restart(ui: Ui, sessionId: string): Promise<void> {
+async function restart(ui: Ui): Promise<void> {
   stopPolling(ui);
   const old = client;
   client = undefined;
   if (old) {
     await old.stop();
   }
-  await start(ui, sessionId);
+  await start(ui);
 }
 
 function requireController(): AgentController {

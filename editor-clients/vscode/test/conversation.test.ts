@@ -61,6 +61,17 @@ test("context events and the conversation document read well", () => {
   assert.match(doc, /## 1\. why\?\n\n\*run r1, complete, retried\*\n\nbecause\n\nProposed: a\.py\n\n- user rejected \.\.\./);
   assert.match(doc, /```text\n-> read_file\(path="a\.py"\)\n```/);
   assert.match(doc, /leaves out the 2 oldest exchanges to fit 8000 tokens/);
+  const summarized = renderConversation({
+    sessionId: "s",
+    exchanges: [{ runId: "r1", task: "why?", answer: "because", outcome: "complete", proposed: [], notes: [], retried: false, state: "done", folded: true }],
+    notes: [],
+    promptTokens: 10,
+    compacted: 0,
+    summary: { text: "the user asked why", exchanges: 1, model: "openai/m" },
+    folded: 1,
+  });
+  assert.match(summarized, /## Summary of the 1 oldest exchanges\n\n\*what the prompt shows instead of them \(written by openai\/m\)\*\n\nthe user asked why/);
+  assert.match(summarized, /\*run r1, complete, in the summary\*/);
 });
 
 let workspace: ReturnType<typeof tempWorkspace>;

@@ -142,10 +142,17 @@ function M.render(conv)
     lines[#lines + 1] = ""
     lines[#lines + 1] = "(no exchanges yet: :AgentAsk starts one)"
   end
+  if type(conv.summary) == "table" and type(conv.summary.text) == "string" then
+    lines[#lines + 1] = ""
+    lines[#lines + 1] = ("## Summary of the %s oldest exchanges (the prompt shows it instead of them)"):format(str(conv.summary.exchanges))
+    lines[#lines + 1] = ""
+    vim.list_extend(lines, vim.split(conv.summary.text, "\n", { plain = true }))
+  end
   for i, e in ipairs(exchanges) do
     lines[#lines + 1] = ""
     lines[#lines + 1] = ("## %d. %s"):format(i, str(e.task):gsub("\n", " "))
-    lines[#lines + 1] = ("run %s, %s%s"):format(str(e.runId), str(e.outcome), e.retried and ", retried" or "")
+    local marks = (e.retried and ", retried" or "") .. (e.folded == true and ", in the summary" or "")
+    lines[#lines + 1] = ("run %s, %s%s"):format(str(e.runId), str(e.outcome), marks)
     lines[#lines + 1] = ""
     for _, l in ipairs(vim.split(str(e.answer) ~= "" and str(e.answer) or "(no answer yet)", "\n", { plain = true })) do
       lines[#lines + 1] = l

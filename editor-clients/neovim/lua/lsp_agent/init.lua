@@ -440,7 +440,6 @@ function M.setup(opts)
   if type(M.config.cmd) == "string" then
     M.config.cmd = { M.config.cmd }
   end
-  M.config.session_id = M.config.session_id or ("nvim-%d-%d"):format(vim.fn.getpid(), os.time())
   register_code_action_commands()
   create_commands()
   if not M.did_setup then

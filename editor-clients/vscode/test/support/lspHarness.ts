@@ -134,7 +134,8 @@ export class ServerSession {
     // A private config dir: remembered permissions ("Allow always") never reach the user's own.
     const config = mkdtempSync(join(tmpdir(), "lsp-agent-vscode-config-"));
     // ...and a private state dir inside it: the day's spend and the apply records stay out of the user's own.
-    const env = pythonEnv({ XDG_CONFIG_HOME: config, XDG_STATE_HOME: join(config, "state") });
+    // ...and a private cache: the index and the stored conversations of one test run never reach the next.
+    const env = pythonEnv({ XDG_CONFIG_HOME: config, XDG_STATE_HOME: join(config, "state"), XDG_CACHE_HOME: join(config, "cache") });
     const proc = spawn(PYTHON, ["-m", "lsp_agent", "serve"], { cwd: root, env, stdio: ["pipe", "pipe", "pipe"] });
     proc.on("exit", () => rmSync(config, { recursive: true, force: true }));
     const connection = createProtocolConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));
