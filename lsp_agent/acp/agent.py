@@ -216,6 +216,7 @@ class LspAgentAcp:
             old.mcp.close()
         session = AcpSession(session_id, root, memory, requests, edits, mode=mode)
         session.history = [h for h in data.get("history") or [] if isinstance(h, dict)]
+        session.cost = float(data["cost"]) if isinstance(data.get("cost"), int | float) else 0.0
         session.mcp = mcp_manager(root, settings, client_servers)
         self.sessions[session_id] = session
         self.indexes.start(root, settings)

@@ -76,6 +76,7 @@ class AcpSession:
     run: AgentRun | None = None
     turn: asyncio.Task | None = None
     turns: int = 0
+    cost: float = 0.0  # USD the session's turns cost so far (usage_update reports it)
     busy: bool = False  # a prompt is being answered
     cancel_requested: bool = False
 
@@ -115,6 +116,7 @@ class SessionStore:
             "mode": session.mode,
             "memory": session.memory.to_dict(),
             "history": session.history,
+            "cost": session.cost,
             "saved": time.time(),
         }
         try:

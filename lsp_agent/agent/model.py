@@ -162,14 +162,20 @@ class ModelClient:
             self.stream = self.settings.stream
 
     async def complete(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        on_text: Callable[[str], None] | None = None,
     ) -> ModelReply:
-        """One chat completion (tools only in native mode), retried on transient errors; raises ModelError."""
+        """One chat completion (tools only in native mode), retried on transient errors; raises ModelError.
+
+        `on_text` gets the reply's text as it streams (the whole text at once when the provider does not stream).
+        """
         litellm = get_litellm()
         policy = RetryPolicy(self.max_retries, self.retry_base, self.retry_cap)
         start = time.perf_counter()
         reply, attempts = await with_retries(
-            lambda: self._attempt(litellm, messages, tools),
+            lambda: self._attempt(litellm, messages, tools, on_text),
             policy,
             deadline=self.deadline,
             on_retry=self._report_retry,
@@ -186,12 +192,16 @@ class ModelClient:
             self.on_retry(attempt, delay, str(error))
 
     async def _attempt(
-        self, litellm: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+        self,
+        litellm: Any,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        on_text: Callable[[str], None] | None = None,
     ) -> ModelReply:
         """One request; a refused system role is merged and sent again, refused native tools are reported."""
         params = self._params(messages, tools)
         try:
-            return await self._bounded(litellm, params)
+            return await self._bounded(litellm, params, on_text)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - classified below
@@ -202,7 +212,7 @@ class ModelClient:
                 "%s refused the system role (%s); merging it into the first user message", self.model, error
             )
             self.merge_system = True
-            return await self._attempt(litellm, messages, tools)
+            return await self._attempt(litellm, messages, tools, on_text)
         if self._tools_rejected(error, params):
             self.tool_mode = "prompt"
             raise ModelError(
@@ -211,14 +221,16 @@ class ModelClient:
             )
         raise error
 
-    async def _bounded(self, litellm: Any, params: dict[str, Any]) -> ModelReply:
+    async def _bounded(
+        self, litellm: Any, params: dict[str, Any], on_text: Callable[[str], None] | None = None
+    ) -> ModelReply:
         """The request with a limit on its whole duration (a reply trickling in byte by byte still ends)."""
         limit = self.settings.request_timeout
         if self.deadline is not None:
             limit = min(limit, max(0.0, self.deadline - time.monotonic()))
         try:
             async with asyncio.timeout(limit) as scope:
-                return await self._once(litellm, params)
+                return await self._once(litellm, params, on_text)
         except TimeoutError:
             if not scope.expired():
                 raise
@@ -282,13 +294,17 @@ class ModelClient:
         params.update(self.extra_params)
         return params
 
-    async def _once(self, litellm: Any, params: dict[str, Any]) -> ModelReply:
+    async def _once(
+        self, litellm: Any, params: dict[str, Any], on_text: Callable[[str], None] | None = None
+    ) -> ModelReply:
         """A single request, streamed or not."""
         if params.get("stream"):
-            response = await read_stream(litellm, params)
+            response = await read_stream(litellm, params, on_text)
         else:
             response = await litellm.acompletion(**params)
         reply = reply_from_response(response)
+        if on_text is not None and not params.get("stream") and reply.content:
+            on_text(reply.content)  # a provider that does not stream: the whole text as one piece
         if "stop" in params and reply.finish_reason == "stop":
             reply.close_action(close_cut_action(reply.content))
         reply.cost = self._cost(litellm, response)

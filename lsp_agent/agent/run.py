@@ -108,7 +108,8 @@ class AgentRun:
             outcome = await self._solve_task()
         except StopRun as stop:
             error = str(stop) if stop.stop_reason in ("error", "token_budget") else None
-            outcome = Outcome(stop.stop_reason, self.last_text, False, error)
+            answer = str(stop) if stop.stop_reason == "refusal" else self.last_text  # the provider's words
+            outcome = Outcome(stop.stop_reason, answer, False, error)
             if stop.stop_reason == "error":
                 self.events.emit("error", message=error)
         except asyncio.CancelledError:
