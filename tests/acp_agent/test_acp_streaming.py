@@ -31,7 +31,10 @@ def fed(splitter: MarkupSplitter, *deltas: str) -> list[tuple[str, str]]:
 def test_markup_split_across_deltas_shows_thought_and_hides_the_action() -> None:
     reply = '<THOUGHT>Read calc.py first.</THOUGHT>\n<ACTION>{"name": "read_file", "arguments": {}}</ACTION>'
     deltas = [reply[i : i + 3] for i in range(0, len(reply), 3)]  # tags cut in every possible place
-    assert fed(MarkupSplitter(tagged=True), *deltas) == [("thought", "Read calc.py first."), ("message", "\n")]
+    assert fed(MarkupSplitter(tagged=True), *deltas) == [
+        ("thought", "Read calc.py first."),
+        ("message", "\n"),
+    ]
 
 
 def test_plain_text_in_prompt_mode_is_the_message_and_a_lone_bracket_is_kept() -> None:
@@ -80,7 +83,9 @@ def test_task_complete_summary_after_streamed_text_is_a_new_paragraph(tmp_path: 
         event("tool_call", name="task_complete", arguments={"summary": "fixed add"}),
         event("done", answer="fixed add"),
     )
-    sent = [item.update if isinstance(item, Live) else item for item in out if not isinstance(item, ForHistory)]
+    sent = [
+        item.update if isinstance(item, Live) else item for item in out if not isinstance(item, ForHistory)
+    ]
     kinds = [(u.session_update, getattr(getattr(u, "content", None), "text", None)) for u in sent]
     assert ("agent_thought_chunk", "done") in kinds and ("agent_message_chunk", "Wrapping up.") in kinds
     assert kinds[-1] == ("agent_message_chunk", "\n\nfixed add")
