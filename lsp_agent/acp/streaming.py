@@ -95,6 +95,13 @@ class ReplyStream:
         return [ForHistory(chunk(channel, text)) for channel, text in self.parts if text.strip()]
 
 
+def visible_text(text: str, tagged: bool) -> str:
+    """The message part of a whole reply (without THOUGHT text and action markup when `tagged`), stripped."""
+    splitter = MarkupSplitter(tagged)
+    pieces = splitter.feed(text) + splitter.flush()
+    return "".join(piece for channel, piece in pieces if channel == "message").strip()
+
+
 def chunk(channel: str, text: str) -> Any:
     """An agent_message_chunk or agent_thought_chunk of `text`."""
     if channel == "thought":

@@ -10,7 +10,7 @@ from typing import Any
 from acp import helpers
 from acp.schema import Cost, PlanEntry, ToolCallLocation, ToolKind, UsageUpdate
 
-from lsp_agent.acp.streaming import Live, MarkupSplitter, ReplyStream, chunk
+from lsp_agent.acp.streaming import Live, MarkupSplitter, ReplyStream, chunk, visible_text
 from lsp_agent.agent.events import AgentEvent
 
 OUTPUT_CHARS = 4000  # tool output shown in the editor's tool-call card
@@ -254,9 +254,9 @@ class TurnTranslator:
         out = self._end_reply()
         if pending.strip() and pending.strip() != self.answer:
             out.append(helpers.update_agent_thought_text(pending))
-        if self.answer and self.answer not in self._last_message:  # an answer that streamed is not repeated
-            text = f"\n\n{self.answer}" if self._message_open else self.answer
-            out.append(helpers.update_agent_message_text(text))
+        shown = visible_text(self.answer, self._tagged)
+        if shown and shown not in self._last_message:  # an answer that streamed is not repeated
+            out.append(helpers.update_agent_message_text(f"\n\n{shown}" if self._message_open else shown))
         return out
 
     def _argument_locations(self, args: Any) -> list[ToolCallLocation]:
