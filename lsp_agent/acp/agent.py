@@ -65,6 +65,7 @@ class LspAgentAcp:
         self.client_caps = ClientCapabilities()
         self.sessions: dict[str, AcpSession] = {}
         self.indexes = IndexPool()
+        self.model_warmup: asyncio.Future | None = None  # litellm imported at the first session
 
     def on_connect(self, conn: Any) -> None:
         """Keep the connection to the client (for session/update, request_permission and fs/*)."""
@@ -100,6 +101,7 @@ class LspAgentAcp:
         """A session in the folder `cwd` (absolute, an existing readable directory)."""
         root = checked_folder(cwd)
         session = self._open(uuid.uuid4().hex, root, mcp_servers or [])
+        self._warm_model()
         self.store.save(session)
         asyncio.ensure_future(self._announce(session))
         return NewSessionResponse(session_id=session.id, modes=mode_state(session.mode))
@@ -120,6 +122,7 @@ class LspAgentAcp:
                 INVALID_REQUEST, f"session {session_id!r} is answering a prompt; cancel it first"
             )
         session = self._open(session_id, root, mcp_servers or [], data)
+        self._warm_model()
         for update in session.replay():
             await self.conn.session_update(session_id=session.id, update=update)
         asyncio.ensure_future(self._announce(session))
@@ -221,6 +224,15 @@ class LspAgentAcp:
         self.sessions[session_id] = session
         self.indexes.start(root, settings)
         return session
+
+    def _warm_model(self) -> None:
+        """Import litellm (seconds) in a worker thread while the user types, so the first prompt does not wait."""
+        if self.model_warmup is None:
+            from lsp_agent.agent.model import get_litellm
+
+            self.model_warmup = asyncio.ensure_future(asyncio.to_thread(get_litellm))
+            # a failed import is reported by the prompt that needs litellm, not here
+            self.model_warmup.add_done_callback(lambda done: done.cancelled() or done.exception())
 
     async def _announce(self, session: AcpSession) -> None:
         """Tell the client the slash commands (after the session/new answer)."""

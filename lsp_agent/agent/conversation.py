@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 from lsp_agent.agent import prompts
 from lsp_agent.agent.compaction import CompactionReport, Compactor, TokenCounter, render_for_summary
-from lsp_agent.agent.model import ModelClient, ModelError, ModelReply, context_window, get_litellm
+from lsp_agent.agent.model import (
+    ModelClient,
+    ModelError,
+    ModelReply,
+    context_window,
+    get_litellm,
+    litellm_loaded,
+)
 from lsp_agent.agent.outcome import StopRun
 
 if TYPE_CHECKING:
@@ -45,7 +52,8 @@ async def connect_model(settings: Settings) -> ModelClient:
     """The model client for the settings; a missing or unusable model ends the run with what to set."""
     try:
         settings.require_model()
-        await asyncio.to_thread(get_litellm)  # a first import takes seconds: keep the event loop free
+        if not litellm_loaded():  # a first import takes seconds: keep the event loop free
+            await asyncio.to_thread(get_litellm)
         return ModelClient(settings)
     except Exception as exc:  # ModelNotConfigured and friends
         raise StopRun("error", str(exc)) from None

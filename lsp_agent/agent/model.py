@@ -39,7 +39,7 @@ SYSTEM_REJECTED = re.compile(
     re.I,
 )
 
-__all__ = ["ModelClient", "ModelError", "ModelReply", "classify_error", "get_litellm"]
+__all__ = ["ModelClient", "ModelError", "ModelReply", "classify_error", "get_litellm", "litellm_loaded"]
 
 _litellm: Any = None
 _litellm_lock = threading.Lock()
@@ -66,6 +66,11 @@ def get_litellm() -> Any:
         _warm_up(litellm)
         _litellm = litellm
     return _litellm
+
+
+def litellm_loaded() -> bool:
+    """True once litellm was imported (get_litellm then returns at once: no need to call it off the event loop)."""
+    return _litellm is not None
 
 
 def _warm_up(litellm: Any) -> None:

@@ -31,7 +31,7 @@ class RunResult:
     cost: float
     proposal: Proposal | None
     error: str | None = None
-    finish_reason: str | None = None  # why the model's last reply ended ("content_filter": the provider refused)
+    finish_reason: str | None = None  # why the last model reply ended (content_filter: a refusal)
 
     @property
     def total_tokens(self) -> int:

@@ -188,7 +188,12 @@ class AgentRun:
     async def _prepare(self) -> str:
         """Choose the style, connect the model, report the start, write the system prompt; returns the task text."""
         self.style = style_named(self.settings.style)
-        client = self._client or await connect_model(self.settings)
+        repo_map = asyncio.ensure_future(self._repo_map())  # read in a worker thread while the model connects
+        try:
+            client = self._client or await connect_model(self.settings)
+        except BaseException:
+            repo_map.cancel()
+            raise
         self.profile = profile.prepare_tools(
             self, client.model
         )  # full or small: tools, limits (agent/profile.py)
@@ -219,7 +224,7 @@ class AgentRun:
             contextWindow=self.conversation.compactor.window,
             maxIterations=self.settings.max_iterations,
         )
-        self.repo_map = await self._repo_map()
+        self.repo_map = await repo_map
         self.conversation.write_system_prompt()
         return await profile.first_message(self, self.profile, self.task_message())
 
