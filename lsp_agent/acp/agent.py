@@ -101,7 +101,7 @@ class LspAgentAcp:
         """A session in the folder `cwd` (absolute, an existing readable directory)."""
         root = checked_folder(cwd)
         session = self._open(uuid.uuid4().hex, root, mcp_servers or [])
-        self._warm_model()
+        self._warm_model(root)
         self.store.save(session)
         asyncio.ensure_future(self._announce(session))
         return NewSessionResponse(session_id=session.id, modes=mode_state(session.mode))
@@ -122,7 +122,7 @@ class LspAgentAcp:
                 INVALID_REQUEST, f"session {session_id!r} is answering a prompt; cancel it first"
             )
         session = self._open(session_id, root, mcp_servers or [], data)
-        self._warm_model()
+        self._warm_model(root)
         for update in session.replay():
             await self.conn.session_update(session_id=session.id, update=update)
         asyncio.ensure_future(self._announce(session))
@@ -225,12 +225,14 @@ class LspAgentAcp:
         self.indexes.start(root, settings)
         return session
 
-    def _warm_model(self) -> None:
-        """Import litellm (seconds) in a worker thread while the user types, so the first prompt does not wait."""
+    def _warm_model(self, root: Path) -> None:
+        """Import litellm and warm its request path (seconds) in a worker thread while the user types, so the
+        first prompt does not wait for it."""
         if self.model_warmup is None:
-            from lsp_agent.agent.model import get_litellm
+            from lsp_agent.agent.model import warm_up_requests
 
-            self.model_warmup = asyncio.ensure_future(asyncio.to_thread(get_litellm))
+            model = self._settings(root).model
+            self.model_warmup = asyncio.ensure_future(asyncio.to_thread(warm_up_requests, model))
             # a failed import is reported by the prompt that needs litellm, not here
             self.model_warmup.add_done_callback(lambda done: done.cancelled() or done.exception())
 

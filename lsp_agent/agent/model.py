@@ -61,11 +61,23 @@ def get_litellm() -> Any:
 
         litellm.suppress_debug_info = True
         litellm.telemetry = False
+        _route_litellm_logs()
         # Token counts for compaction use tiktoken; never download Hugging Face tokenizers from an editor.
         litellm.disable_hf_tokenizer_download = True
         _warm_up(litellm)
         _litellm = litellm
     return _litellm
+
+
+def _route_litellm_logs() -> None:
+    """litellm's own log handler writes INFO and DEBUG records to stdout, the protocol channel of `lsp-agent serve`
+    and `lsp-agent acp` (--log-level INFO broke both): its records go to our handlers instead (stderr, --log-file)."""
+    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
+        logger = logging.getLogger(name)
+        for handler in list(logger.handlers):
+            if type(handler) is not logging.FileHandler and isinstance(handler, logging.StreamHandler):
+                logger.removeHandler(handler)
+        logger.propagate = True
 
 
 def litellm_loaded() -> bool:
@@ -86,6 +98,25 @@ def _warm_up(litellm: Any) -> None:
         )
     except Exception as exc:  # noqa: BLE001 - only an optimisation
         log.debug("litellm warm-up failed: %s", exc)
+
+
+def warm_up_requests(model: str | None = None) -> None:
+    """Import litellm and do the rest of a first real request's one-time work (the tokenizer its cost calculation
+    loads, the tool-calling and HTTP modules), seconds under load: for a front-end to call in a worker thread
+    while the user is still typing (`lsp-agent acp` at session/new)."""
+    litellm = get_litellm()
+    tool = {"type": "function", "function": {"name": "warm_up", "parameters": {"type": "object"}}}
+    try:
+        litellm.token_counter(model=model or "openai/warm-up", text="warm up")
+        litellm.completion(
+            model="openai/warm-up",
+            messages=[{"role": "user", "content": "warm up"}],
+            mock_response="ok",  # answered inside litellm: no request is sent
+            api_key=PLACEHOLDER_KEY,
+            tools=[tool],
+        )
+    except Exception as exc:  # noqa: BLE001 - only an optimisation
+        log.debug("litellm request warm-up failed: %s", exc)
 
 
 def model_cost_entry(model: str) -> dict[str, Any] | None:
