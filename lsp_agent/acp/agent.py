@@ -229,7 +229,7 @@ class LspAgentAcp:
         """Import litellm and warm its request path (seconds) in a worker thread while the user types, so the
         first prompt does not wait for it."""
         if self.model_warmup is None:
-            from lsp_agent.agent.model import warm_up_requests
+            from lsp_agent.acp.warmup import warm_up_requests
 
             model = self._settings(root).model
             self.model_warmup = asyncio.ensure_future(asyncio.to_thread(warm_up_requests, model))

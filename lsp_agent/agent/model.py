@@ -100,25 +100,6 @@ def _warm_up(litellm: Any) -> None:
         log.debug("litellm warm-up failed: %s", exc)
 
 
-def warm_up_requests(model: str | None = None) -> None:
-    """Import litellm and do the rest of a first real request's one-time work (the tokenizer its cost calculation
-    loads, the tool-calling and HTTP modules), seconds under load: for a front-end to call in a worker thread
-    while the user is still typing (`lsp-agent acp` at session/new)."""
-    litellm = get_litellm()
-    tool = {"type": "function", "function": {"name": "warm_up", "parameters": {"type": "object"}}}
-    try:
-        litellm.token_counter(model=model or "openai/warm-up", text="warm up")
-        litellm.completion(
-            model="openai/warm-up",
-            messages=[{"role": "user", "content": "warm up"}],
-            mock_response="ok",  # answered inside litellm: no request is sent
-            api_key=PLACEHOLDER_KEY,
-            tools=[tool],
-        )
-    except Exception as exc:  # noqa: BLE001 - only an optimisation
-        log.debug("litellm request warm-up failed: %s", exc)
-
-
 def model_cost_entry(model: str) -> dict[str, Any] | None:
     """litellm's local capability/price entry for a model string, without any network lookup."""
     table = get_litellm().model_cost
