@@ -4,7 +4,8 @@ With native tool calling the model's text is what it says to the user: every del
 With tools in the prompt the reply is markup (`<THOUGHT>..</THOUGHT><ACTION>{..}</ACTION>`): THOUGHT text streams as
 agent_thought_chunk, text outside the tags as agent_message_chunk, and from the first action tag on nothing is
 streamed (the action becomes a tool_call card once the reply is parsed). A tag split across deltas is held back
-until it is whole.
+until it is whole. CodeAct's replies (prose and code) stream as message text. A reply cut off and retried streams
+again from its start, after the retry notice.
 """
 
 from __future__ import annotations

@@ -246,7 +246,11 @@ class TurnTranslator:
         text = f"lsp-agent: {data.get('message')}\n"
         if data.get("kind") == "parse":  # the loop corrects the model itself: reasoning, not news
             return [helpers.update_agent_thought_text(text)]
-        return [*self._flush_thought(), helpers.update_agent_message_text(text)]
+        # a reply cut off and retried streams again from its start, after this notice
+        out = [*self._end_reply(), *self._flush_thought()]
+        text = f"\n\n{text}" if self._message_open else text
+        self._message_open = True
+        return [*out, helpers.update_agent_message_text(text)]
 
     def _on_done(self, data: dict[str, Any]) -> list[Any]:
         self.answer = str(data.get("answer") or "").strip()

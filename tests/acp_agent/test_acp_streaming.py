@@ -9,8 +9,8 @@ from lsp_agent.acp.updates import TurnTranslator
 from lsp_agent.agent.events import AgentEvent
 
 
-def event(kind: str, **data: object) -> AgentEvent:
-    return AgentEvent(kind, "run", dict(data))
+def event(name: str, /, **data: object) -> AgentEvent:
+    return AgentEvent(name, "run", dict(data))
 
 
 def fed(splitter: MarkupSplitter, *deltas: str) -> list[tuple[str, str]]:
@@ -91,3 +91,24 @@ def test_task_complete_summary_after_streamed_text_is_a_new_paragraph(tmp_path: 
     assert kinds[-1] == ("agent_message_chunk", "\n\nfixed add")
     (usage,) = [u for u in sent if u.session_update == "usage_update"]
     assert usage.cost.amount == 1.25  # the session's total, earlier turns included
+
+
+def test_a_retried_reply_streams_again_after_the_notice(tmp_path: Path) -> None:
+    translator = TurnTranslator(tmp_path, "t")
+    out = translate_all(
+        translator,
+        event("start", toolCalling="native", style="react", contextWindow=1000),
+        event("text_delta", text="The ans", request=1),
+        event(
+            "error", message="the reply stream ended early (retry 1 in 1.0s)", kind="transient", retrying=True
+        ),
+        event("text_delta", text="The answer.", request=1),
+        event("usage", cost=0.0, contextTokens=5),
+        event("done", answer="The answer."),
+    )
+    sent = [
+        item.update if isinstance(item, Live) else item for item in out if not isinstance(item, ForHistory)
+    ]
+    texts = [u.content.text for u in sent if u.session_update == "agent_message_chunk"]
+    assert texts[0] == "The ans" and "retry 1" in texts[1] and texts[1].startswith("\n\n")
+    assert texts[2] == "\n\nThe answer." and len(texts) == 3  # not repeated at the end
