@@ -38,9 +38,7 @@ class Usage:
     completion_tokens: int = 0
     cost: float = 0.0
     messages: int = 0
-    finish_reason: str | None = (
-        None  # why the latest model reply ended (stop, tool_calls, length, content_filter)
-    )
+    finish_reason: str | None = None  # why the latest reply ended (stop, tool_calls, content_filter...)
 
     @property
     def total_tokens(self) -> int:

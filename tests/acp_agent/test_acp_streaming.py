@@ -112,3 +112,16 @@ def test_a_retried_reply_streams_again_after_the_notice(tmp_path: Path) -> None:
     texts = [u.content.text for u in sent if u.session_update == "agent_message_chunk"]
     assert texts[0] == "The ans" and "retry 1" in texts[1] and texts[1].startswith("\n\n")
     assert texts[2] == "\n\nThe answer." and len(texts) == 3  # not repeated at the end
+
+
+def test_streamed_text_reaches_the_sink_but_never_the_records() -> None:
+    from lsp_agent.agent.events import RunEvents
+
+    shown: list[str] = []
+    recorded: list[str] = []
+    events = RunEvents("run", lambda e: shown.append(e.kind), [lambda e: recorded.append(e.kind)])
+    events.stream_text = True
+    events.emit("text_delta", text="Hel", request=1)
+    events.emit("usage", detail={"content": "Hello"}, promptTokens=1)
+    assert shown == ["text_delta", "usage"]
+    assert recorded == ["usage"]  # the transcript keeps the reply whole, from its usage record
