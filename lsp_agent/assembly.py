@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 # Adds tools to a run's registry: provider(registry, settings). For front-ends' own tools (a test's scenario tool).
 ToolProvider = Callable[[Any, Any], None]
 REPO_MAP_CHARS = 2000  # the size of the repo map a run puts in its system prompt
+WRITE_TOOLS = ("write_file", "edit_file", "delete_file")  # built-in tools that propose changes
 
 
 def index_config(settings: Settings, *, extra_exclude: Sequence[str] = ()) -> IndexConfig:
@@ -70,9 +71,13 @@ async def build_registry(
     allow_external: bool = False,
     tools: Sequence[ToolProvider] = (),
     exec_tools: bool = True,
+    read_only: bool = False,
 ) -> tuple[ToolRegistry, Settings, list[str]]:
     """(registry, settings, errors): built-in and exec tools (unless `exec_tools` is False: the sandbox could
     not load), `tools`' additions, and the tools of `mcp`'s servers (started lazily).
+
+    `read_only` (a session in ask mode) keeps only the tools that read: no edit tools, nothing that runs code or
+    reaches outside (exec and MCP tools), so the model is never offered them.
 
     The returned settings carry "server__*" permission patterns resolved to tool names (every MCP tool allowed
     when `allow_external`); errors name MCP servers that failed to start, whose tools are left out (a failing
@@ -83,13 +88,18 @@ async def build_registry(
     from lsp_agent.tools.registry import default_registry
 
     registry = default_registry()
-    if exec_tools:
+    if exec_tools and not read_only:
         add_exec_tools(registry, settings)
     for provider in tools:
         try:
             provider(registry, settings)
         except Exception:  # a broken provider costs its tools, not the run
             log.exception("tool provider %r failed; the run goes on without its tools", provider)
+    if read_only:
+        for tool in registry.tools():
+            if tool.name in WRITE_TOOLS or tool.permission != "none":
+                registry.unregister(tool.name)
+        return registry, settings, []
     settings, errors = await attach_mcp_tools(mcp, registry, settings, allow_external=allow_external)
     return registry, settings, errors
 
@@ -112,13 +122,16 @@ async def build_run(
     tools: Sequence[ToolProvider] = (),
     exec_tools: bool = True,
     folders: FolderRouter | None = None,
+    stream_text: bool = False,
+    read_only: bool = False,
 ) -> AgentRun:
     """The AgentRun of one task: front-ends differ only in their sink, their asker and how they deliver the proposal.
 
     Await `run.run()` for the RunResult (its proposal is what the front-end offers for consent) and call
     `run.cancel()` to stop it. MCP servers that fail to start are reported on the sink as `error` events of
     kind "mcp"; the run goes on without their tools. `folders` opens other workspace folders for reading (its
-    paths `@name/...`); writes stay in `root`.
+    paths `@name/...`); writes stay in `root`. `stream_text`: the sink also gets the model's text as it streams
+    (`text_delta` events); `read_only`: see build_registry.
     """
     from lsp_agent.agent.rules import apply_project_rules
     from lsp_agent.agent.run import AgentRun
@@ -126,7 +139,12 @@ async def build_run(
 
     run_id = run_id or uuid.uuid4().hex[:12]
     registry, settings, errors = await build_registry(
-        settings, mcp=mcp, allow_external=allow_external, tools=tools, exec_tools=exec_tools
+        settings,
+        mcp=mcp,
+        allow_external=allow_external,
+        tools=tools,
+        exec_tools=exec_tools,
+        read_only=read_only,
     )
     for error in errors:
         _report(sink, run_id, f"{error}; continuing without its tools")
@@ -148,6 +166,7 @@ async def build_run(
         from lsp_agent.tools.read_folders import attach_folders
 
         attach_folders(run, folders)  # the other workspace folders: read-only, their names shown to the model
+    run.events.stream_text = stream_text
     apply_project_rules(run)  # AGENTS.md and .lsp-agent/rules.md join the system prompt (a `context` event)
     fit_conversation(run)  # the conversation memory gets a share of the model's context window
     return run

@@ -65,6 +65,7 @@ class LspAgentAcp:
         self.client_caps = ClientCapabilities()
         self.sessions: dict[str, AcpSession] = {}
         self.indexes = IndexPool()
+        self.model_warmup: asyncio.Future | None = None  # litellm imported at the first session
 
     def on_connect(self, conn: Any) -> None:
         """Keep the connection to the client (for session/update, request_permission and fs/*)."""
@@ -100,6 +101,7 @@ class LspAgentAcp:
         """A session in the folder `cwd` (absolute, an existing readable directory)."""
         root = checked_folder(cwd)
         session = self._open(uuid.uuid4().hex, root, mcp_servers or [])
+        self._warm_model(root)
         self.store.save(session)
         asyncio.ensure_future(self._announce(session))
         return NewSessionResponse(session_id=session.id, modes=mode_state(session.mode))
@@ -120,6 +122,7 @@ class LspAgentAcp:
                 INVALID_REQUEST, f"session {session_id!r} is answering a prompt; cancel it first"
             )
         session = self._open(session_id, root, mcp_servers or [], data)
+        self._warm_model(root)
         for update in session.replay():
             await self.conn.session_update(session_id=session.id, update=update)
         asyncio.ensure_future(self._announce(session))
@@ -216,10 +219,22 @@ class LspAgentAcp:
             old.mcp.close()
         session = AcpSession(session_id, root, memory, requests, edits, mode=mode)
         session.history = [h for h in data.get("history") or [] if isinstance(h, dict)]
+        session.cost = float(data["cost"]) if isinstance(data.get("cost"), int | float) else 0.0
         session.mcp = mcp_manager(root, settings, client_servers)
         self.sessions[session_id] = session
         self.indexes.start(root, settings)
         return session
+
+    def _warm_model(self, root: Path) -> None:
+        """Import litellm and warm its request path (seconds) in a worker thread while the user types, so the
+        first prompt does not wait for it."""
+        if self.model_warmup is None:
+            from lsp_agent.acp.warmup import warm_up_requests
+
+            model = self._settings(root).model
+            self.model_warmup = asyncio.ensure_future(asyncio.to_thread(warm_up_requests, model))
+            # a failed import is reported by the prompt that needs litellm, not here
+            self.model_warmup.add_done_callback(lambda done: done.cancelled() or done.exception())
 
     async def _announce(self, session: AcpSession) -> None:
         """Tell the client the slash commands (after the session/new answer)."""

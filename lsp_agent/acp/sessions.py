@@ -74,6 +74,7 @@ class AcpSession:
     run: AgentRun | None = None
     turn: asyncio.Task | None = None
     turns: int = 0
+    cost: float = 0.0  # USD the session's turns cost so far (usage_update reports it)
     busy: bool = False  # a prompt is being answered
     cancel_requested: bool = False
 
@@ -114,7 +115,7 @@ class SessionStore:
         """Write a session (atomically, secrets redacted; a failure is logged, the session lives on in memory)."""
         from lsp_agent.workspace.redaction import redactor_for
 
-        extra = {"acp": {"mode": session.mode, "history": session.history}}
+        extra = {"acp": {"mode": session.mode, "history": session.history, "cost": session.cost}}
         try:
             redact = redactor_for(None, session.root).redact
             self.conversations.save(
@@ -124,7 +125,7 @@ class SessionStore:
             log.warning("could not save ACP session %s: %s", session.id, exc)
 
     def load(self, session_id: str) -> dict[str, Any] | None:
-        """The stored data of a session ({id, cwd, mode, memory, history}), or None when there is none."""
+        """The stored data of a session ({id, cwd, mode, memory, history, cost}), or None when there is none."""
         stored = self.conversations.load(session_id)
         if stored is None:
             return None
@@ -135,6 +136,7 @@ class SessionStore:
             "mode": acp.get("mode"),
             "memory": stored.session.to_dict(),
             "history": acp.get("history") if isinstance(acp.get("history"), list) else [],
+            "cost": acp.get("cost"),
         }
 
 

@@ -14,6 +14,7 @@ from acp.schema import PromptResponse, Usage
 
 from lsp_agent.acp.files import ClientFiles, ConsentOverlay, rejection_message, write_change
 from lsp_agent.acp.permissions import ToolAsker
+from lsp_agent.acp.streaming import ForHistory, Live
 from lsp_agent.acp.updates import TurnTranslator
 from lsp_agent.agent.events import AgentEvent
 
@@ -30,6 +31,7 @@ STOP_REASONS = {
     "no_tool_call": "end_turn",
     "max_iterations": "max_turn_requests",
     "token_budget": "max_tokens",
+    "refusal": "refusal",
     "cancelled": "cancelled",
 }
 ASK_MODE_NOTE = "This session is in Ask mode: answer from reading and searching the code; do not edit files."
@@ -130,14 +132,19 @@ async def run_turn(
     parsed = parse_prompt(blocks)
     await read_links(parsed, session.root, files)
     session.turns += 1
-    translator = TurnTranslator(session.root, f"{session.id}-{session.turns}")
+    translator = TurnTranslator(session.root, f"{session.id}-{session.turns}", earlier_cost=session.cost)
     pump = UpdatePump(conn, session).start()
     for block in blocks:  # the user's own message, for session/load
         session.record(helpers.update_user_message(block))
 
     def sink(event: AgentEvent) -> None:
         for update in translator.translate(event):
-            pump.put(update)
+            if isinstance(update, Live):
+                pump.put(update.update, record=False)
+            elif isinstance(update, ForHistory):
+                session.record(update.update)
+            else:
+                pump.put(update)
 
     read_only = lambda: session.mode == "ask"  # noqa: E731
     session.edits.current_call = lambda: translator.current_call
@@ -160,6 +167,8 @@ async def run_turn(
             session=session.memory,
             context=context,
             mcp=session.mcp,
+            stream_text=True,
+            read_only=read_only(),
         )
         session.run = run
         session.turn = asyncio.ensure_future(run.run())
@@ -170,6 +179,7 @@ async def run_turn(
         result = None
     finally:
         session.run, session.turn = None, None
+        session.cost += float(translator.usage.get("cost") or 0.0)
     # A cancelled turn writes nothing more (its proposal may hold an edit whose question was withdrawn).
     leftovers = result is not None and result.proposal is not None and not result.proposal.is_empty()
     if leftovers and not session.cancel_requested:
@@ -202,6 +212,8 @@ def _response(session: AcpSession, result: RunResult | None, translator: TurnTra
         return PromptResponse(stop_reason="cancelled", usage=tokens)
     if result.stop_reason == "error":
         raise RequestError(-32603, result.error or "the agent run failed", {"stopReason": "error"})
+    if result.finish_reason == "content_filter":  # the provider refused, whatever the run made of it
+        return PromptResponse(stop_reason="refusal", usage=tokens)
     return PromptResponse(stop_reason=STOP_REASONS.get(result.stop_reason, "end_turn"), usage=tokens)
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from acp import helpers
-from acp.schema import PlanEntry, ToolCallLocation, ToolKind
+from acp.schema import Cost, PlanEntry, ToolCallLocation, ToolKind, UsageUpdate
 
+from lsp_agent.acp.streaming import Live, MarkupSplitter, ReplyStream, chunk, visible_text
 from lsp_agent.agent.events import AgentEvent
 
 OUTPUT_CHARS = 4000  # tool output shown in the editor's tool-call card
@@ -95,7 +96,11 @@ def plan_entries(subtasks: list[dict[str, Any]]) -> list[PlanEntry]:
 
 @dataclass
 class TurnTranslator:
-    """Turns the events of one run into session updates; remembers the tool call in flight and the usage."""
+    """Turns the events of one run into session updates; remembers the tool call in flight and the usage.
+
+    Updates come back plain (sent and kept for session/load), as `Live` (sent only: streamed pieces, usage) or as
+    `ForHistory` (kept only: a streamed reply, whole).
+    """
 
     root: Path
     turn: str
@@ -105,9 +110,20 @@ class TurnTranslator:
     extra: dict[str, list[Any]] = field(
         default_factory=dict
     )  # tool call id -> content kept on its result (diffs)
+    earlier_cost: float = (
+        0.0  # what the session's earlier turns cost (usage_update reports the session's total)
+    )
     _counter: int = 0
     _pending_thought: str = ""
     _subtasks: list[dict[str, Any]] = field(default_factory=list)
+    _tagged: bool = False  # tools in the prompt: replies are THOUGHT/ACTION markup
+    _window: int = 0
+    _reply: ReplyStream | None = None  # the reply streaming now
+    _streamed: set[int] = field(default_factory=set)  # requests whose text was streamed
+    _last_message: str = ""  # the message text the latest streamed reply showed
+    _message_open: bool = (
+        False  # the client's current message block got text (a new reply starts a paragraph)
+    )
 
     def translate(self, event: AgentEvent) -> list[Any]:
         """The session updates for one event (often none)."""
@@ -124,18 +140,58 @@ class TurnTranslator:
         text, self._pending_thought = self._pending_thought, ""
         return [helpers.update_agent_thought_text(text)] if text.strip() else []
 
+    def _on_start(self, data: dict[str, Any]) -> list[Any]:
+        self._tagged = data.get("toolCalling") == "prompt" and data.get("style", "react") == "react"
+        self._window = int(data.get("contextWindow") or 0)
+        return []
+
+    def _on_text_delta(self, data: dict[str, Any]) -> list[Any]:
+        request = int(data.get("request") or 0)
+        out: list[Any] = []
+        if self._reply is None or self._reply.request != request:
+            out += self._end_reply()
+            self._reply = ReplyStream(request, MarkupSplitter(self._tagged))
+        return out + self._show(self._reply.splitter.feed(str(data.get("text") or "")))
+
+    def _show(self, pieces: list[tuple[str, str]]) -> list[Any]:
+        """Streamed pieces as live chunks; a reply's first message text starts a new paragraph."""
+        out: list[Any] = []
+        for channel, text in pieces:
+            if channel == "message":
+                if self._message_open and self._reply is not None and not self._reply.message:
+                    text = "\n\n" + text.lstrip("\n")
+                self._message_open = True
+            if self._reply is not None:
+                self._reply.add(channel, text)
+            out.append(Live(chunk(channel, text)))
+        return out
+
+    def _end_reply(self) -> list[Any]:
+        """Close the streaming reply: what it held back, and the reply whole for session/load."""
+        reply = self._reply
+        if reply is None:
+            return []
+        out = self._show(reply.splitter.flush())
+        self._reply = None
+        self._streamed.add(reply.request)
+        self._last_message = reply.message
+        return [*out, *reply.history()]
+
     def _on_thought(self, data: dict[str, Any]) -> list[Any]:
+        if data.get("iteration") in self._streamed:
+            return self._flush_thought()  # the client saw this reply as it streamed
         # Held back until we know whether it is the final answer (sent once, as the message) or reasoning.
         out = self._flush_thought()
         self._pending_thought = str(data.get("text") or "")
         return out
 
     def _on_tool_call(self, data: dict[str, Any]) -> list[Any]:
-        out = self._flush_thought()
+        out = [*self._end_reply(), *self._flush_thought()]
         name = str(data.get("name") or "")
         if name in HIDDEN_TOOLS:
             self.current_call = None
             return out
+        self._message_open, self._last_message = False, ""  # the card ends the message block
         self._counter += 1
         self.current_call = f"{self.turn}-{self._counter}"
         args = data.get("arguments")
@@ -168,8 +224,13 @@ class TurnTranslator:
         return [update]
 
     def _on_usage(self, data: dict[str, Any]) -> list[Any]:
+        """After each model reply: the reply's stream ends; the context used and the session's cost so far."""
         self.usage = dict(data)
-        return []
+        size = int(data.get("contextWindow") or self._window or 0)
+        used = int(data.get("contextTokens") or 0)
+        cost = Cost(amount=round(self.earlier_cost + float(data.get("cost") or 0.0), 6), currency="USD")
+        update = UsageUpdate(session_update="usage_update", used=used, size=size, cost=cost)
+        return [*self._end_reply(), Live(update)]
 
     def _on_plan(self, data: dict[str, Any]) -> list[Any]:
         self._subtasks = [dict(t) for t in data.get("subtasks") or []]
@@ -185,16 +246,21 @@ class TurnTranslator:
         text = f"lsp-agent: {data.get('message')}\n"
         if data.get("kind") == "parse":  # the loop corrects the model itself: reasoning, not news
             return [helpers.update_agent_thought_text(text)]
-        return [*self._flush_thought(), helpers.update_agent_message_text(text)]
+        # a reply cut off and retried streams again from its start, after this notice
+        out = [*self._end_reply(), *self._flush_thought()]
+        text = f"\n\n{text}" if self._message_open else text
+        self._message_open = True
+        return [*out, helpers.update_agent_message_text(text)]
 
     def _on_done(self, data: dict[str, Any]) -> list[Any]:
         self.answer = str(data.get("answer") or "").strip()
         pending, self._pending_thought = self._pending_thought, ""
-        out = []
+        out = self._end_reply()
         if pending.strip() and pending.strip() != self.answer:
             out.append(helpers.update_agent_thought_text(pending))
-        if self.answer:
-            out.append(helpers.update_agent_message_text(self.answer))
+        shown = visible_text(self.answer, self._tagged)
+        if shown and shown not in self._last_message:  # an answer that streamed is not repeated
+            out.append(helpers.update_agent_message_text(f"\n\n{shown}" if self._message_open else shown))
         return out
 
     def _argument_locations(self, args: Any) -> list[ToolCallLocation]:

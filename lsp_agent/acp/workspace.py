@@ -72,6 +72,7 @@ class IndexPool:
     def _build(root: Path, settings: Settings, folder: FolderIndex) -> None:
         """Open (or reuse) and refresh the index; failures leave the agent working without it."""
         try:
+            from lsp_agent.assembly import REPO_MAP_CHARS
             from lsp_agent.index import IndexConfig, WorkspaceIndex
             from lsp_agent.workspace.secrets import secret_files_of
 
@@ -83,6 +84,7 @@ class IndexPool:
                 )
                 folder.index = WorkspaceIndex(root, config)
             stats = folder.index.refresh()
+            folder.index.repo_map(REPO_MAP_CHARS)  # cached: a prompt's system prompt reads it without waiting
             folder.files = int(getattr(stats, "files", 0) or 0)
             folder.error = None
         except Exception as exc:  # noqa: BLE001 - search_code then says the index is unavailable

@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 from lsp_agent.agent import prompts
 from lsp_agent.agent.compaction import CompactionReport, Compactor, TokenCounter, render_for_summary
-from lsp_agent.agent.model import ModelClient, ModelError, ModelReply, context_window, get_litellm
+from lsp_agent.agent.model import (
+    ModelClient,
+    ModelError,
+    ModelReply,
+    context_window,
+    get_litellm,
+    litellm_loaded,
+)
 from lsp_agent.agent.outcome import StopRun
 
 if TYPE_CHECKING:
@@ -31,6 +38,7 @@ class Usage:
     completion_tokens: int = 0
     cost: float = 0.0
     messages: int = 0
+    finish_reason: str | None = None  # why the latest reply ended (stop, tool_calls, content_filter...)
 
     @property
     def total_tokens(self) -> int:
@@ -42,7 +50,8 @@ async def connect_model(settings: Settings) -> ModelClient:
     """The model client for the settings; a missing or unusable model ends the run with what to set."""
     try:
         settings.require_model()
-        await asyncio.to_thread(get_litellm)  # a first import takes seconds: keep the event loop free
+        if not litellm_loaded():  # a first import takes seconds: keep the event loop free
+            await asyncio.to_thread(get_litellm)
         return ModelClient(settings)
     except Exception as exc:  # ModelNotConfigured and friends
         raise StopRun("error", str(exc)) from None
@@ -139,10 +148,12 @@ class Conversation:
             self._report_compaction(report)
             messages[:] = compacted
             try:
-                reply = await self._send(messages, schemas)
+                reply = await self._send(messages, schemas, step)
             except ModelError as again:
                 raise self._fatal(again) from None
         self._account(reply)
+        if reply.refused:
+            raise StopRun("refusal", refusal_text(reply))
         return reply
 
     async def _send(
@@ -151,7 +162,7 @@ class Conversation:
         schemas: list[dict[str, Any]] | None,
         step: tuple[int, int] | None = None,
     ) -> ModelReply:
-        """The request itself, cancellable."""
+        """The request itself, cancellable; a loop step's text streams to a sink that wants it (`text_delta`)."""
         names = [s["function"]["name"] for s in schemas or []]
         n, of = step or (0, 0)
         number = self.usage.requests + 1
@@ -164,7 +175,13 @@ class Conversation:
             step=n,
             steps=of,
         )
-        return await self.cancellation.guard(self.client.complete(messages, schemas))
+        on_text = None
+        if step is not None and self.events.stream_text:  # side requests (plans, summaries) do not stream
+
+            def on_text(text: str) -> None:
+                self.events.emit("text_delta", text=text, request=number)
+
+        return await self.cancellation.guard(self.client.complete(messages, schemas, on_text))
 
     def _fatal(self, exc: ModelError) -> StopRun:
         """Record a model error that ends the run."""
@@ -186,6 +203,7 @@ class Conversation:
         usage.prompt_tokens += reply.prompt_tokens
         usage.completion_tokens += reply.completion_tokens
         usage.cost += reply.cost
+        usage.finish_reason = reply.finish_reason
         record = {
             "content": reply.content,
             "tool_calls": reply.message.get("tool_calls"),
@@ -195,6 +213,7 @@ class Conversation:
             "seconds": round(reply.seconds, 4),
             "attempts": reply.attempts,
             "usage_estimated": reply.usage_estimated,
+            "finish_reason": reply.finish_reason,
         }
         self.events.emit(
             "usage",
@@ -205,6 +224,8 @@ class Conversation:
             totalTokens=usage.total_tokens,
             cost=usage.cost,
             estimated=reply.usage_estimated,
+            contextTokens=reply.prompt_tokens + reply.completion_tokens,  # what the conversation fills now
+            contextWindow=self.compactor.window,
         )
 
     def _report_compaction(self, report: CompactionReport) -> None:
@@ -242,3 +263,13 @@ class Conversation:
             attempt=attempt,
             delay=round(delay, 3),
         )
+
+
+def refusal_text(reply: ModelReply) -> str:
+    """What to tell the user when the provider refused: its own words, else what stopped the reply."""
+    if reply.refusal:
+        return reply.refusal
+    why = "its content filter stopped the reply" if reply.finish_reason == "content_filter" else "it refused"
+    return f"The model declined to answer: {why}." + (
+        f" Partial reply: {reply.content}" if reply.content else ""
+    )

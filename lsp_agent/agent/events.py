@@ -26,6 +26,9 @@ EVENT_KINDS = (
 )
 # Facts only the run's records (transcript, log) take: front-ends never see them.
 TRACE_KINDS = ("request", "model_error")
+# The model's text as it streams: only for a sink that asked for it (RunEvents.stream_text), never recorded (the
+# transcript and the log keep each reply whole, from its `usage` event).
+STREAM_KINDS = ("text_delta",)
 
 log = logging.getLogger(__name__)
 
@@ -41,13 +44,13 @@ class AgentEvent:
     detail: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        if self.kind not in EVENT_KINDS and self.kind not in TRACE_KINDS:
+        if self.kind not in EVENT_KINDS and self.kind not in TRACE_KINDS and self.kind not in STREAM_KINDS:
             raise ValueError(f"unknown event kind {self.kind!r}; expected one of {', '.join(EVENT_KINDS)}")
 
     @property
     def public(self) -> bool:
         """True for the kinds front-ends receive (not the run's own trace records)."""
-        return self.kind in EVENT_KINDS
+        return self.kind in EVENT_KINDS or self.kind in STREAM_KINDS
 
     def to_dict(self) -> dict[str, Any]:
         """A flat JSON-ready dict: {"runId", "kind", **data}."""
@@ -120,12 +123,15 @@ class RunEvents:
         self.run_id = run_id
         self.sink = sink
         self.recorders = recorders  # the transcript and the log: they see trace kinds and details too
+        self.stream_text = False  # the sink wants `text_delta` events (the model's text as it streams)
 
     def emit(self, kind: str, /, *, detail: dict[str, Any] | None = None, **data: Any) -> None:
         """Send one event; a failing sink is logged, never fatal."""
         event = AgentEvent(kind, self.run_id, data, detail=detail or {})
         if self.sink is not None and event.public:
             _deliver(self.sink, event)
+        if kind in STREAM_KINDS:
+            return
         for recorder in self.recorders:
             _deliver(recorder, event)
 

@@ -39,7 +39,7 @@ SYSTEM_REJECTED = re.compile(
     re.I,
 )
 
-__all__ = ["ModelClient", "ModelError", "ModelReply", "classify_error", "get_litellm"]
+__all__ = ["ModelClient", "ModelError", "ModelReply", "classify_error", "get_litellm", "litellm_loaded"]
 
 _litellm: Any = None
 _litellm_lock = threading.Lock()
@@ -61,11 +61,28 @@ def get_litellm() -> Any:
 
         litellm.suppress_debug_info = True
         litellm.telemetry = False
+        _route_litellm_logs()
         # Token counts for compaction use tiktoken; never download Hugging Face tokenizers from an editor.
         litellm.disable_hf_tokenizer_download = True
         _warm_up(litellm)
         _litellm = litellm
     return _litellm
+
+
+def _route_litellm_logs() -> None:
+    """litellm's own log handler writes INFO and DEBUG records to stdout, the protocol channel of `lsp-agent serve`
+    and `lsp-agent acp` (--log-level INFO broke both): its records go to our handlers instead (stderr, --log-file)."""
+    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
+        logger = logging.getLogger(name)
+        for handler in list(logger.handlers):
+            if type(handler) is not logging.FileHandler and isinstance(handler, logging.StreamHandler):
+                logger.removeHandler(handler)
+        logger.propagate = True
+
+
+def litellm_loaded() -> bool:
+    """True once litellm was imported (get_litellm then returns at once: no need to call it off the event loop)."""
+    return _litellm is not None
 
 
 def _warm_up(litellm: Any) -> None:
@@ -162,14 +179,20 @@ class ModelClient:
             self.stream = self.settings.stream
 
     async def complete(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        on_text: Callable[[str], None] | None = None,
     ) -> ModelReply:
-        """One chat completion (tools only in native mode), retried on transient errors; raises ModelError."""
+        """One chat completion (tools only in native mode), retried on transient errors; raises ModelError.
+
+        `on_text` gets the reply's text as it streams (the whole text at once when the provider does not stream).
+        """
         litellm = get_litellm()
         policy = RetryPolicy(self.max_retries, self.retry_base, self.retry_cap)
         start = time.perf_counter()
         reply, attempts = await with_retries(
-            lambda: self._attempt(litellm, messages, tools),
+            lambda: self._attempt(litellm, messages, tools, on_text),
             policy,
             deadline=self.deadline,
             on_retry=self._report_retry,
@@ -186,12 +209,16 @@ class ModelClient:
             self.on_retry(attempt, delay, str(error))
 
     async def _attempt(
-        self, litellm: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+        self,
+        litellm: Any,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        on_text: Callable[[str], None] | None = None,
     ) -> ModelReply:
         """One request; a refused system role is merged and sent again, refused native tools are reported."""
         params = self._params(messages, tools)
         try:
-            return await self._bounded(litellm, params)
+            return await self._bounded(litellm, params, on_text)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - classified below
@@ -202,7 +229,7 @@ class ModelClient:
                 "%s refused the system role (%s); merging it into the first user message", self.model, error
             )
             self.merge_system = True
-            return await self._attempt(litellm, messages, tools)
+            return await self._attempt(litellm, messages, tools, on_text)
         if self._tools_rejected(error, params):
             self.tool_mode = "prompt"
             raise ModelError(
@@ -211,14 +238,16 @@ class ModelClient:
             )
         raise error
 
-    async def _bounded(self, litellm: Any, params: dict[str, Any]) -> ModelReply:
+    async def _bounded(
+        self, litellm: Any, params: dict[str, Any], on_text: Callable[[str], None] | None = None
+    ) -> ModelReply:
         """The request with a limit on its whole duration (a reply trickling in byte by byte still ends)."""
         limit = self.settings.request_timeout
         if self.deadline is not None:
             limit = min(limit, max(0.0, self.deadline - time.monotonic()))
         try:
             async with asyncio.timeout(limit) as scope:
-                return await self._once(litellm, params)
+                return await self._once(litellm, params, on_text)
         except TimeoutError:
             if not scope.expired():
                 raise
@@ -282,13 +311,17 @@ class ModelClient:
         params.update(self.extra_params)
         return params
 
-    async def _once(self, litellm: Any, params: dict[str, Any]) -> ModelReply:
+    async def _once(
+        self, litellm: Any, params: dict[str, Any], on_text: Callable[[str], None] | None = None
+    ) -> ModelReply:
         """A single request, streamed or not."""
         if params.get("stream"):
-            response = await read_stream(litellm, params)
+            response = await read_stream(litellm, params, on_text)
         else:
             response = await litellm.acompletion(**params)
         reply = reply_from_response(response)
+        if on_text is not None and not params.get("stream") and reply.content:
+            on_text(reply.content)  # a provider that does not stream: the whole text as one piece
         if "stop" in params and reply.finish_reason == "stop":
             reply.close_action(close_cut_action(reply.content))
         reply.cost = self._cost(litellm, response)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +27,12 @@ class ModelReply:
     attempts: int = 1
     finish_reason: str | None = None
     usage_estimated: bool = False  # the provider sent no usage: tokens counted locally
+    refusal: str | None = None  # the provider's explicit refusal text (OpenAI's `refusal` field)
+
+    @property
+    def refused(self) -> bool:
+        """True when the provider refused to answer (an explicit refusal, or its content filter stopped the reply)."""
+        return bool(self.refusal) or self.finish_reason == "content_filter"
 
     def close_action(self, content: str) -> None:
         """Use `content` (the text with the closing tag a stop sequence cut off put back) here and in the history."""
@@ -34,8 +41,11 @@ class ModelReply:
             self.message["content"] = content
 
 
-async def read_stream(litellm: Any, params: dict[str, Any]) -> Any:
-    """A streamed completion gathered into one response; the connection is closed however it ends."""
+async def read_stream(
+    litellm: Any, params: dict[str, Any], on_text: Callable[[str], None] | None = None
+) -> Any:
+    """A streamed completion gathered into one response (`on_text` gets each text delta as it arrives); the
+    connection is closed however it ends."""
     stream = await litellm.acompletion(**params)
     chunks: list[Any] = []
     finished = False
@@ -44,6 +54,8 @@ async def read_stream(litellm: Any, params: dict[str, Any]) -> Any:
             chunks.append(chunk)
             if chunk.choices and chunk.choices[0].finish_reason:
                 finished = True
+            if on_text is not None and chunk.choices and (text := chunk.choices[0].delta.content):
+                on_text(text)
     finally:
         close = getattr(stream, "aclose", None)
         if close is not None:
@@ -88,6 +100,7 @@ def reply_from_response(response: Any) -> ModelReply:
         content = clean_text(msg.content or "") if isinstance(msg.content or "", str) else str(msg.content)
         calls, raw_calls = _tool_calls(getattr(msg, "tool_calls", None) or [])
         finish_reason = choice.finish_reason
+        refusal = _refusal_of(msg)
     except (AttributeError, TypeError, IndexError, KeyError) as exc:
         raise ModelError(
             f"the model server sent a reply without the usual chat-completion fields ({type(exc).__name__}: {exc})",
@@ -106,7 +119,19 @@ def reply_from_response(response: Any) -> ModelReply:
         prompt_tokens=_count(getattr(usage, "prompt_tokens", 0)),
         completion_tokens=_count(getattr(usage, "completion_tokens", 0)),
         finish_reason=finish_reason,
+        refusal=clean_text(refusal) if isinstance(refusal, str) and refusal.strip() else None,
     )
+
+
+def _refusal_of(message: Any) -> Any:
+    """OpenAI's explicit refusal text (litellm keeps it as `refusal` or among the provider-specific fields).
+
+    Other providers' refusals (Anthropic's "refusal", Gemini's safety stops) arrive as finish reason content_filter.
+    """
+    refusal = getattr(message, "refusal", None)
+    if refusal is None:
+        refusal = (getattr(message, "provider_specific_fields", None) or {}).get("refusal")
+    return refusal
 
 
 def _tool_calls(items: list[Any]) -> tuple[list[ToolCall], list[dict[str, Any]]]:

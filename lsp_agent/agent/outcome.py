@@ -15,7 +15,7 @@ from typing import Any
 class Outcome:
     """How one loop (the task or one subtask) ended."""
 
-    stop_reason: str  # complete | no_tool_call | max_iterations | token_budget | cancelled | error
+    stop_reason: str  # complete | no_tool_call | max_iterations | token_budget | refusal | cancelled | error
     answer: str
     success: bool
     error: str | None = None
@@ -39,7 +39,7 @@ class TaskFinished(Exception):
 
 
 class StopRun(Exception):
-    """Ends the whole run, subtasks included: cancellation, a permanent model error, the token budget."""
+    """Ends the whole run, subtasks included: cancellation, a permanent model error, the token budget, a refusal."""
 
     def __init__(self, stop_reason: str, message: str) -> None:
         super().__init__(message)

@@ -23,7 +23,7 @@ class RunResult:
 
     success: bool
     answer: str
-    stop_reason: str  # complete | no_tool_call | max_iterations | token_budget | cancelled | error
+    stop_reason: str  # complete | no_tool_call | max_iterations | token_budget | refusal | cancelled | error
     iterations: int
     messages: int
     prompt_tokens: int
@@ -31,6 +31,7 @@ class RunResult:
     cost: float
     proposal: Proposal | None
     error: str | None = None
+    finish_reason: str | None = None  # why the last model reply ended (content_filter: a refusal)
 
     @property
     def total_tokens(self) -> int:
@@ -52,6 +53,7 @@ class RunResult:
             u.cost,
             proposal,
             outcome.error,
+            u.finish_reason,
         )
 
     def done_data(self, seconds: float) -> dict[str, Any]:
@@ -66,6 +68,7 @@ class RunResult:
             "completionTokens": self.completion_tokens,
             "cost": self.cost,
             "error": self.error,
+            "finishReason": self.finish_reason,
             "seconds": round(seconds, 3),
             "pending": self.proposal is not None,  # offered (the `proposal` event) and awaiting consent
         }

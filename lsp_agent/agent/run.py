@@ -109,7 +109,8 @@ class AgentRun:
             outcome = await self._solve_task()
         except StopRun as stop:
             error = str(stop) if stop.stop_reason in ("error", "token_budget") else None
-            outcome = Outcome(stop.stop_reason, self.last_text, False, error)
+            answer = str(stop) if stop.stop_reason == "refusal" else self.last_text  # the provider's words
+            outcome = Outcome(stop.stop_reason, answer, False, error)
             if stop.stop_reason == "error":
                 self.events.emit("error", message=error)
         except asyncio.CancelledError:
@@ -188,7 +189,12 @@ class AgentRun:
     async def _prepare(self) -> str:
         """Choose the style, connect the model, report the start, write the system prompt; returns the task text."""
         self.style = style_named(self.settings.style)
-        client = self._client or await connect_model(self.settings)
+        repo_map = asyncio.ensure_future(self._repo_map())  # read in a worker thread while the model connects
+        try:
+            client = self._client or await connect_model(self.settings)
+        except BaseException:
+            repo_map.cancel()
+            raise
         self.profile = profile.prepare_tools(
             self, client.model
         )  # full or small: tools, limits (agent/profile.py)
@@ -219,7 +225,7 @@ class AgentRun:
             contextWindow=self.conversation.compactor.window,
             maxIterations=self.settings.max_iterations,
         )
-        self.repo_map = await self._repo_map()
+        self.repo_map = await repo_map
         self.conversation.write_system_prompt()
         await fold_conversation(self)  # a conversation over its budget: the oldest exchanges become a summary
         return await profile.first_message(self, self.profile, self.task_message())

@@ -6,7 +6,8 @@ Script steps are consumed in order, one per POST /v1/chat/completions request:
      "delay": 0.5, "status": 429, "error": "message", "usage": {"prompt_tokens": 10, "completion_tokens": 5},
      "match": "substring", "drop_stream": true, "finish_reason": "stop"}
 
-"usage": false leaves usage out of the reply (as some providers do). A step with "match" is only used when that substring appears in the request's last user/tool message; such
+"usage": false leaves usage out of the reply (as some providers do). "refusal": "text" sends OpenAI's refusal field
+(with "finish_reason": "content_filter", a provider's content filter stopping the reply). A step with "match" is only used when that substring appears in the request's last user/tool message; such
 steps take priority over plain steps. Replies stream as server-sent events when the request asks for it.
 
 Fault steps (for reliability tests):

@@ -114,6 +114,8 @@ def completion(body: dict, step: dict, index: int) -> dict:
     calls = tool_calls(step, index)
     if calls:
         message["tool_calls"] = calls
+    if step.get("refusal"):
+        message["refusal"] = step["refusal"]
     reply = {
         "id": f"chatcmpl-scripted-{index}",
         "object": "chat.completion",
@@ -143,6 +145,8 @@ def stream_chunks(body: dict, step: dict, index: int) -> Iterable[dict]:
     content = str(step.get("content") or "")
     for start in range(0, len(content), 16):
         yield chunk({"content": content[start : start + 16]})
+    if step.get("refusal"):
+        yield chunk({"refusal": str(step["refusal"])})
     for i, call in enumerate(tool_calls(step, index)):
         args = call["function"]["arguments"]
         head = {"index": i, "id": call["id"], "type": "function"}

@@ -85,12 +85,59 @@ class RecordingClient:
         return "".join(u.content.text for u in self.of(kind) if getattr(u.content, "type", "") == "text")
 
 
+class ClientSwitch:
+    """The client of a connection shared by a test module: each call goes to the current test's RecordingClient."""
+
+    def __init__(self) -> None:
+        self.current = RecordingClient()
+
+    async def request_permission(self, **kw: Any) -> Any:
+        return await self.current.request_permission(**kw)
+
+    async def session_update(self, **kw: Any) -> None:
+        await self.current.session_update(**kw)
+
+    async def write_text_file(self, **kw: Any) -> Any:
+        return await self.current.write_text_file(**kw)
+
+    async def read_text_file(self, **kw: Any) -> Any:
+        return await self.current.read_text_file(**kw)
+
+
+@dataclass
+class SharedAgent:
+    """One `lsp-agent acp` process and scripted model for a whole test module; each test opens its own session."""
+
+    conn: Any
+    proc: asyncio.subprocess.Process
+    server: ScriptedModelServer
+    switch: ClientSwitch
+    env: dict[str, str]
+
+    def client(self, **kw: Any) -> RecordingClient:
+        """A fresh recording client for this test (answers, buffers as given)."""
+        self.switch.current = RecordingClient(**kw)
+        return self.switch.current
+
+    def script(self, steps: list[dict]) -> ScriptedModelServer:
+        """The scripted model, answering this test's steps (earlier requests forgotten)."""
+        self.server.reset(steps)
+        return self.server
+
+    async def session(self, workspace: Path, **kw: Any) -> str:
+        """A new session in `workspace`; its id."""
+        return (
+            await self.conn.new_session(cwd=str(workspace), mcp_servers=kw.get("mcp_servers", []))
+        ).session_id
+
+
 def agent_env(server: ScriptedModelServer | None, home: Path, **extra: str) -> dict[str, str]:
     """The environment of a spawned `lsp-agent acp` (scripted model, private cache and config dirs)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("LSP_AGENT_")}
     env.update(
         XDG_CACHE_HOME=str(home / "cache"),
         XDG_CONFIG_HOME=str(home / "config"),
+        XDG_STATE_HOME=str(home / "state"),
         LITELLM_LOCAL_MODEL_COST_MAP="True",
         **extra,
     )

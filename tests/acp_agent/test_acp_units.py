@@ -105,3 +105,20 @@ async def test_one_index_per_folder_shared_by_sessions(tmp_path: Path) -> None:
     pool.start(tmp_path, Settings(), force=True)  # /reindex refreshes the same index
     assert await pool.get(tmp_path, timeout=60) is index
     await asyncio.sleep(0)
+
+
+def test_litellm_logs_never_reach_stdout_the_protocol_channel(capsys) -> None:
+    import logging
+
+    from lsp_agent.agent.model import get_litellm
+
+    get_litellm()
+    logger = logging.getLogger("LiteLLM")
+    level = logger.level
+    logger.setLevel(logging.DEBUG)
+    try:
+        logger.info("LiteLLM completion() model= scripted")
+        logger.debug("more detail")
+    finally:
+        logger.setLevel(level)
+    assert capsys.readouterr().out == ""
