@@ -25,3 +25,11 @@ def _private_cache(tmp_path_factory, monkeypatch):
         "XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config"))
     )  # remembered permissions
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))  # last proposal, spend
+
+
+@pytest.fixture(scope="session")
+def litellm_imported() -> None:
+    """litellm imported once per test process, before the first test that needs it (a first import takes seconds)."""
+    from lsp_agent.agent.model import get_litellm
+
+    get_litellm()

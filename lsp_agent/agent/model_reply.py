@@ -11,6 +11,7 @@ from typing import Any
 from lsp_agent.agent.model_errors import ModelError
 from lsp_agent.agent.parsing import ToolCall
 from lsp_agent.agent.sanitize import MAX_ARGUMENT_DEPTH, clean_text, clean_value, nesting_depth
+from lsp_agent.agent.stream_reply import assemble_stream
 
 
 @dataclass
@@ -76,7 +77,7 @@ async def read_stream(
             kind="dropped",
             transient=True,
         )
-    return litellm.stream_chunk_builder(chunks, messages=params["messages"])
+    return assemble_stream(litellm, chunks)
 
 
 def _carries_reply(chunk: Any) -> bool:

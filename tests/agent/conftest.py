@@ -6,13 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.agent.model import get_litellm
-
 
 @pytest.fixture(scope="session", autouse=True)
-def _litellm_once():
-    """Import litellm once per test process."""
-    get_litellm()
+def _litellm_once(litellm_imported: None) -> None:
+    """Every agent test goes through litellm: imported once per test process."""
 
 
 @pytest.fixture

@@ -133,6 +133,33 @@ async def test_usage_is_counted_locally_when_the_provider_sends_none(workspace, 
     assert reply.cost == pytest.approx(expected, rel=0.01)
 
 
+async def test_a_streamed_reply_is_the_same_reply_as_an_unstreamed_one():
+    """Text, several tool calls in order (their arguments sent in pieces), finish reason, usage and price."""
+    args = {"path": "pkg/calc.py", "old_text": "return a - b\n" * 4, "new_text": "return a + b\n" * 4}
+    step = {
+        "content": "I read the module, then fix the sign in add and check the tests still pass.",
+        "tool_calls": [call("read_file", path="pkg/calc.py"), call("edit_file", **args), call("list_files")],
+        "usage": {"prompt_tokens": 1000, "completion_tokens": 500},
+    }
+    replies = []
+    for stream in (False, True):
+        with ScriptedModelServer([step]) as server:
+            settings = scripted_settings(server).replace(model="openai/gpt-4o-mini")
+            replies.append(
+                await ModelClient(settings, stream=stream).complete([{"role": "user", "content": "go"}])
+            )
+    plain, streamed = replies
+    assert streamed.message == plain.message and streamed.content == plain.content
+    assert [c.name for c in streamed.tool_calls] == ["read_file", "edit_file", "list_files"]
+    assert streamed.tool_calls == plain.tool_calls and streamed.tool_calls[1].arguments == args
+    assert (streamed.finish_reason, streamed.prompt_tokens, streamed.completion_tokens) == (
+        "tool_calls",
+        1000,
+        500,
+    )
+    assert streamed.cost == plain.cost > 0 and not streamed.usage_estimated
+
+
 async def test_the_token_budget_holds_without_provider_usage(workspace):
     step = {"content": "", "tool_calls": [call("read_file", path="pkg/calc.py")], "usage": False}
     o = await run_script(workspace, [step] * 10, token_budget=600)

@@ -32,8 +32,5 @@ def shared_manager(http_notes_url: str) -> Iterator[McpManager]:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _litellm_once() -> None:
+def _litellm_once(litellm_imported: None) -> None:
     """Import litellm once per test process (the agent tests go through its real code path)."""
-    from lsp_agent.agent.model import get_litellm
-
-    get_litellm()

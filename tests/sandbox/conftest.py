@@ -17,6 +17,12 @@ from lsp_agent.workspace.overlay import Overlay
 
 
 @pytest.fixture
+def no_pytest_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytest runs in the sandbox load no plugins: the tiny project needs none, and they start faster."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+
+
+@pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A tiny package whose test fails until add() is fixed."""
     root = tmp_path / "proj"

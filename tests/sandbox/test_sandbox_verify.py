@@ -10,18 +10,7 @@ from sandbox_helpers import CALC, asker, run_scripted, snapshot
 TASK = "The tests in tests/test_calc.py fail since the last change to pkg/calc.py; fix it."
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _litellm_once() -> None:
-    """Import litellm once for this module."""
-    from lsp_agent.agent.model import get_litellm
-
-    get_litellm()
-
-
-@pytest.fixture(autouse=True)
-def _no_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The tiny project needs no pytest plugins: faster test runs in the sandbox."""
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+pytestmark = pytest.mark.usefixtures("litellm_imported", "no_pytest_plugins")
 
 
 def tool(name: str, **arguments: object) -> dict:
