@@ -1,0 +1,126 @@
+"""The embedding half of the localization benchmark: rankers over an index that holds vectors, and their cost.
+
+localization.py --embeddings local (or a litellm model) adds these systems next to the default ones, each
+ranking the same instances in the same run:
+- `search + dense (chunk RRF)`: `WorkspaceIndex.search` with its reciprocal rank fusion of BM25 and vector chunk
+  rankings, read as files;
+- `locate + dense (fused)`: `WorkspaceIndex.locate` with the best chunk's cosine as DENSE_SHARE of each file's
+  text score (what a user with `--embeddings` gets);
+- `dense alone`: files by their best chunk's cosine (no BM25, no names): what the vectors know on their own;
+- variants worth measuring: other dense shares, and the default ranking fused with the dense file ranking by
+  reciprocal rank at file level.
+Vectors come through the machine-wide vector cache (lsp_agent/index/vector_cache.py), one file for the whole
+benchmark, so a repository's later trees embed only the chunks that changed since the earlier ones.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from lsp_agent.index import IndexConfig, WorkspaceIndex
+from lsp_agent.index.dense import reciprocal_rank_fusion
+from lsp_agent.index.dense_ranking import dense_file_scores
+from lsp_agent.index.vector_cache import VectorCache
+
+Ranker = Callable[[str], list[str]]
+SHARES = (0.15, 0.5)  # dense shares tried next to locate's DENSE_SHARE
+
+
+def open_dense_index(root: Path, db: Path, embeddings: str, vectors: Path) -> tuple[WorkspaceIndex, dict]:
+    """The tree's index with vectors, and what its first refresh cost: seconds (parsing and embedding), chunks,
+    and how many of them were embedded then (the others came from the vector cache). Kept next to the database."""
+    cost_file = db.with_suffix(".cost.json")
+    before = _cached_vectors(vectors)
+    index = WorkspaceIndex(root, IndexConfig(embeddings=embeddings, embedding_cache=vectors), db_path=db)
+    started = time.perf_counter()
+    stats = index.refresh()
+    if stats.parsed or not cost_file.exists():
+        cost = {
+            "seconds": time.perf_counter() - started,
+            "chunks": stats.chunks,
+            "embedded": _cached_vectors(vectors) - before,
+        }
+        cost_file.write_text(json.dumps(cost))
+    return index, json.loads(cost_file.read_text())
+
+
+def _cached_vectors(path: Path) -> int:
+    cache = VectorCache(path)
+    try:
+        return cache.stats()[0]
+    finally:
+        cache.close()
+
+
+def dense_files(index: WorkspaceIndex, query: str) -> list[str]:
+    """Files by their best chunk's cosine to the query alone."""
+    with index._read_lock:
+        index._ensure_rankers()
+        files = index._file_map()
+        scores = dense_file_scores(index._embedder, index._vectors, query, files)
+    if scores is None:
+        return []
+    order = np.argsort(-scores, kind="stable")[:50]
+    return [files.paths[int(i)] for i in order if scores[int(i)] > 0]
+
+
+def locate_files(index: WorkspaceIndex, query: str) -> list[str]:
+    """locate's file ranking."""
+    return [f.path for f in index.locate(query, limit=50)]
+
+
+def search_files(index: WorkspaceIndex, query: str) -> list[str]:
+    """`search` hits read as files, in order of first appearance."""
+    files: list[str] = []
+    for hit in index.search(query, top_k=50):
+        if hit.path not in files:
+            files.append(hit.path)
+    return files
+
+
+def with_share(index: WorkspaceIndex, share: float) -> Ranker:
+    """locate with another dense share."""
+    import lsp_agent.index.locate as locate_module
+
+    def rank(query: str) -> list[str]:
+        """locate's file ranking with DENSE_SHARE replaced during the call."""
+        saved = locate_module.DENSE_SHARE
+        locate_module.DENSE_SHARE = share
+        try:
+            return locate_files(index, query)
+        finally:
+            locate_module.DENSE_SHARE = saved
+
+    return rank
+
+
+def file_rrf(default: WorkspaceIndex, dense: WorkspaceIndex) -> Ranker:
+    """The default locate ranking and the dense file ranking fused by reciprocal rank."""
+
+    def rank(query: str) -> list[str]:
+        """Both file rankings, fused."""
+        first = [(p, 0.0) for p in locate_files(default, query)]
+        second = [(p, 0.0) for p in dense_files(dense, query)]
+        return [str(p) for p, _ in reciprocal_rank_fusion(first, second)][:50]
+
+    return rank
+
+
+def dense_systems(default: WorkspaceIndex, dense: WorkspaceIndex, label: str) -> dict[str, Ranker]:
+    """The rankers that use the vectors, by the name the table shows."""
+    from lsp_agent.index.locate import DENSE_SHARE
+
+    systems: dict[str, Ranker] = {
+        f"search + {label} (chunk RRF)": lambda q: search_files(dense, q),
+        f"locate + {label} (share {DENSE_SHARE})": lambda q: locate_files(dense, q),
+        f"{label} alone (best chunk)": lambda q: dense_files(dense, q),
+        f"locate + {label} (file RRF)": file_rrf(default, dense),
+    }
+    for share in SHARES:
+        systems[f"locate + {label} (share {share})"] = with_share(dense, share)
+    return systems
