@@ -203,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
     missing: list[str] = []
     sources: dict[str, set[str]] = defaultdict(set)
     use_dense = args.embeddings.lower() not in ("", "none", "off", "false")
-    for n, (corpus, instances) in enumerate(trees):
+    for corpus, instances in trees:
         sources[corpus.repo].add(corpus.source)
         index, seconds = open_index(corpus)
         dense, cost = None, {}
@@ -234,8 +234,8 @@ def run(args: argparse.Namespace) -> int:
                 for name, (_, kind) in systems.items():
                     index_time[name][repo] += cost_of[kind]
             _rank_instances(corpus, instances, systems, results, missing, args.verbose)
-        if n + 1 == len(trees) or trees[n + 1][0].repo != corpus.repo:
-            _print(results, index_time, sources, missing, len(rows))  # so far, after each repository
+        if results:  # the table so far, after each tree (a long embedding run can be read while it goes)
+            _print(results, index_time, sources, missing, len(rows))
     return 0
 
 
@@ -282,6 +282,7 @@ def _print(results, index_time, sources, missing, total) -> None:  # noqa: ANN00
                     f"{m[h]:7.3f}" if h.startswith(("acc", "MRR")) else f"{m[h]:7.1f}" for h in header
                 )
             )
+    sys.stdout.flush()
 
 
 def main() -> int:
