@@ -16,8 +16,9 @@ benchmark, so a repository's later trees embed only the chunks that changed sinc
 from __future__ import annotations
 
 import json
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +26,7 @@ import numpy as np
 from lsp_agent.index import IndexConfig, WorkspaceIndex
 from lsp_agent.index.dense import reciprocal_rank_fusion
 from lsp_agent.index.dense_ranking import dense_file_scores
+from lsp_agent.index.embeddings import Embedder
 from lsp_agent.index.vector_cache import VectorCache
 
 Ranker = Callable[[str], list[str]]
@@ -111,6 +113,48 @@ def file_rrf(default: WorkspaceIndex, dense: WorkspaceIndex) -> Ranker:
     return rank
 
 
+_FENCE = re.compile(r"```.*?(?:```|\Z)|<!--.*?(?:-->|\Z)", re.S)  # code blocks, issue-template comments
+_CODE_LINE = re.compile(
+    r"^\s*(>>>|\.\.\.|\$|In \[\d+\]:|Out\[\d+\]:|Traceback|File \"|\w*(Error|Exception)\b:?).*$", re.M
+)
+
+
+def prose_of(query: str) -> str:
+    """An issue's prose: the query without code blocks, template comments, interpreter lines and tracebacks
+    (all of it if that leaves almost nothing)."""
+    prose = _CODE_LINE.sub("", _FENCE.sub(" ", query))
+    prose = re.sub(r"\n\s*\n+", "\n", prose).strip()
+    return prose if len(prose) >= 40 else query
+
+
+class ProseQueries:
+    """An embedder that embeds the prose of what it is given (for queries only: chunk vectors are all cached)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.name = inner.name
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """The inner model's vectors of each text's prose."""
+        return self.inner.embed([prose_of(t) for t in texts])
+
+
+def prose_query(index: WorkspaceIndex) -> Ranker:
+    """locate (fused) with only the issue's prose embedded as the query."""
+
+    def rank(query: str) -> list[str]:
+        """locate's file ranking, the query's vector from its prose."""
+        inner = index._embedder
+        assert inner is not None
+        index._embedder = ProseQueries(inner)
+        try:
+            return locate_files(index, query)
+        finally:
+            index._embedder = inner
+
+    return rank
+
+
 def dense_systems(default: WorkspaceIndex, dense: WorkspaceIndex, label: str) -> dict[str, Ranker]:
     """The rankers that use the vectors, by the name the table shows."""
     from lsp_agent.index.locate import DENSE_SHARE
@@ -123,4 +167,5 @@ def dense_systems(default: WorkspaceIndex, dense: WorkspaceIndex, label: str) ->
     }
     for share in SHARES:
         systems[f"locate + {label} (share {share})"] = with_share(dense, share)
+    systems[f"locate + {label} (prose query)"] = prose_query(dense)
     return systems
