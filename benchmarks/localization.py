@@ -187,7 +187,12 @@ def _systems(args: argparse.Namespace, corpus: Corpus, index, dense) -> dict[str
         systems.update({name: (ablated(index, patch), "default") for name, patch in ABLATIONS.items()})
     if dense is not None:
         label = "MiniLM" if args.embeddings == "local" else args.embeddings
-        systems.update({name: (rank, "dense") for name, rank in dense_systems(index, dense, label).items()})
+        systems.update(
+            {
+                name: (rank, "dense")
+                for name, rank in dense_systems(index, dense, label, CACHE / "vectors.sqlite3").items()
+            }
+        )
     return systems
 
 

@@ -26,8 +26,9 @@ import numpy as np
 from lsp_agent.index import IndexConfig, WorkspaceIndex
 from lsp_agent.index.dense import reciprocal_rank_fusion
 from lsp_agent.index.dense_ranking import dense_file_scores
-from lsp_agent.index.embeddings import Embedder
-from lsp_agent.index.vector_cache import VectorCache
+from lsp_agent.index.embeddings import MAX_EMBED_CHARS, Embedder
+from lsp_agent.index.rows import text_hash
+from lsp_agent.index.vector_cache import VectorCache, cache_model_key
 
 Ranker = Callable[[str], list[str]]
 SHARES = (0.15, 0.5)  # dense shares tried next to locate's DENSE_SHARE
@@ -155,7 +156,82 @@ def prose_query(index: WorkspaceIndex) -> Ranker:
     return rank
 
 
-def dense_systems(default: WorkspaceIndex, dense: WorkspaceIndex, label: str) -> dict[str, Ranker]:
+class FileSummaries:
+    """One vector per file, of its path and the names it defines in order (a repo map entry): ~10x fewer and
+    shorter texts than its chunks. Embedded once through the vector cache, under a model key of their own."""
+
+    def __init__(self, index: WorkspaceIndex, vectors: Path) -> None:
+        names: dict[str, list[str]] = {}
+        rows = index._reader.conn.execute(
+            "SELECT f.path, COALESCE(s.qualified_name, s.name) FROM files f LEFT JOIN symbols s ON s.file_id=f.id "
+            "WHERE f.language != 'binary' ORDER BY f.path, s.line"
+        )
+        for path, name in rows:
+            names.setdefault(path, [])
+            if name:
+                names[path].append(name)
+        texts = {path: f"{path}\n{' '.join(defined)}"[:MAX_EMBED_CHARS] for path, defined in names.items()}
+        embedder = index._embedder
+        assert embedder is not None
+        key = cache_model_key(embedder.name, None) + "|file-summary"
+        hashes = {path: text_hash(text) for path, text in texts.items()}
+        cache = VectorCache(vectors)
+        started = time.perf_counter()
+        known = cache.get(key, hashes.values())
+        todo = sorted({h: p for p, h in hashes.items() if h not in known}.items())
+        for i in range(0, len(todo), 256):
+            batch = todo[i : i + 256]
+            items = list(
+                zip([h for h, _ in batch], embedder.embed([texts[p] for _, p in batch]), strict=True)
+            )
+            cache.put(key, items)
+            known.update(items)
+        cache.close()
+        self.embedded, self.seconds = len(todo), time.perf_counter() - started
+        self.position = {path: i for i, path in enumerate(texts)}
+        self.matrix = np.vstack([known[hashes[path]] for path in texts])
+
+    def scores(self, qvec: np.ndarray, paths: list[str]) -> np.ndarray:
+        """Each of `paths`' summary cosine to the query vector (0 for files without one)."""
+        cosines = self.matrix @ qvec
+        return np.array([cosines[self.position[p]] if p in self.position else 0.0 for p in paths])
+
+
+def summary_locate(index: WorkspaceIndex, summaries: FileSummaries) -> Ranker:
+    """locate with the files' summary cosine in place of their best chunk's."""
+    import lsp_agent.index.workspace_index as workspace_module
+
+    def summary_scores(embedder, vectors, query, files):  # noqa: ANN001, ANN202
+        return summaries.scores(embedder.embed([query])[0], files.paths)
+
+    def rank(query: str) -> list[str]:
+        """locate's file ranking, its dense half from the file summaries."""
+        saved = workspace_module.dense_file_scores
+        workspace_module.dense_file_scores = summary_scores
+        try:
+            return locate_files(index, query)
+        finally:
+            workspace_module.dense_file_scores = saved
+
+    return rank
+
+
+def summaries_alone(index: WorkspaceIndex, summaries: FileSummaries) -> Ranker:
+    """Files by their summary's cosine to the query alone."""
+
+    def rank(query: str) -> list[str]:
+        """The file summaries nearest the query."""
+        assert index._embedder is not None
+        paths = list(summaries.position)
+        scores = summaries.scores(index._embedder.embed([query])[0], paths)
+        return [paths[int(i)] for i in np.argsort(-scores, kind="stable")[:50]]
+
+    return rank
+
+
+def dense_systems(
+    default: WorkspaceIndex, dense: WorkspaceIndex, label: str, vectors: Path
+) -> dict[str, Ranker]:
     """The rankers that use the vectors, by the name the table shows."""
     from lsp_agent.index.locate import DENSE_SHARE
 
@@ -168,4 +244,8 @@ def dense_systems(default: WorkspaceIndex, dense: WorkspaceIndex, label: str) ->
     for share in SHARES:
         systems[f"locate + {label} (share {share})"] = with_share(dense, share)
     systems[f"locate + {label} (prose query)"] = prose_query(dense)
+    summaries = FileSummaries(dense, vectors)
+    print(f"  file summaries: {summaries.embedded} embedded in {summaries.seconds:.1f} s", flush=True)
+    systems[f"locate + {label} (file summaries)"] = summary_locate(dense, summaries)
+    systems[f"{label} alone (file summaries)"] = summaries_alone(dense, summaries)
     return systems
