@@ -14,7 +14,8 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -72,10 +73,10 @@ class VectorCache:
                 ).fetchall()
                 for h, blob in rows:
                     out[h] = np.frombuffer(blob, dtype=np.float32)
-                if rows:
+            if out:
+                with self._transaction():
                     self._conn.executemany(
-                        "UPDATE vectors SET used=? WHERE model=? AND hash=?",
-                        [(now, model, h) for h, _ in rows],
+                        "UPDATE vectors SET used=? WHERE model=? AND hash=?", [(now, model, h) for h in out]
                     )
         return out
 
@@ -85,17 +86,22 @@ class VectorCache:
         rows = [(model, h, np.asarray(v, dtype=np.float32).tobytes(), now) for h, v in items]
         if not rows:
             return
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                self._conn.executemany(
-                    "INSERT OR REPLACE INTO vectors(model, hash, vec, used) VALUES(?,?,?,?)", rows
-                )
-                self._trim()
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+        with self._lock, self._transaction():
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO vectors(model, hash, vec, used) VALUES(?,?,?,?)", rows
+            )
+            self._trim()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One write transaction (hold the lock): a batch of rows costs one commit, not one each."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
 
     def _trim(self) -> None:
         """Drop the least recently used vectors until the cache fits EVICT_TO of its budget (hold the lock)."""
