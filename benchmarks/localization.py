@@ -28,6 +28,7 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +38,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from localization_corpus import CACHE, Corpus, corpus_for, default_mirrors  # noqa: E402
+from localization_dense import dense_systems, open_dense_index, search_files  # noqa: E402
 
 DEFAULT_DATA = Path("/work/shared/bench/swe-lite-localization-dev.jsonl")
 KS = (1, 3, 5, 10)
@@ -64,15 +66,6 @@ class WholeFileBM25:
         from lsp_agent.index.tokens import tokenize
 
         return [self.paths[int(i)] for i, _ in self.index.search(tokenize(query), 50)]
-
-
-def search_files(index, query: str) -> list[str]:  # noqa: ANN001
-    """`search` hits read as files, in order of first appearance."""
-    files: list[str] = []
-    for hit in index.search(query, top_k=50):
-        if hit.path not in files:
-            files.append(hit.path)
-    return files
 
 
 # Each variant turns one part of locate off (module constants patched for the call), to show what it adds.
@@ -107,15 +100,19 @@ def ablated(index, patch: dict[str, dict[str, float]]) -> Ranker:  # noqa: ANN00
     return rank
 
 
-def open_index(corpus: Corpus, embeddings: str) -> tuple[object, float]:
-    """The corpus's WorkspaceIndex (cached database); seconds the first full index took."""
+def _db_path(corpus: Corpus, embeddings: str) -> Path:
+    name = corpus.root.relative_to(CACHE).as_posix().replace("/", "__")
+    return CACHE / "index" / f"{name}-{embeddings.replace('/', '_')}.sqlite"
+
+
+def open_index(corpus: Corpus) -> tuple[object, float]:
+    """The corpus's default WorkspaceIndex (cached database, no embeddings); seconds the first full index took."""
     from lsp_agent.index import IndexConfig, WorkspaceIndex
 
-    name = corpus.root.relative_to(CACHE).as_posix().replace("/", "__")
-    db = CACHE / "index" / f"{name}-{embeddings.replace('/', '_')}.sqlite"
+    db = _db_path(corpus, "none")
     timing = db.with_suffix(".seconds")
     db.parent.mkdir(parents=True, exist_ok=True)
-    index = WorkspaceIndex(corpus.root, IndexConfig(embeddings=embeddings), db_path=db)
+    index = WorkspaceIndex(corpus.root, IndexConfig(), db_path=db)
     started = time.perf_counter()
     stats = index.refresh()
     if stats.parsed or not timing.exists():
@@ -145,22 +142,27 @@ def _load(args: argparse.Namespace) -> list[dict]:
     rows = [json.loads(line) for line in args.data.read_text().splitlines() if line.strip()]
     if args.repo:
         rows = [r for r in rows if args.repo in r["repo"]]
+    if args.every > 1:  # a deterministic subset: every k-th instance of each repository, in the file's order
+        seen: dict[str, int] = defaultdict(int)
+        kept = []
+        for row in rows:
+            if seen[row["repo"]] % args.every == 0:
+                kept.append(row)
+            seen[row["repo"]] += 1
+        rows = kept
     return rows[: args.limit] if args.limit else rows
 
 
-def run(args: argparse.Namespace) -> int:
-    """Index each tree once, rank every instance with every system, print the table."""
-    rows = _load(args)
-    if not rows:
-        print(f"no instances in {args.data} match --repo {args.repo!r}")
-        return 0
+def _trees(rows: list[dict], mirrors: Path | None, min_instances: int) -> list[tuple[Corpus, list[dict]]]:
+    """Each tree with its instances (at least `min_instances`), a repository's trees oldest first (consecutive
+    ones share most chunks)."""
     by_corpus: dict[Path, tuple[Corpus, list[dict]]] = {}
     skipped: dict[str, str] = {}
     for row in rows:
         if row["repo"] in skipped:
             continue
         try:
-            corpus = corpus_for(row["repo"], row["id"], row["base_commit"], args.mirrors)
+            corpus = corpus_for(row["repo"], row["id"], row["base_commit"], mirrors)
         except (OSError, LookupError, subprocess.CalledProcessError) as exc:
             skipped[row["repo"]] = str(exc)
             continue
@@ -171,49 +173,92 @@ def run(args: argparse.Namespace) -> int:
             f"of <owner>+<name> git directories, e.g. what the search tool's fetch of github:{repo} leaves), "
             "or let pip reach PyPI for the release fallback."
         )
-    if not by_corpus:
+    trees = [t for t in by_corpus.values() if len(t[1]) >= min_instances]
+    return sorted(trees, key=lambda t: (t[0].repo, t[0].when))
+
+
+def _systems(args: argparse.Namespace, corpus: Corpus, index, dense) -> dict[str, tuple[Ranker, str]]:  # noqa: ANN001
+    """The rankers for one tree, each with the index whose cost it pays ("default" or "dense")."""
+    systems: dict[str, tuple[Ranker, str]] = {
+        "search, hits as files": (lambda q: search_files(index, q), "default"),
+        "locate (default)": (lambda q: [f.path for f in index.locate(q, limit=50)], "default"),
+    }
+    if args.ablations:
+        systems.update({name: (ablated(index, patch), "default") for name, patch in ABLATIONS.items()})
+    if dense is not None:
+        label = "MiniLM" if args.embeddings == "local" else args.embeddings
+        systems.update(
+            {
+                name: (rank, "dense")
+                for name, rank in dense_systems(index, dense, label, CACHE / "vectors.sqlite3").items()
+            }
+        )
+    return systems
+
+
+def run(args: argparse.Namespace) -> int:
+    """Index each tree once, rank every instance with every system, print the table."""
+    rows = _load(args)
+    if not rows:
+        print(f"no instances in {args.data} match --repo {args.repo!r}")
         return 0
+    trees = _trees(rows, args.mirrors, args.min_instances)
     results: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     index_time: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     missing: list[str] = []
     sources: dict[str, set[str]] = defaultdict(set)
-    for corpus, instances in by_corpus.values():
+    use_dense = args.embeddings.lower() not in ("", "none", "off", "false")
+    for corpus, instances in trees:
         sources[corpus.repo].add(corpus.source)
-        index, seconds = open_index(corpus, args.embeddings)
-        with index:
-            paths = sorted(index.indexed_paths()) if hasattr(index, "indexed_paths") else _walk_paths(index)
+        index, seconds = open_index(corpus)
+        dense, cost = None, {}
+        if use_dense:
+            db = _db_path(corpus, args.embeddings)
+            dense, cost = open_dense_index(corpus.root, db, args.embeddings, CACHE / "vectors.sqlite3")
+        print(f"{corpus.repo} {corpus.source}: {len(instances)} instances, index {seconds:.1f} s", end="")
+        if cost:
+            print(
+                f"; with {args.embeddings} {cost['seconds']:.1f} s, {cost['embedded']} of {cost['chunks']} "
+                "chunks embedded (the rest from the vector cache)",
+                end="",
+            )
+        print(flush=True)
+        with index, dense or nullcontext():
+            paths = _walk_paths(index)
             started = time.perf_counter()
             baseline = WholeFileBM25(corpus.root, paths)
-            systems: dict[str, Ranker] = {
-                "BM25 whole files (baseline)": baseline.rank,
-                "search, hits as files": lambda q, ix=index: search_files(ix, q),
-            }
-            if hasattr(index, "locate"):
-                systems["locate (default)"] = lambda q, ix=index: [f.path for f in ix.locate(q, limit=50)]
-                if args.ablations:
-                    systems.update({name: ablated(index, patch) for name, patch in ABLATIONS.items()})
-            for rank in systems.values():
-                rank("warm up")  # builds the in-memory rankers once, as a running server has them
+            systems = {"BM25 whole files (baseline)": (baseline.rank, "baseline")}
+            systems.update(_systems(args, corpus, index, dense))
+            for rank, _ in systems.values():
+                rank(
+                    "warm up"
+                )  # builds the in-memory rankers once (and loads the model), as a server has them
+            cost_of = {"baseline": time.perf_counter() - started, "default": seconds}
+            cost_of["dense"] = cost.get("seconds", 0.0)
             for repo in (corpus.repo, "overall"):
-                index_time["BM25 whole files (baseline)"][repo] += time.perf_counter() - started
-                for name in systems:
-                    if name != "BM25 whole files (baseline)":
-                        index_time[name][repo] += seconds
-            for row in instances:
-                if not all((corpus.root / g).is_file() for g in row["gold"]):
-                    missing.append(f"{row['id']} ({corpus.source})")
-                    continue
-                for name, rank in systems.items():
-                    t = time.perf_counter()
-                    ranking = rank(row["query"])
-                    elapsed = time.perf_counter() - t
-                    r = _rank_of(ranking, row["gold"])
-                    results[name][corpus.repo].append((r, elapsed))
-                    results[name]["overall"].append((r, elapsed))
-                    if args.verbose and name.startswith("locate"):
-                        print(f"  {row['id']}: rank {r} top {ranking[:3]}")
-    _print(results, index_time, sources, missing, len(rows))
+                for name, (_, kind) in systems.items():
+                    index_time[name][repo] += cost_of[kind]
+            _rank_instances(corpus, instances, systems, results, missing, args.verbose)
+        if results:  # the table so far, after each tree (a long embedding run can be read while it goes)
+            _print(results, index_time, sources, missing, len(rows))
     return 0
+
+
+def _rank_instances(corpus: Corpus, instances: list[dict], systems, results, missing, verbose: bool) -> None:  # noqa: ANN001
+    """Rank each instance of a tree with every system, recording the gold file's rank and the query time."""
+    for row in instances:
+        if not all((corpus.root / g).is_file() for g in row["gold"]):
+            missing.append(f"{row['id']} ({corpus.source})")
+            continue
+        for name, (rank, _) in systems.items():
+            t = time.perf_counter()
+            ranking = rank(row["query"])
+            elapsed = time.perf_counter() - t
+            r = _rank_of(ranking, row["gold"])
+            results[name][corpus.repo].append((r, elapsed))
+            results[name]["overall"].append((r, elapsed))
+            if verbose and name.startswith("locate"):
+                print(f"  {row['id']} {name}: rank {r} top {ranking[:3]}")
 
 
 def _walk_paths(index) -> list[str]:  # noqa: ANN001
@@ -242,6 +287,7 @@ def _print(results, index_time, sources, missing, total) -> None:  # noqa: ANN00
                     f"{m[h]:7.3f}" if h.startswith(("acc", "MRR")) else f"{m[h]:7.1f}" for h in header
                 )
             )
+    sys.stdout.flush()
 
 
 def main() -> int:
@@ -255,6 +301,10 @@ def main() -> int:
     )
     ap.add_argument("--repo", help="only instances whose repo contains this")
     ap.add_argument("--limit", type=int, help="only the first N instances (after --repo)")
+    ap.add_argument("--every", type=int, default=1, help="only every K-th instance of each repository")
+    ap.add_argument(
+        "--min-instances", type=int, default=1, help="only trees with at least N instances (fewer to embed)"
+    )
     ap.add_argument("--embeddings", default="none", help="index embeddings: none | local | a litellm model")
     ap.add_argument("--ablations", action="store_true", help="also run locate with each part turned off")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each instance's rank")

@@ -71,6 +71,9 @@ class Corpus:
     repo: str
     root: Path
     source: str
+    when: float = (
+        0.0  # orders a repository's trees oldest first: commit time, or the release's place in RELEASES
+    )
 
 
 def mirror_dir(mirrors: Path | None, repo: str) -> Path | None:
@@ -102,7 +105,13 @@ def from_git(git_dir: Path, repo: str, commit: str) -> Corpus:
             capture_output=True,
         ).stdout
         _extract_tar(tarfile.open(fileobj=io.BytesIO(archive)), dest, strip=0, prefix="")
-    return Corpus(repo, dest, f"git {commit[:12]}")
+    stamp = subprocess.run(
+        ["git", f"--git-dir={git_dir}", "show", "-s", "--format=%ct", commit],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return Corpus(repo, dest, f"git {commit[:12]}", float(stamp.strip() or 0))
 
 
 def release_for(repo: str, instance_id: str) -> str:
@@ -156,7 +165,8 @@ def from_release(repo: str, version: str) -> Corpus:
             _extract_wheel(dist, dest, prefix)
         else:
             _extract_tar(tarfile.open(dist), dest, strip=1, prefix=prefix)
-    return Corpus(repo, dest, f"release {version}")
+    order = [v for _, v in RELEASES[repo]].index(version)
+    return Corpus(repo, dest, f"release {version}", float(order))
 
 
 def _extract_tar(tar: tarfile.TarFile, dest: Path, strip: int, prefix: str) -> None:

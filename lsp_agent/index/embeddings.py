@@ -11,6 +11,8 @@ import numpy as np
 
 LOCAL_MODEL_NAME = "local:all-MiniLM-L6-v2"
 MAX_EMBED_CHARS = 2000
+# Bump when embedding_text() changes: vectors cached for the old text are then not reused.
+EMBEDDING_TEXT_VERSION = 1
 BATCH_SIZE = 64
 
 

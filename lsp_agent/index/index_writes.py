@@ -13,6 +13,7 @@ from lsp_agent.index.models import IndexConfig
 from lsp_agent.index.pipeline import PARALLEL_MIN_FILES, FileJob, FileResult, Workers
 from lsp_agent.index.rows import FileRows, file_rows, text_hash
 from lsp_agent.index.store import BINARY_LANGUAGE, FileRecord, IndexStore
+from lsp_agent.index.vector_cache import SharedVectors
 from lsp_agent.workspace.walk import walk_workspace
 
 Progress = Callable[[int, int, str], None]
@@ -78,18 +79,34 @@ def store_result(
 
 
 def embed_missing(
-    embedder: Embedder | None, store: IndexStore, progress: Progress | None, cancel: threading.Event | None
+    embedder: Embedder | None,
+    store: IndexStore,
+    progress: Progress | None,
+    cancel: threading.Event | None,
+    shared: SharedVectors | None = None,
 ) -> None:
-    """Compute vectors for chunk texts that have none yet (only changed chunks after the first run)."""
+    """Compute vectors for chunk texts that have none yet (only changed chunks after the first run).
+
+    With `shared`, vectors of chunks any index on this machine embedded before are copied from its cache, and
+    the new ones are added to it.
+    """
     if embedder is None:
         return
     missing = store.missing_vectors(embedder.name)
+    if shared is not None and missing:
+        known = shared.get([m[0] for m in missing])
+        if known:
+            store.put_vectors(embedder.name, known.items())
+            missing = [m for m in missing if m[0] not in known]
     for i in range(0, len(missing), EMBED_BATCH):
         if cancel is not None and cancel.is_set():
             return
         batch = missing[i : i + EMBED_BATCH]
         vectors = embedder.embed([embedding_text(p, s, t) for _, p, s, t in batch])
-        store.put_vectors(embedder.name, zip([b[0] for b in batch], vectors, strict=True))
+        items = list(zip([b[0] for b in batch], vectors, strict=True))
+        store.put_vectors(embedder.name, items)
+        if shared is not None:
+            shared.put(items)
         if progress:
             progress(min(i + EMBED_BATCH, len(missing)), len(missing), "embeddings")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import NamedTuple
 
 DEFAULT_MAX_FILE_SIZE = 1_000_000
@@ -18,6 +19,9 @@ class IndexConfig:
     api_base: str | None = None
     api_key: str | None = None
     worker_niceness: int = 0  # added to the parsing processes' niceness (a background index yields the CPU)
+    # The embedding vectors shared by every index on this machine (vector_cache.py); None: the default file
+    # under the user's cache folder.
+    embedding_cache: Path | None = None
 
 
 @dataclass

@@ -15,7 +15,7 @@ from lsp_agent.index import symbol_lookup
 from lsp_agent.index.chunking import ParsedFile, analyze
 from lsp_agent.index.dense import VectorIndex, reciprocal_rank_fusion
 from lsp_agent.index.dense_ranking import CANDIDATES, dense_chunk_ranking, dense_file_scores
-from lsp_agent.index.embeddings import Embedder, EmbeddingError, make_embedder
+from lsp_agent.index.embeddings import EmbeddingError
 from lsp_agent.index.index_writes import Progress, changed_files, embed_missing, store_buffers, store_result
 from lsp_agent.index.lexical import LexicalIndex
 from lsp_agent.index.locate import FileHit, FileMap, rank_files
@@ -28,6 +28,7 @@ from lsp_agent.index.rerank import ChunkPaths, rerank
 from lsp_agent.index.rows import text_hash
 from lsp_agent.index.store import IndexStore, default_db_path
 from lsp_agent.index.tokens import tokenize, unpack_terms
+from lsp_agent.index.vector_cache import embedding_backend
 from lsp_agent.workspace.paths import index_rel
 from lsp_agent.workspace.walk import is_ignored
 
@@ -54,9 +55,7 @@ class WorkspaceIndex:
         self._reader = IndexStore(self.db_path)
         self._write_lock = threading.RLock()  # refresh, update_file, remove_file
         self._read_lock = threading.RLock()  # the reader connection and the in-memory rankers
-        self._embedder: Embedder | None = make_embedder(
-            self.config.embeddings, self.config.api_base, self.config.api_key
-        )
+        self._embedder, self._shared = embedding_backend(self.config)  # model and machine-wide vector cache
         self._lexical: LexicalIndex | None = None
         self._vectors: VectorIndex | None = None
         # Editor buffers not yet written because a refresh held the writer; the refresh flushes them.
@@ -115,7 +114,7 @@ class WorkspaceIndex:
                         if cancel is not None and cancel.is_set():
                             break
                 if not (cancel is not None and cancel.is_set()):
-                    embed_missing(self._embedder, store, progress, cancel)
+                    embed_missing(self._embedder, store, progress, cancel, self._shared)
                     store.prune_vectors()
             self._apply_changes(removed, added)
             self._flush_pending(blocking=True)
@@ -178,7 +177,7 @@ class WorkspaceIndex:
             with store.transaction():
                 removed, added = store_buffers(store, pending, self._trees)
                 if added:
-                    embed_missing(self._embedder, store, None, None)
+                    embed_missing(self._embedder, store, None, None, self._shared)
             self._apply_changes(removed, added)
             with self._read_lock:
                 for rel, text in pending.items():
@@ -390,6 +389,8 @@ class WorkspaceIndex:
                 self._closed = True
                 self._writer.close()
                 self._reader.close()
+                if self._shared is not None:
+                    self._shared.close()
 
     def __enter__(self) -> WorkspaceIndex:
         return self
