@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from lsp_agent.agent import prompts
+from lsp_agent.agent.edit_blocks import parse_edit_block
 from lsp_agent.agent.outcome import Correction, Outcome, TaskFinished
 from lsp_agent.agent.parsing import ToolCall, parse_reply
 
@@ -46,7 +47,8 @@ class ReactStyle:
     async def act(self, host: RunHost, reply: ModelReply, messages: list[Message]) -> list[Message]:
         """Run the reply's tool calls in order; returns their observations."""
         mode = host.conversation.tool_mode
-        calls, thought, problem, final = interpret(reply, mode)
+        blocks = getattr(host, "edit_blocks", False)  # the small profile's SEARCH/REPLACE edits (prompt mode)
+        calls, thought, problem, final = interpret(reply, mode, blocks=blocks)
         if thought:
             host.thought(thought)
         if problem is not None:
@@ -71,6 +73,8 @@ class ReactStyle:
             observations.append(
                 _observation(call if native else None, prompts.observation(call.name, output))
             )
+        if finished is None and (verified := _verified_summary(host)) is not None:
+            finished = verified  # the edit made the task's tests pass: the run ends with that proposal
         if finished is not None:
             raise TaskFinished(Outcome("complete", finished, True), *observations)
         return observations
@@ -90,8 +94,14 @@ class ReactStyle:
         )
 
 
-def interpret(reply: ModelReply, mode: str) -> tuple[list[ToolCall], str, str | None, str | None]:
-    """(calls, thought, parse problem or None, final answer or None) of a reply in tool mode `mode`."""
+def interpret(
+    reply: ModelReply, mode: str, *, blocks: bool = False
+) -> tuple[list[ToolCall], str, str | None, str | None]:
+    """(calls, thought, parse problem or None, final answer or None) of a reply in tool mode `mode`; with `blocks`
+    a SEARCH/REPLACE block before any <ACTION> is an edit_file call."""
+    if blocks and mode == "prompt" and (found := parse_edit_block(reply.content)) is not None:
+        thought, call = found
+        return [call], thought, None, None
     if mode == "native":
         if reply.tool_calls:
             return reply.tool_calls, reply.content.strip(), None, None
@@ -104,6 +114,12 @@ def interpret(reply: ModelReply, mode: str) -> tuple[list[ToolCall], str, str | 
     if parsed.error is None and not parsed.calls and parsed.final is not None:
         return [], parsed.thought if parsed.thought != parsed.final else "", None, parsed.final
     return parsed.calls, parsed.thought, parsed.error, parsed.final
+
+
+def _verified_summary(host: RunHost) -> str | None:
+    """The summary of a run whose proposal the task's tests just passed (small profile), else None."""
+    check = getattr(host, "auto_finish", None)
+    return check() if check is not None else None
 
 
 def _finish_without_tools(host: RunHost, answer: str, messages: list[Message]) -> None:

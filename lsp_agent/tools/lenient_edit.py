@@ -2,8 +2,9 @@
 
 - old_text copied with read_file's line-number prefixes ("226:     if x:"): the prefixes are dropped from old_text
   and new_text;
-- old_text of one line whose indentation is off: when exactly one line of the file equals it apart from leading
-  and trailing whitespace, that line is replaced, and new_text gets the file's indentation.
+- old_text whose indentation or spacing at line ends is off: when exactly one run of lines of the file equals it
+  line by line apart from leading and trailing whitespace, that run is replaced, and new_text is moved to the
+  file's indentation (its own relative indentation kept).
 The observation says which repair was made; anything else fails as before (closest candidates shown).
 """
 
@@ -24,25 +25,40 @@ def strip_line_numbers(text: str) -> str | None:
     return _NUMBERED.sub("", text)
 
 
-def reindent(text: str, old_text: str, new_text: str) -> tuple[str, str] | None:
-    """(old, new) matching the file's single line equal to old_text but for surrounding whitespace, or None."""
-    wanted = old_text.strip()
-    if not wanted or "\n" in wanted:
+def loose_match(text: str, old_text: str, new_text: str) -> tuple[str, str] | None:
+    """(old, new) for the one run of lines in `text` equal to old_text's lines apart from surrounding whitespace,
+    with new_text moved to the file's indentation; None when there is no such single run (or it is exact)."""
+    wanted = [line.strip() for line in old_text.strip("\n").splitlines()]
+    if not any(wanted):
         return None
-    matches = [line for line in text.splitlines() if line.strip() == wanted]
-    if len(matches) != 1 or matches[0] == old_text:
+    lines = text.splitlines()
+    size = len(wanted)
+    starts = [
+        i
+        for i in range(len(lines) - size + 1)
+        if lines[i].strip() == wanted[0] and all(lines[i + j].strip() == wanted[j] for j in range(size))
+    ]
+    if len(starts) != 1:
         return None
-    line = matches[0]
-    indent = line[: len(line) - len(line.lstrip())]
-    lines = new_text.strip("\n").splitlines() or [""]
-    first = lines[0].lstrip()
-    base = len(lines[0]) - len(first)
-    rest = [indent + (part[base:] if part[:base].strip() == "" else part.lstrip()) for part in lines[1:]]
-    return line, "\n".join([indent + first, *rest])
+    found = "\n".join(lines[starts[0] : starts[0] + size])
+    if found == old_text:
+        return None
+    first_old = old_text.strip("\n").splitlines()[0]
+    old_indent = first_old[: len(first_old) - len(first_old.lstrip())]
+    indent = found[: len(found) - len(found.lstrip())]
+    moved = []
+    for part in new_text.strip("\n").splitlines() or [""]:
+        if not part.strip():
+            moved.append("")
+        elif part.startswith(old_indent):
+            moved.append(indent + part[len(old_indent) :])
+        else:
+            moved.append(indent + part.lstrip())
+    return found, "\n".join(moved)
 
 
 def _lenient(tool: Tool) -> Tool:
-    """edit_file that repairs line-number prefixes and one-line indentation slips, saying so."""
+    """edit_file that repairs line-number prefixes and indentation slips, saying so."""
     original = tool.function
 
     def run(ctx: ToolContext, path: str, old_text: str, new_text: str) -> str:
@@ -61,12 +77,12 @@ def _lenient(tool: Tool) -> Tool:
             key = ctx.overlay.normalize(path)
             if not ctx.overlay.is_file(key):
                 raise first_error from None
-            fixed = reindent(ctx.overlay.read_text(key), old_text, new_text)
+            fixed = loose_match(ctx.overlay.read_text(key), old_text, new_text)
             if fixed is None:
                 raise first_error from None
             output = original(ctx, path=path, old_text=fixed[0], new_text=fixed[1])
             return (
-                output + "\nNote: old_text matched one line apart from its indentation; the file's is kept."
+                output + "\nNote: old_text matched the file apart from its indentation; the file's is kept."
             )
 
     return Tool(tool.name, tool.description, tool.parameters, run, permission=tool.permission)
