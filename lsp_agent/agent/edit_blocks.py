@@ -33,15 +33,16 @@ _FENCE_LINE = re.compile(r"^\s*```[\w+-]*\s*$")
 _OPEN_ACTION = re.compile(r"<?ACTION>|&lt;ACTION&gt;", re.I)
 
 
-def has_edit_block(text: str) -> bool:
-    """True when the text holds the start of a SEARCH/REPLACE block."""
-    return _BLOCK.search(text) is not None
+_SEARCH_MARKER = re.compile(r"^[ \t]*<{5,9}[ \t]*SEARCH", re.M)
+INCOMPLETE = (
+    "the SEARCH/REPLACE block is incomplete: after the SEARCH lines write a line =======, then the new lines, "
+    "then >>>>>>> REPLACE"
+)
 
 
-def block_start(text: str) -> int:
-    """Where the first block starts (its SEARCH marker), or -1."""
-    match = _BLOCK.search(text)
-    return match.start() if match else -1
+def incomplete_block(text: str) -> bool:
+    """True when the text starts a SEARCH section but has no complete block (no ======= divider)."""
+    return _SEARCH_MARKER.search(text) is not None and _BLOCK.search(text) is None
 
 
 def parse_edit_block(text: str) -> tuple[str, ToolCall] | None:

@@ -6,9 +6,10 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from lsp_agent.agent import prompts
-from lsp_agent.agent.edit_blocks import parse_edit_block
+from lsp_agent.agent.edit_blocks import INCOMPLETE, incomplete_block, parse_edit_block
 from lsp_agent.agent.outcome import Correction, Outcome, TaskFinished
 from lsp_agent.agent.parsing import ToolCall, parse_reply
+from lsp_agent.agent.small_prompt import block_correction
 
 if TYPE_CHECKING:
     from lsp_agent.agent.model import ModelReply
@@ -55,7 +56,8 @@ class ReactStyle:
             host.events.emit(
                 "error", message=f"could not parse the model's tool call: {problem}", kind="parse"
             )
-            raise Correction(_user(prompts.format_correction(problem, mode, host.tools.names())))
+            correction = prompts.format_correction(problem, mode, host.tools.names())
+            raise Correction(_user(block_correction(problem) if blocks and mode == "prompt" else correction))
         if not calls:
             _finish_without_tools(host, final if final is not None else reply.content.strip(), messages)
         native = mode == "native" and bool(reply.tool_calls)
@@ -99,9 +101,12 @@ def interpret(
 ) -> tuple[list[ToolCall], str, str | None, str | None]:
     """(calls, thought, parse problem or None, final answer or None) of a reply in tool mode `mode`; with `blocks`
     a SEARCH/REPLACE block before any <ACTION> is an edit_file call."""
-    if blocks and mode == "prompt" and (found := parse_edit_block(reply.content)) is not None:
-        thought, call = found
-        return [call], thought, None, None
+    if blocks and mode == "prompt":
+        if (found := parse_edit_block(reply.content)) is not None:
+            thought, call = found
+            return [call], thought, None, None
+        if incomplete_block(reply.content):
+            return [], "", INCOMPLETE, None
     if mode == "native":
         if reply.tool_calls:
             return reply.tool_calls, reply.content.strip(), None, None
@@ -128,6 +133,9 @@ def _finish_without_tools(host: RunHost, answer: str, messages: list[Message]) -
         raise Correction(_user(prompts.EMPTY_REPLY))
     if (report := host.syntax_report()) is not None:
         raise Correction(_user(report))
+    refuse = getattr(host, "refuse_answer", None)  # the repair loop: an answer while the tests fail, once
+    if refuse is not None and (reason := refuse()) is not None:
+        raise Correction(_user(reason))
     raise TaskFinished(Outcome("no_tool_call", answer, True))
 
 

@@ -23,7 +23,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-RETRY_TEMPERATURES = (0.7, 1.0)  # after the first and the later undone edits
+RETRY_TEMPERATURES = (0.7, 1.0)  # after the first and the later failed edits
+NO_EDIT_YET = (
+    "Your reply has no edit and no ACTION, and the tests the task names still fail ({tests}). Reply with a THOUGHT, "
+    "the file's path and one SEARCH/REPLACE block as in the example, or with one ACTION."
+)
 
 
 def install_repair_loop(
@@ -44,6 +48,7 @@ def install_repair_loop(
     if not make_edits_tested(run.registry, testing):
         return None
     run.auto_finish = lambda: _summary(run, testing) if testing.verified(run.ctx) else None
+    run.refuse_answer = lambda: _refusal(run)
     return testing
 
 
@@ -57,6 +62,18 @@ def note_first_report(
         testing.baseline = standing(report)
     if verification is not None:
         verification.failing_at_start = report.short()
+
+
+def _refusal(run: Any) -> str | None:
+    """Why a plain-text answer cannot end the run: the named tests failed up front and nothing is changed (said
+    once per run, shared with task_complete's refusal); None otherwise."""
+    verification = getattr(run, "verification", None)
+    if verification is None or not verification.failing_at_start or verification.refused_unchanged:
+        return None
+    if run.ctx.overlay.changed_paths():
+        return None
+    verification.refused_unchanged = True
+    return NO_EDIT_YET.format(tests=verification.failing_at_start)
 
 
 def _warmer(client: ModelClient, failures: int) -> None:

@@ -75,6 +75,9 @@ class AgentRun:
         self.edit_blocks = False  # SEARCH/REPLACE blocks are edits (the small profile in prompt mode)
         # the run's answer once its proposal passes the task's tests, else None (the small profile's repair loop)
         self.auto_finish: Callable[[], str | None] | None = None
+        self.refuse_answer: Callable[[], str | None] | None = (
+            None  # why a plain answer cannot end the run yet
+        )
         self.last_text = ""  # the model's latest words: the answer of a run that stops early
         self.cancellation = Cancellation()
         self.usage = Usage()

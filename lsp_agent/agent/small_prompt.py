@@ -92,6 +92,14 @@ RULES_TESTED = """Rules: the code shown to you is current. Change the code, not 
 that fixes the problem."""
 
 
+def block_correction(problem: str) -> str:
+    """The answer to a reply that could not be read, in prompt mode with edit blocks."""
+    return (
+        f"Error: your reply could not be read ({problem}). Reply with a THOUGHT, the file's path and one "
+        "SEARCH/REPLACE block as in the example, or with a THOUGHT and one ACTION."
+    )
+
+
 def example_turns() -> list[dict[str, str]]:
     """The worked example as conversation turns (a task and its edit) for prompt mode with edit blocks."""
     return [{"role": "user", "content": EXAMPLE_TASK}, {"role": "assistant", "content": EXAMPLE_REPLY}]

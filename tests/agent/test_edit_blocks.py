@@ -67,3 +67,16 @@ def test_loose_match_finds_lines_apart_from_indentation_and_moves_the_new_text()
     assert loose_match(text, "    if a > b:", "x") is None  # exact already: nothing to repair
     assert loose_match(text + "    if a > b:\n", "if a > b:", "x") is None  # two places: ambiguous
     assert loose_match(text, "if a < b:", "x") is None
+
+
+def test_code_copied_as_shown_up_front_gets_its_prefixes_and_docstring_back() -> None:
+    from lsp_agent.tools.lenient_edit import from_shown_code
+
+    file_lines = ["def f(n):", '    """Doc', "    more", '    """', "    return {1: 'a'}.get(n)"]
+    shown = '1: def f(n):\n2:     """Doc\n3-4: [docstring, 2 more lines]\n5:     return {1: \'a\'}.get(n)'
+    assert from_shown_code(shown, file_lines, check=True) == "\n".join(file_lines)
+    assert (
+        from_shown_code("            1: 'st',", file_lines, check=True) is None
+    )  # a dict literal, not a prefix
+    assert from_shown_code("5:     return 0", file_lines, check=False) == "    return 0"
+    assert from_shown_code("plain text", file_lines, check=False) is None

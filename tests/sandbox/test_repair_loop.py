@@ -10,6 +10,7 @@ from sandbox_helpers import CALC, asker, run_scripted, snapshot
 
 from lsp_agent.agent.parsing import ACTION_STOP_SEQUENCES, BLOCK_STOP_SEQUENCE
 
+pytestmark = pytest.mark.slow  # each run tests in the sandbox (2-10 s)
 TASK = "The tests in tests/test_calc.py fail since the last change to pkg/calc.py; fix it."
 SMALL = {"profile": "small", "tool_calling": "prompt"}
 
@@ -106,3 +107,24 @@ async def test_without_exec_permission_edits_stay_untested(project: Path) -> Non
     edit = next(r for r in out.of("tool_result") if r["name"] == "edit_file")
     assert edit["ok"] and "The tests were not run: running them was not permitted." in edit["output"]
     assert out.result.proposal is not None and "a * b" in out.result.proposal.changes[0].new_text
+
+
+async def test_a_plain_answer_while_the_tests_fail_is_refused_once(project: Path) -> None:
+    script = [{"content": "Error: old_text was not found."}, block("return a - b", "return a + b")]
+    out = await run_scripted(project, script, TASK, permission=asker("allow_once"), **SMALL)
+    refusal = out.requests[1]["messages"][-1]["content"]
+    assert refusal.startswith("Your reply has no edit and no ACTION, and the tests the task names still fail")
+    assert out.result.success and out.result.stop_reason == "complete" and out.result.proposal is not None
+
+
+async def test_an_incomplete_block_gets_the_block_format_back(project: Path) -> None:
+    cut = {"content": "pkg/calc.py\n<<<<<<< SEARCH\n1: def add(a, b):\n2:     return a - b\n"}
+    shown = block("1: def add(a, b):\n2:     return a - b", "1: def add(a, b):\n2:     return a + b")
+    out = await run_scripted(project, [cut, shown], TASK, permission=asker("allow_once"), **SMALL)
+    correction = out.requests[1]["messages"][-1]["content"]
+    assert correction.startswith(
+        "Error: your reply could not be read (the SEARCH/REPLACE block is incomplete"
+    )
+    edit = next(r for r in out.of("tool_result") if r["name"] == "edit_file")
+    assert edit["ok"] and "line-number prefixes in old_text/new_text were left out" in edit["output"]
+    assert out.result.success and out.result.stop_reason == "complete"
