@@ -33,7 +33,7 @@ _FENCE_LINE = re.compile(r"^\s*```[\w+-]*\s*$")
 _OPEN_ACTION = re.compile(r"<?ACTION>|&lt;ACTION&gt;", re.I)
 
 
-_SEARCH_MARKER = re.compile(r"^[ \t]*<{5,9}[ \t]*SEARCH", re.M)
+_ANY_MARKER = re.compile(r"^[ \t]*(?:<{5,9}[ \t]*SEARCH|={5,9}[ \t]*$|>{5,9}[ \t]*REPLACE)", re.M)
 INCOMPLETE = (
     "the SEARCH/REPLACE block is incomplete: after the SEARCH lines write a line =======, then the new lines, "
     "then >>>>>>> REPLACE"
@@ -41,8 +41,8 @@ INCOMPLETE = (
 
 
 def incomplete_block(text: str) -> bool:
-    """True when the text starts a SEARCH section but has no complete block (no ======= divider)."""
-    return _SEARCH_MARKER.search(text) is not None and _BLOCK.search(text) is None
+    """True when the text has a block's marker lines but no complete block (SEARCH, ======= and the new lines)."""
+    return _ANY_MARKER.search(text) is not None and _BLOCK.search(text) is None
 
 
 def parse_edit_block(text: str) -> tuple[str, ToolCall] | None:

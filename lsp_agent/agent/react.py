@@ -75,6 +75,8 @@ class ReactStyle:
             observations.append(
                 _observation(call if native else None, prompts.observation(call.name, output))
             )
+        if (forget := getattr(host, "trim_history", None)) is not None:
+            forget(messages)  # the repair loop: earlier failed attempts leave the conversation
         if finished is None and (verified := _verified_summary(host)) is not None:
             finished = verified  # the edit made the task's tests pass: the run ends with that proposal
         if finished is not None:

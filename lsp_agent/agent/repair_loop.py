@@ -4,7 +4,8 @@ A 1.5B model cannot plan a long tool session, but it can propose a fix when it s
 (both up front). So in prompt mode an edit is a SEARCH/REPLACE block (no JSON escaping; the reply stops at its end),
 each edit runs the tests the task names against the proposal (tools/tested_edit.py), an edit that does not help is
 undone and its failure is the next observation, and once the tests pass the run finishes with that proposal.
-After a failed edit the next replies are sampled warmer, so the model does not propose the same fix again.
+After a failed edit the next replies are sampled warmer and earlier failed attempts leave the conversation, so the
+model does not propose the same fix again.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def install_repair_loop(
         return None
     run.auto_finish = lambda: _summary(run, testing) if testing.verified(run.ctx) else None
     run.refuse_answer = lambda: _refusal(run)
+    run.trim_history = _Forgetting(run, testing)
     return testing
 
 
@@ -62,6 +64,24 @@ def note_first_report(
         testing.baseline = standing(report)
     if verification is not None:
         verification.failing_at_start = report.short()
+
+
+class _Forgetting:
+    """After a failed edit, the conversation keeps its opening (system prompt, example, task: the server's cached
+    prefix) and only the latest attempt with its result: earlier failed attempts, which a small model otherwise
+    repeats or argues from, are dropped, and the prompt stays short."""
+
+    def __init__(self, run: Any, testing: EditTesting) -> None:
+        self.run, self.testing, self.seen = run, testing, 0
+
+    def __call__(self, messages: list[dict[str, Any]]) -> None:
+        """Drop the exchanges between the task and this step's reply when this step's edit failed."""
+        if self.testing.failures == self.seen:
+            return
+        self.seen = self.testing.failures
+        opening = 2 + len(self.run.conversation.examples)
+        if len(messages) > opening + 1 and messages[opening - 1].get("role") == "user":
+            del messages[opening:-1]
 
 
 def _refusal(run: Any) -> str | None:
