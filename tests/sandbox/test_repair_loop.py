@@ -89,7 +89,9 @@ async def test_the_same_failed_edit_is_refused_and_an_edit_of_the_test_is_explai
     assert "pass now" in outputs[3]
     later = out.requests[3]["messages"]  # system, example, task, then only the latest failed attempt
     assert [m["role"] for m in later] == ["system", "user", "assistant", "user", "assistant", "user"]
-    assert "assert add(2, 3) == -1" in later[4]["content"] and "not code of the project" in later[5]["content"]
+    assert (
+        "assert add(2, 3) == -1" in later[4]["content"] and "not code of the project" in later[5]["content"]
+    )
     assert out.result.success and out.result.proposal.changes[0].path == "pkg/calc.py"
 
 
