@@ -82,6 +82,7 @@ class _Forgetting:
         opening = 2 + len(self.run.conversation.examples)
         if len(messages) > opening + 1 and messages[opening - 1].get("role") == "user":
             del messages[opening:-1]
+            self.run.transcript.reset()  # not append-only any more: the next request is recorded whole
 
 
 def _refusal(run: Any) -> str | None:

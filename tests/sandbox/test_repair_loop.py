@@ -72,7 +72,9 @@ async def test_a_wrong_edit_is_undone_and_a_passing_one_ends_the_run(project: Pa
     assert snapshot(project) == before  # nothing applied, the tests ran in the sandbox
 
 
-async def test_the_same_failed_edit_is_refused_and_an_edit_of_the_test_is_explained(project: Path) -> None:
+async def test_the_same_failed_edit_is_refused_and_an_edit_of_the_test_is_explained(
+    project: Path, tmp_path: Path
+) -> None:
     wrong = block("    return a - b", "    return a * b")
     script = [
         wrong,
@@ -82,7 +84,10 @@ async def test_the_same_failed_edit_is_refused_and_an_edit_of_the_test_is_explai
             "    return a - b", "    return b + a", path="calc.py"
         ),  # a wrong path: the one file that has it
     ]
-    out = await run_scripted(project, script, TASK, permission=asker("allow_once"), **SMALL)
+    transcript = tmp_path / "run.jsonl"
+    out = await run_scripted(
+        project, script, TASK, permission=asker("allow_once"), transcript=str(transcript), **SMALL
+    )
     outputs = [r["output"] for r in out.of("tool_result") if r["name"] == "edit_file"]
     assert "you made this same edit before and it did not fix the tests" in outputs[1]
     assert "old_text is line 5 of the test tests/test_calc.py, not code of the project" in outputs[2]
@@ -93,6 +98,10 @@ async def test_the_same_failed_edit_is_refused_and_an_edit_of_the_test_is_explai
         "assert add(2, 3) == -1" in later[4]["content"] and "not code of the project" in later[5]["content"]
     )
     assert out.result.success and out.result.proposal.changes[0].path == "pkg/calc.py"
+    from lsp_agent.replay.recording import load_recording
+
+    recorded = load_recording(transcript).requests[3]  # the trimmed conversation is recorded whole
+    assert recorded.first_index == 0 and recorded.messages == later
 
 
 async def test_finishing_with_nothing_changed_is_refused_once(project: Path) -> None:
