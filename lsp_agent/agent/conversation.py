@@ -77,6 +77,7 @@ class Conversation:
         self.usage = usage
         self.system_for = system_for  # tool mode -> system prompt (the run style writes it)
         self.system = ""
+        self.examples: list[Message] = []  # worked-example turns between the system prompt and the task
         counter = TokenCounter(client.model)
         self.compactor = Compactor(
             counter,
@@ -103,9 +104,10 @@ class Conversation:
         self.system = self.system_for(self.client.tool_mode)
 
     def open(self, user_text: str, *, system: str | None = None) -> list[Message]:
-        """A new conversation: a system prompt (the run's by default) and one user message."""
+        """A new conversation: a system prompt (the run's by default, then its example turns) and one user message."""
         messages = [
             {"role": "system", "content": self.system if system is None else system},
+            *(self.examples if system is None else []),
             {"role": "user", "content": user_text},
         ]
         self.usage.messages += len(messages)

@@ -14,10 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from lsp_agent.agent.edit_blocks import close_cut_block
 from lsp_agent.agent.model_errors import ModelError, classify_error
 from lsp_agent.agent.model_reply import ModelReply, read_stream, reply_from_response
 from lsp_agent.agent.model_retry import RetryPolicy, with_retries
-from lsp_agent.agent.parsing import ACTION_STOP_SEQUENCES, close_cut_action
+from lsp_agent.agent.parsing import ACTION_STOP_SEQUENCES, close_cut_action, first_action_only
 
 if TYPE_CHECKING:
     from lsp_agent.config import Settings
@@ -169,6 +170,7 @@ class ModelClient:
     on_retry: Callable[[int, float, str], None] | None = None
     extra_params: dict[str, Any] = field(default_factory=dict)
     deadline: float | None = None  # time.monotonic() after which no request or retry starts (the run's limit)
+    stop_sequences: tuple[str, ...] = ACTION_STOP_SEQUENCES  # prompt mode: where a reply's first action ends
 
     def __post_init__(self) -> None:
         self.model = self.settings.require_model()
@@ -298,7 +300,7 @@ class ModelClient:
         }
         if tools is not None and self.tool_mode == "prompt":
             # one action per reply: the server stops at its end instead of inventing the observation
-            params["stop"] = list(ACTION_STOP_SEQUENCES)
+            params["stop"] = list(self.stop_sequences)
         if self.settings.api_base:
             params["api_base"] = self.settings.api_base
         if self.api_key:
@@ -322,8 +324,12 @@ class ModelClient:
         reply = reply_from_response(response)
         if on_text is not None and not params.get("stream") and reply.content:
             on_text(reply.content)  # a provider that does not stream: the whole text as one piece
-        if "stop" in params and reply.finish_reason == "stop":
-            reply.close_action(close_cut_action(reply.content))
+        if "stop" in params:
+            # a server that ignores stop sequences still leaves no invented observation in the history
+            content = first_action_only(reply.content)
+            if reply.finish_reason == "stop":
+                content = close_cut_block(close_cut_action(content))
+            reply.close_action(content)
         reply.cost = self._cost(litellm, response)
         if not reply.prompt_tokens and not reply.completion_tokens:
             self._estimate_usage(litellm, reply, params["messages"])

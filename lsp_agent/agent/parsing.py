@@ -31,6 +31,8 @@ ARG_KEYS = ("arguments", "parameters", "args", "action_input", "input", "params"
 FINAL_ACTIONS = ("provide_answer", "final_answer", "finish", "answer", "respond")
 # Prompt tool calling: the server stops right after the first action (the stop string itself is not sent back).
 ACTION_STOP_SEQUENCES = ("</ACTION>", "&lt;/ACTION&gt;")
+# The end of a SEARCH/REPLACE edit block (agent/edit_blocks.py), the small profile's other kind of action.
+BLOCK_STOP_SEQUENCE = ">>>>>>> REPLACE"
 
 _THOUGHT_RE = re.compile(r"<THOUGHT>(.*?)(?:</THOUGHT>|(?=<ACTION>)|$)", re.S | re.I)
 _ACTION_RE = re.compile(r"<ACTION>(.*?)(?:</ACTION>|$)", re.S | re.I)
@@ -45,6 +47,7 @@ _ESCAPED_TAG_RE = re.compile(r"&lt;/?(ACTION|THOUGHT|tool_call|function=)", re.I
 _LITERAL_TAG_RE = re.compile(r"</?(ACTION|THOUGHT|tool_call|function=)", re.I)
 _ESCAPED_QUOTE_RE = re.compile(r"\{\s*&(quot|#34|#x22|apos|#39|#x27);", re.I)  # {&#34;name&#34;: ...}
 _OPEN_ACTION_RE = re.compile(r"<ACTION>|&lt;ACTION&gt;", re.I)
+_ACTION_END_RE = re.compile(r"</ACTION>|&lt;/ACTION&gt;|^[ \t]*>{5,9}[ \t]*REPLACE\b[^\n]*$", re.I | re.M)
 
 
 @dataclass
@@ -145,6 +148,13 @@ def close_cut_action(text: str) -> str:
         return text
     escaped = last.group(0).startswith("&")
     return text.rstrip() + ("&lt;/ACTION&gt;" if escaped else "</ACTION>")
+
+
+def first_action_only(text: str) -> str:
+    """The reply up to the end of its first action (</ACTION> or a block's REPLACE marker): whatever a model
+    writes after it (an invented result, a second action) must not enter the conversation."""
+    match = _ACTION_END_RE.search(text)
+    return text[: match.end()] if match else text
 
 
 def looks_like_tool_attempt(text: str) -> bool:

@@ -1,9 +1,11 @@
 """Prompt and tool profiles: `full` for capable models, `small` for small local ones, `auto` choosing between them.
 
-Applied once per run before the first model request (prepare_tools, small_system_for, first_message). Every profile gets diagnostics after edits
-and tests before finishing (each a setting), and the relevant code up front. The small profile also gets: five
-tools described in one line each, shorter reads, a short system prompt whose examples use a real path, the named
-tests' failures in the first message, a forgiving edit_file, loop detection, and a window that fits a 16k server.
+Applied once per run before the first model request (prepare_tools, small_system_for, first_message). Every
+profile gets diagnostics after edits and tests before finishing (each a setting), and the relevant code up front.
+The small profile also gets: five tools described in one line each, shorter reads, a short system prompt whose
+examples use a real path, the named tests' failures in the first message, a forgiving edit_file, loop detection, a
+window that fits a 16k server, and the repair loop (agent/repair_loop.py: SEARCH/REPLACE edits in prompt mode, each
+tested at once, the run ending when the named tests pass).
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ import logging
 import re
 from typing import Any
 
+from lsp_agent.agent.repair_loop import install_repair_loop, note_first_report
 from lsp_agent.agent.repetition import add_repeat_detection
-from lsp_agent.agent.small_prompt import small_system_prompt
-from lsp_agent.agent.upfront import Budget, upfront_message
+from lsp_agent.agent.small_prompt import ASK_FOR_EDIT, example_turns, small_system_prompt
+from lsp_agent.agent.upfront import Budget, failing_tests, upfront_message
 from lsp_agent.tools.diagnostics import add_edit_diagnostics
 from lsp_agent.tools.lenient_edit import make_edits_lenient
 from lsp_agent.tools.test_runs import named_source_files, named_test_files
@@ -67,8 +70,9 @@ def _index_paths(run: Any) -> list[str]:
     return [p for p in found if run.ctx.overlay.is_file(p)]
 
 
-def prepare_tools(run: Any, model: str) -> str:
-    """Choose the run's profile and fit its tools to it (before the conversation sees them); returns the profile."""
+def prepare_tools(run: Any, model: str, client: Any = None) -> str:
+    """Choose the run's profile and fit its tools (and, for small, the client's stop sequences) to it, before the
+    conversation sees them; returns the profile."""
     settings = run.settings
     if settings.style != "react":
         return "full"  # a run style with its own loop and tools (codeact) keeps them
@@ -76,13 +80,16 @@ def prepare_tools(run: Any, model: str) -> str:
     if getattr(settings, "edit_diagnostics", True):
         add_edit_diagnostics(run.registry)
     run.test_targets = named_test_files(run.task, run.ctx.overlay.is_file)
-    if getattr(settings, "test_before_finish", "auto") != "off":
-        install_verified_finish(run.registry, Verification(run.test_targets, _permission_check(run)))
+    testing = getattr(settings, "test_before_finish", "auto") != "off"
+    if testing:
+        run.verification = Verification(run.test_targets, _permission_check(run))
+        install_verified_finish(run.registry, run.verification)
     log.info(
         "run %s: %s profile; tests named by the task: %s", run.run_id, profile, run.test_targets or "none"
     )
     if profile == "small":
         _shrink(run)
+        run.edit_testing = install_repair_loop(run, client, _permission_check(run) if testing else None)
     return profile
 
 
@@ -93,17 +100,26 @@ def small_system_for(run: Any) -> Any:
         schemas=run.registry.schemas(),
         root_name=run.root.name,
         example_path=example_path(run.task, run),
+        blocks=run.edit_blocks,
+        tested=getattr(run, "edit_testing", None) is not None,
     )
 
 
 async def first_message(run: Any, profile: str, task_text: str) -> str:
-    """The first user message with the relevant code up front (small: the named tests' report too)."""
+    """The first user message with the relevant code up front (small: the named tests' report too, and in prompt
+    mode with edit blocks a worked example before it, asking for an edit)."""
     if run.settings.style != "react":
         return task_text
     targets = getattr(run, "test_targets", [])
-    if profile == "small":
-        return await upfront_message(run, task_text, targets, SMALL_BUDGET, run_tests=True)
-    return await upfront_message(run, task_text, targets, FULL_BUDGET, run_tests=False)
+    if profile != "small":
+        return await upfront_message(run, task_text, FULL_BUDGET, None)
+    report = await failing_tests(run, targets) if targets else None
+    note_first_report(report, getattr(run, "edit_testing", None), getattr(run, "verification", None))
+    blocks = run.edit_blocks and run.conversation.tool_mode == "prompt"
+    if blocks:
+        run.conversation.examples = example_turns()
+    closing = ASK_FOR_EDIT if blocks and (report is not None and not report.passed) else ""
+    return await upfront_message(run, task_text, SMALL_BUDGET, report, closing)
 
 
 def _shrink(run: Any) -> None:

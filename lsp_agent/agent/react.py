@@ -6,8 +6,10 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from lsp_agent.agent import prompts
+from lsp_agent.agent.edit_blocks import INCOMPLETE, incomplete_block, parse_edit_block
 from lsp_agent.agent.outcome import Correction, Outcome, TaskFinished
 from lsp_agent.agent.parsing import ToolCall, parse_reply
+from lsp_agent.agent.small_prompt import block_correction
 
 if TYPE_CHECKING:
     from lsp_agent.agent.model import ModelReply
@@ -46,14 +48,16 @@ class ReactStyle:
     async def act(self, host: RunHost, reply: ModelReply, messages: list[Message]) -> list[Message]:
         """Run the reply's tool calls in order; returns their observations."""
         mode = host.conversation.tool_mode
-        calls, thought, problem, final = interpret(reply, mode)
+        blocks = getattr(host, "edit_blocks", False)  # the small profile's SEARCH/REPLACE edits (prompt mode)
+        calls, thought, problem, final = interpret(reply, mode, blocks=blocks)
         if thought:
             host.thought(thought)
         if problem is not None:
             host.events.emit(
                 "error", message=f"could not parse the model's tool call: {problem}", kind="parse"
             )
-            raise Correction(_user(prompts.format_correction(problem, mode, host.tools.names())))
+            correction = prompts.format_correction(problem, mode, host.tools.names())
+            raise Correction(_user(block_correction(problem) if blocks and mode == "prompt" else correction))
         if not calls:
             _finish_without_tools(host, final if final is not None else reply.content.strip(), messages)
         native = mode == "native" and bool(reply.tool_calls)
@@ -71,6 +75,10 @@ class ReactStyle:
             observations.append(
                 _observation(call if native else None, prompts.observation(call.name, output))
             )
+        if (forget := getattr(host, "trim_history", None)) is not None:
+            forget(messages)  # the repair loop: earlier failed attempts leave the conversation
+        if finished is None and (verified := _verified_summary(host)) is not None:
+            finished = verified  # the edit made the task's tests pass: the run ends with that proposal
         if finished is not None:
             raise TaskFinished(Outcome("complete", finished, True), *observations)
         return observations
@@ -90,8 +98,17 @@ class ReactStyle:
         )
 
 
-def interpret(reply: ModelReply, mode: str) -> tuple[list[ToolCall], str, str | None, str | None]:
-    """(calls, thought, parse problem or None, final answer or None) of a reply in tool mode `mode`."""
+def interpret(
+    reply: ModelReply, mode: str, *, blocks: bool = False
+) -> tuple[list[ToolCall], str, str | None, str | None]:
+    """(calls, thought, parse problem or None, final answer or None) of a reply in tool mode `mode`; with `blocks`
+    a SEARCH/REPLACE block before any <ACTION> is an edit_file call."""
+    if blocks and mode == "prompt":
+        if (found := parse_edit_block(reply.content)) is not None:
+            thought, call = found
+            return [call], thought, None, None
+        if incomplete_block(reply.content):
+            return [], "", INCOMPLETE, None
     if mode == "native":
         if reply.tool_calls:
             return reply.tool_calls, reply.content.strip(), None, None
@@ -106,12 +123,21 @@ def interpret(reply: ModelReply, mode: str) -> tuple[list[ToolCall], str, str | 
     return parsed.calls, parsed.thought, parsed.error, parsed.final
 
 
+def _verified_summary(host: RunHost) -> str | None:
+    """The summary of a run whose proposal the task's tests just passed (small profile), else None."""
+    check = getattr(host, "auto_finish", None)
+    return check() if check is not None else None
+
+
 def _finish_without_tools(host: RunHost, answer: str, messages: list[Message]) -> None:
     """A reply without tool calls ends the task with its text, unless it is empty (asked once to go on)."""
     if not answer and not any(m.get("content") == prompts.EMPTY_REPLY for m in messages):
         raise Correction(_user(prompts.EMPTY_REPLY))
     if (report := host.syntax_report()) is not None:
         raise Correction(_user(report))
+    refuse = getattr(host, "refuse_answer", None)  # the repair loop: an answer while the tests fail, once
+    if refuse is not None and (reason := refuse()) is not None:
+        raise Correction(_user(reason))
     raise TaskFinished(Outcome("no_tool_call", answer, True))
 
 

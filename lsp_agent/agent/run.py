@@ -12,6 +12,7 @@ import asyncio
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -71,6 +72,13 @@ class AgentRun:
         self.overlay = overlay if overlay is not None else Overlay(self.root)
         self.prompt_extra = ""  # text a front-end adds to the system prompt
         self.repo_map = ""
+        self.test_targets: list[str] = []  # the tests the task names (agent/profile.py)
+        self.edit_blocks = False  # SEARCH/REPLACE blocks are edits (the small profile in prompt mode)
+        # the run's answer once its proposal passes the task's tests, else None (the small profile's repair loop)
+        self.auto_finish: Callable[[], str | None] | None = None
+        self.refuse_answer: Callable[[], str | None] | None = (
+            None  # why a plain answer cannot end the run yet
+        )
         self.last_text = ""  # the model's latest words: the answer of a run that stops early
         self.cancellation = Cancellation()
         self.usage = Usage()
@@ -196,7 +204,7 @@ class AgentRun:
             repo_map.cancel()
             raise
         self.profile = profile.prepare_tools(
-            self, client.model
+            self, client.model, client
         )  # full or small: tools, limits (agent/profile.py)
         small = self.profile == "small"
         self.conversation = Conversation(

@@ -66,7 +66,15 @@ class Transcript:
         d = event.data
         kind = event.kind
         if kind == "start":
-            self.write("start", run_id=event.run_id, task=d["task"], model=d["model"], mode=d["toolCalling"])
+            profile = d.get("profile", "full")  # a replay resolves the same profile
+            self.write(
+                "start",
+                run_id=event.run_id,
+                task=d["task"],
+                model=d["model"],
+                mode=d["toolCalling"],
+                profile=profile,
+            )
         elif kind == "request":
             self.request(d["model"], d["messages"], d["tools"])
         elif kind == "usage" and event.detail:

@@ -151,14 +151,14 @@ async def failing_tests(run: Any, targets: list[str]) -> TestReport | None:
 
 
 async def upfront_message(
-    run: Any, task_text: str, targets: list[str], budget: Budget, run_tests: bool
+    run: Any, task_text: str, budget: Budget, report: TestReport | None, closing: str = ""
 ) -> str:
-    """The first user message: the task, the named tests' report, then the relevant code."""
+    """The first user message: the task, the named tests' report (when they were run), the relevant code, and
+    `closing` (else a note to use what is shown)."""
     ctx: ToolContext = run.ctx
     named = named_source_files(run.task, ctx.overlay.is_file)
     parts = [task_text]
     query = run.task
-    report = await failing_tests(run, targets) if run_tests and targets else None
     if report is not None:
         state = "pass" if report.passed else "fail"
         parts.append(f"I ran the tests the task names; they {state} now:\n{report.details()}")
@@ -168,6 +168,8 @@ async def upfront_message(
     if hits:
         shown = "\n\n".join(numbered(h, ctx, frames.get(h.path, [])) for h in hits)
         parts.append("Code that looks relevant (current content, numbered lines):\n" + shown)
-    if report is not None or hits:
+    if closing:
+        parts.append(closing)
+    elif report is not None or hits:
         parts.append("Use this to make the fix; read more of a file only if you need to.")
     return "\n\n".join(parts)

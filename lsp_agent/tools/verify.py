@@ -3,7 +3,8 @@
 Only a run that proposes changes is tested: the tests the task names, else the changed modules' test_*.py.
 
 When the tests fail, the call fails with the condensed report, so the loop goes on and the model reads what broke.
-Calling task_complete again with the proposal unchanged finishes the run, saying the tests still fail. The test
+Calling task_complete again with the proposal unchanged finishes the run, saying the tests still fail. When the
+named tests failed up front, a finish with nothing changed is refused once with that reason. The test
 run is code execution: it goes through the permission gate as `run_tests` (never silently), and a refusal
 finishes the run without testing, saying so. The result is part of the summary, hence of the proposal.
 """
@@ -37,6 +38,8 @@ class Verification:
     targets: list[str]
     allowed: PermissionCheck
     last_failed: str | None = None  # fingerprint of the proposal whose tests failed
+    failing_at_start: str = ""  # the named tests' result when they failed before any edit (run up front)
+    refused_unchanged: bool = False  # a finish with nothing changed was refused once
 
 
 def tests_for_task(task: str, ctx: ToolContext) -> list[str]:
@@ -84,6 +87,13 @@ def install_verified_finish(registry: ToolRegistry, verification: Verification) 
         """task_complete, after the tests pass (or were refused, or still fail unchanged)."""
         text = summary.strip() or "Task complete."
         if not ctx.overlay.changed_paths():
+            if verification.failing_at_start and not verification.refused_unchanged:
+                verification.refused_unchanged = True
+                raise ToolError(
+                    f"not finished: nothing is changed yet, and the tests the task names fail "
+                    f"({verification.failing_at_start}). Make the fix first; calling task_complete again "
+                    "finishes without a change."
+                )
             return text  # nothing proposed, nothing to test (a question, or the task needed no change)
         targets = verification.targets or tests_for_changes(ctx)
         if not targets:

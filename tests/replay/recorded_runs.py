@@ -31,6 +31,8 @@ class RecordedRun:
     workspace: str
     task: str
     max_iterations: int
+    profile: str = "auto"  # lsp-agent's --profile (auto resolves to full for "openai/local")
+    allow_exec: bool = False  # recorded (and replayed) with the exec permission granted
 
     def transcript(self, name: str) -> Path:
         """Where the recording lives."""
@@ -42,6 +44,13 @@ RECORDINGS = {
         "wordstats",
         "The tests in tests/test_text.py fail since the last change to wordstats/text.py; fix it.",
         5,
+    ),
+    "fix_longest_word_small": RecordedRun(
+        "wordstats",
+        "The tests in tests/test_text.py fail since the last change to wordstats/text.py; fix it.",
+        5,
+        profile="small",
+        allow_exec=True,
     ),
     "explain_word_count": RecordedRun(
         "wordstats",
@@ -62,7 +71,8 @@ def record(name: str, model: str, api_base: str) -> int:
         command = [sys.executable, "-m", "lsp_agent", "ask", run.task, "--repo", str(workspace)]
         command += ["--model", model, "--api-base", api_base, "--tool-calling", "prompt"]
         command += ["--max-iterations", str(run.max_iterations), "--request-timeout", "900"]
-        command += ["--transcript", str(transcript)]
+        command += ["--transcript", str(transcript), "--profile", run.profile]
+        command += ["--allow-exec"] if run.allow_exec else []
         # Not streamed: llama-cpp-python's server (interrupt_requests, on by default) ends a streamed reply early
         # whenever another client's request is waiting, and the shared model server has other clients.
         env = {**os.environ, "LSP_AGENT_STREAM": "false"}

@@ -32,6 +32,6 @@ async def test_a_recorded_real_model_run_replays_without_divergence(name: str, t
     assert recording.start["task"] == run.task and recording.replies, "an empty recording proves nothing"
     workspace = tmp_path / run.workspace  # same folder name: the system prompt names it
     shutil.copytree(RECORDINGS_DIR / run.workspace, workspace)
-    report = await replay(run.transcript(name), workspace)
+    report = await replay(run.transcript(name), workspace, allow_exec=run.allow_exec)
     assert report.identical, report.render()
     assert report.requests == len(recording.requests) and report.tools == len(recording.tools)

@@ -1,0 +1,194 @@
+"""Tested edits (small profile): each edit of a Python file runs the task's named tests against the proposal at once.
+
+An agentless-style repair loop inside the tool loop: the observation of an edit is the test result.
+- The tests pass: the edit stays and the run may finish with this proposal (`verified`).
+- Fewer tests fail, more pass and none fails that passed before: the edit stays, with the report (progress on a fix
+  that needs several edits).
+- An edit that leaves the file unparsable is undone at once, without running the tests.
+- Otherwise the edit is undone, so every attempt starts from code the model has already seen, and the report comes
+  back as a failed call; the very same edit proposed again is refused without running the tests.
+The test run is code execution: it goes through the permission gate as `run_tests`; refused, the edit stays
+untested and says so. An edit without a usable path goes to the one candidate file (the files the task names,
+then those changed) that contains its old text.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import inspect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from lsp_agent.tools.registry import Tool, ToolContext, ToolError, ToolRegistry
+from lsp_agent.tools.test_runs import TestReport, run_pytest
+from lsp_agent.tools.verify import PermissionCheck, fingerprint
+
+EDIT_TOOL = "edit_file"
+_FAILED = re.compile(r"(\d+) (?:failed|errors?)\b")
+_PASSED = re.compile(r"(\d+) passed\b")
+
+
+@dataclass(frozen=True)
+class Standing:
+    """How a test run stood: failing (or erroring) and passing counts, and the failing tests' ids."""
+
+    failed: int
+    passed: int
+    failing: frozenset[str]
+
+    def better_than(self, other: Standing) -> bool:
+        """Fewer failures, more passes and no test failing that did not fail before: progress worth keeping."""
+        return self.failed < other.failed and self.passed > other.passed and self.failing <= other.failing
+
+
+def standing(report: TestReport | None) -> Standing | None:
+    """The report's standing; None when it has no counts (the run itself failed)."""
+    if report is None or report.problem or not report.counts:
+        return None
+    failed = sum(int(n) for n in _FAILED.findall(report.counts))
+    passed = sum(int(n) for n in _PASSED.findall(report.counts))
+    return Standing(failed, passed, frozenset(report.failed))
+
+
+@dataclass
+class EditTesting:
+    """What tested edits run, and what they saw: the baseline, the attempts that failed, the passing proposal."""
+
+    targets: list[str]
+    allowed: PermissionCheck
+    candidates: list[str] = field(default_factory=list)
+    baseline: Standing | None = None  # how the tests stood before any edit (from the up-front run)
+    tried: dict[str, str] = field(default_factory=dict)  # edit -> the test result that undid it
+    passed: str | None = None  # fingerprint of the proposal the tests passed with
+    passed_report: str = ""
+    failures: int = 0  # edits that failed, were refused or were undone
+    on_failure: Callable[[int], None] | None = None  # told how many edits failed so far
+
+    def failed(self) -> None:
+        """Count a failed edit and tell the listener (which samples the next reply differently)."""
+        self.failures += 1
+        if self.on_failure is not None:
+            self.on_failure(self.failures)
+
+    def verified(self, ctx: ToolContext) -> bool:
+        """True while the proposal is the one the named tests passed with."""
+        return self.passed is not None and self.passed == fingerprint(ctx)
+
+
+def resolve_path(ctx: ToolContext, path: str, old_text: str, candidates: list[str]) -> str:
+    """`path` when it is a file; else the one candidate file containing old_text's first line (else `path`)."""
+    if path and ctx.overlay.is_file(ctx.overlay.normalize(path)):
+        return path
+    first = next((line.strip() for line in old_text.splitlines() if line.strip()), "")
+    if not first:
+        return path
+    pool = list(dict.fromkeys([*candidates, *ctx.overlay.changed_paths()]))
+    holding = [p for p in pool if ctx.overlay.is_file(p) and first in ctx.overlay.read_text(p)]
+    return holding[0] if len(holding) == 1 else path
+
+
+def test_line_note(ctx: ToolContext, old_text: str, targets: list[str]) -> str | None:
+    """When old_text's first line is a line of the task's tests, a note saying so (the model copied the failing
+    assertion from the report), else None."""
+    first = next((line.strip() for line in old_text.splitlines() if line.strip()), "")
+    for target in targets:
+        path = target.split("::", 1)[0]
+        if first and ctx.overlay.is_file(path):
+            lines = ctx.overlay.read_text(path).splitlines()
+            found = [n for n, line in enumerate(lines, 1) if first in line]
+            if found:
+                return (
+                    f"old_text is line {found[0]} of the test {path}, not code of the project. Do not change "
+                    "the tests: edit the code that the test calls, as shown in the first message."
+                )
+    return None
+
+
+def _signature(path: str, old_text: str, new_text: str) -> str:
+    """An edit compared without whitespace differences."""
+    return "\0".join([path, " ".join(old_text.split()), " ".join(new_text.split())])
+
+
+def _tested(tool: Tool, testing: EditTesting) -> Tool:
+    """edit_file followed by the named tests; undone when it does not help."""
+    original = tool.function
+
+    async def run(ctx: ToolContext, path: str, old_text: str, new_text: str) -> str:
+        path = resolve_path(ctx, path, old_text, testing.candidates)
+        key = ctx.overlay.normalize(path) if path else path
+        signature = _signature(key, old_text, new_text)
+        if signature in testing.tried:
+            testing.failed()
+            raise ToolError(
+                f"you made this same edit before and it did not fix the tests ({testing.tried[signature]}); "
+                "it was undone. Make a different change."
+            )
+        before = ctx.overlay.read_text(key) if key and ctx.overlay.is_file(key) else None
+        try:
+            output = await _call(original, ctx, path=path, old_text=old_text, new_text=new_text)
+        except ToolError as error:
+            testing.failed()
+            note = test_line_note(ctx, old_text, testing.targets) if "not found" in str(error) else None
+            raise ToolError(note) if note else error from None
+        if not testing.targets or not key.endswith(".py"):
+            return output
+        if (problem := _syntax_problem(ctx, key)) is not None:
+            if before is not None:
+                ctx.overlay.write_text(key, before)
+            testing.failed()
+            raise ToolError(
+                f"that edit leaves {key} unparsable ({problem}), so it was undone. Make a different edit."
+            )
+        if not await testing.allowed("run_tests", "exec", {"args": list(testing.targets)}):
+            return f"{output}\nThe tests were not run: running them was not permitted."
+        report = await asyncio.to_thread(run_pytest, ctx, list(testing.targets))
+        if report.passed:
+            testing.passed, testing.passed_report = fingerprint(ctx), report.short()
+            return f"{output}\nThe tests the task names pass now: {report.short()}."
+        now, baseline = standing(report), testing.baseline
+        if now is not None and baseline is not None and now.better_than(baseline):
+            testing.baseline = now
+            return (
+                f"{output}\nFewer tests fail now ({baseline.failed} before, {now.failed} now); the edit is kept.\n"
+                f"{report.details()}"
+            )
+        if before is not None:
+            ctx.overlay.write_text(key, before)
+        testing.tried[signature] = report.short()
+        testing.failed()
+        raise ToolError(
+            f"that edit did not fix it, so it was undone ({key} is as before). With it:\n{report.details()}\n"
+            "Read the failing test's assertion again and make a different edit."
+        )
+
+    return Tool(tool.name, tool.description, tool.parameters, run, permission=tool.permission)
+
+
+def _syntax_problem(ctx: ToolContext, key: str) -> str | None:
+    """Why the proposed Python file does not parse, or None."""
+    try:
+        ast.parse(ctx.overlay.read_text(key))
+    except SyntaxError as exc:
+        return f"line {exc.lineno}: {exc.msg}"
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+async def _call(function: Any, ctx: ToolContext, **arguments: Any) -> str:
+    """Run a tool function, sync (in a worker thread) or async."""
+    if inspect.iscoroutinefunction(function):
+        return await function(ctx, **arguments)
+    return await asyncio.to_thread(function, ctx, **arguments)
+
+
+def make_edits_tested(registry: ToolRegistry, testing: EditTesting) -> bool:
+    """Replace edit_file with the tested version; False when there is no edit_file."""
+    tool = registry.get(EDIT_TOOL)
+    if tool is None:
+        return False
+    registry.register(_tested(tool, testing), replace=True)
+    return True
