@@ -133,9 +133,7 @@ async def build_run(
     paths `@name/...`); writes stay in `root`. `stream_text`: the sink also gets the model's text as it streams
     (`text_delta` events); `read_only`: see build_registry.
     """
-    from lsp_agent.agent.rules import apply_project_rules
     from lsp_agent.agent.run import AgentRun
-    from lsp_agent.agent.session import fit_conversation
 
     run_id = run_id or uuid.uuid4().hex[:12]
     registry, settings, errors = await build_registry(
@@ -162,6 +160,15 @@ async def build_run(
         context=context,
         model_client=model_client,
     )
+    _prepare(run, folders, stream_text)
+    return run
+
+
+def _prepare(run: AgentRun, folders: FolderRouter | None, stream_text: bool) -> None:
+    """What every run gets before it starts: other folders to read, text streaming, rules, memory share."""
+    from lsp_agent.agent.rules import apply_project_rules
+    from lsp_agent.agent.session import fit_conversation
+
     if folders is not None:
         from lsp_agent.tools.read_folders import attach_folders
 
@@ -169,7 +176,6 @@ async def build_run(
     run.events.stream_text = stream_text
     apply_project_rules(run)  # AGENTS.md and .lsp-agent/rules.md join the system prompt (a `context` event)
     fit_conversation(run)  # the conversation memory gets a share of the model's context window
-    return run
 
 
 def _report(sink: EventSink | None, run_id: str, message: str) -> None:

@@ -19,6 +19,8 @@ from lsp_agent.acp.updates import TurnTranslator
 from lsp_agent.agent.events import AgentEvent
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from lsp_agent.acp.sessions import AcpSession
     from lsp_agent.agent.run import RunResult
     from lsp_agent.config import Settings
@@ -136,25 +138,10 @@ async def run_turn(
     pump = UpdatePump(conn, session).start()
     for block in blocks:  # the user's own message, for session/load
         session.record(helpers.update_user_message(block))
-
-    def sink(event: AgentEvent) -> None:
-        for update in translator.translate(event):
-            if isinstance(update, Live):
-                pump.put(update.update, record=False)
-            elif isinstance(update, ForHistory):
-                session.record(update.update)
-            else:
-                pump.put(update)
-
-    read_only = lambda: session.mode == "ask"  # noqa: E731
-    session.edits.current_call = lambda: translator.current_call
-    session.edits.on_approved = translator.attach
-    session.edits.settings_rules = dict(settings.permissions or {})
-    overlay = ConsentOverlay(
-        session.root, files, session.edits.decide, max_file_size=settings.max_file_size, read_only=read_only
-    )
-    asker = ToolAsker(session.requests, lambda: translator.current_call, read_only)
-    context = "\n\n".join([*([ASK_MODE_NOTE] if read_only() else []), *parsed.context]) or None
+    sink = _sink_for(session, translator, pump)
+    overlay, asker = _consent_for(session, settings, files, translator)
+    read_only = session.mode == "ask"
+    context = "\n\n".join([*([ASK_MODE_NOTE] if read_only else []), *parsed.context]) or None
     try:
         run = await build_run(
             parsed.text or "(no text: see the attached context)",
@@ -168,7 +155,7 @@ async def run_turn(
             context=context,
             mcp=session.mcp,
             stream_text=True,
-            read_only=read_only(),
+            read_only=read_only,
         )
         session.run = run
         session.turn = asyncio.ensure_future(run.run())
@@ -186,6 +173,37 @@ async def run_turn(
         await settle_leftovers(session, result, files, pump)
     await pump.drain()
     return _response(session, result, translator)
+
+
+def _sink_for(
+    session: AcpSession, translator: TurnTranslator, pump: UpdatePump
+) -> Callable[[AgentEvent], None]:
+    """The run's event sink: live updates streamed, history-only ones recorded, the rest streamed and recorded."""
+
+    def sink(event: AgentEvent) -> None:
+        for update in translator.translate(event):
+            if isinstance(update, Live):
+                pump.put(update.update, record=False)
+            elif isinstance(update, ForHistory):
+                session.record(update.update)
+            else:
+                pump.put(update)
+
+    return sink
+
+
+def _consent_for(
+    session: AcpSession, settings: Settings, files: ClientFiles, translator: TurnTranslator
+) -> tuple[ConsentOverlay, ToolAsker]:
+    """The overlay that asks before each write and the asker for exec and MCP tools, for one turn."""
+    read_only = lambda: session.mode == "ask"  # noqa: E731
+    session.edits.current_call = lambda: translator.current_call
+    session.edits.on_approved = translator.attach
+    session.edits.settings_rules = dict(settings.permissions or {})
+    overlay = ConsentOverlay(
+        session.root, files, session.edits.decide, max_file_size=settings.max_file_size, read_only=read_only
+    )
+    return overlay, ToolAsker(session.requests, lambda: translator.current_call, read_only)
 
 
 async def settle_leftovers(
