@@ -10,8 +10,6 @@ from pygls.exceptions import JsonRpcException
 from pygls.uris import from_fs_path
 from server_editor import scripted_settings, start_editor, stop_editor, write_tree
 
-from lsp_agent.testing.scripted_model import ScriptedModelServer
-
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
@@ -21,12 +19,6 @@ def finish(summary: str, **extra: object) -> dict:
         "tool_calls": [{"name": "task_complete", "arguments": {"summary": summary}}],
         **extra,
     }
-
-
-@pytest.fixture(scope="module")
-def model():
-    with ScriptedModelServer([]) as server:
-        yield server
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -24,12 +24,6 @@ def edit(path: str, old: str, new: str) -> dict:
     return {"content": f"editing {path}", "tool_calls": [call]}
 
 
-@pytest.fixture(scope="module")
-def model():
-    with ScriptedModelServer([]) as server:
-        yield server
-
-
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def editor(tmp_path_factory, model):
     root = write_tree(

@@ -28,12 +28,6 @@ def edit(path: str, old: str, new: str) -> dict:
     return {"content": f"editing {path}", "tool_calls": [call]}
 
 
-@pytest.fixture(scope="module")
-def model():
-    with ScriptedModelServer([]) as server:
-        yield server
-
-
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     files = {

@@ -10,8 +10,6 @@ from pygls.exceptions import JsonRpcException
 from pygls.uris import from_fs_path
 from server_editor import scripted_settings, start_editor, stop_editor, write_tree
 
-from lsp_agent.testing.scripted_model import ScriptedModelServer
-
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 CLIENT = "def fetch(url):\n    return 'GET ' + url\n\n\nclass Client:\n    pass\n"
@@ -25,12 +23,6 @@ def tool_outputs(request: dict) -> list[str]:
     """The observations the model was sent, without their 'Observation from TOOL:' line."""
     texts = [m["content"] for m in request["messages"] if m["role"] == "tool"]
     return [t.split("\n", 1)[1] if t.startswith("Observation from") else t for t in texts]
-
-
-@pytest.fixture(scope="module")
-def model():
-    with ScriptedModelServer([]) as server:
-        yield server
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -8,8 +8,6 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from server_editor import scripted_settings, start_editor, stop_editor, write_tree
 
-from lsp_agent.testing.scripted_model import ScriptedModelServer
-
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 APP = "def greet(name):\n    return 'hi ' + name\n\n\nVALUE = 1\n"
@@ -18,12 +16,6 @@ FILES = {"app.py": APP, "util.py": "X = 1\n"}
 
 def step(name: str, **arguments: str) -> dict:
     return {"content": "", "tool_calls": [{"name": name, "arguments": arguments}]}
-
-
-@pytest.fixture(scope="module")
-def model():
-    with ScriptedModelServer([]) as server:
-        yield server
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
