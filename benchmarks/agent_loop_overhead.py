@@ -107,10 +107,10 @@ class TimedClient(ModelClient):
     waited: float = 0.0
     waited_cpu: float = 0.0  # this thread's CPU time inside complete (litellm's request building and parsing)
 
-    async def complete(self, messages, tools=None) -> ModelReply:  # type: ignore[override]
+    async def complete(self, messages, tools=None, on_text=None) -> ModelReply:  # type: ignore[override]
         start, start_cpu = time.perf_counter(), time.thread_time()
         try:
-            return await super().complete(messages, tools)
+            return await super().complete(messages, tools, on_text)
         finally:
             self.waited += time.perf_counter() - start
             self.waited_cpu += time.thread_time() - start_cpu
