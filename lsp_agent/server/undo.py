@@ -18,6 +18,7 @@ from lsprotocol import types
 from pygls.workspace import TextDocument
 
 from lsp_agent.server.edits import EditPlan
+from lsp_agent.workspace.applied import drift_since_apply
 
 if TYPE_CHECKING:
     from lsp_agent.server.server import AgentServer
@@ -142,18 +143,8 @@ def _text_edits_by_uri(edit: types.WorkspaceEdit | None) -> dict[str, list[types
 
 def _refusals(server: AgentServer, last: LastApply) -> list[str]:
     """Why each file cannot be restored now."""
-    problems = []
-    for item in last.files:
-        now = server.document_state(item.abspath).text
-        if now == item.after:
-            continue
-        if item.after is None:
-            problems.append(f"{item.path}: exists again since the apply deleted it")
-        elif now is None:
-            problems.append(f"{item.path}: was deleted since the apply")
-        else:
-            problems.append(f"{item.path}: changed since the apply")
-    return problems
+    drifts = (drift_since_apply(i.path, server.document_state(i.abspath).text, i.after) for i in last.files)
+    return [problem for problem in drifts if problem is not None]
 
 
 def undo_edit(server: AgentServer, last: LastApply) -> types.WorkspaceEdit:

@@ -214,15 +214,20 @@ def undo_conflicts(root: Path, record: ApplyRecord) -> list[str]:
         except (PathError, OSError) as exc:
             problems.append(f"{item.path}: {exc}")
             continue
-        if current == item.after:
-            continue
-        if item.after is None:
-            problems.append(f"{item.path}: was created again since the apply (the apply had deleted it)")
-        elif current is None:
-            problems.append(f"{item.path}: was deleted since the apply")
-        else:
-            problems.append(f"{item.path}: changed since the apply")
+        if (problem := drift_since_apply(item.path, current, item.after)) is not None:
+            problems.append(problem)
     return problems
+
+
+def drift_since_apply(path: str, current: str | None, after: str | None) -> str | None:
+    """Why a file cannot be restored: how its text now differs from what the apply left; None when it does not."""
+    if current == after:
+        return None
+    if after is None:
+        return f"{path}: was created again since the apply (the apply had deleted it)"
+    if current is None:
+        return f"{path}: was deleted since the apply"
+    return f"{path}: changed since the apply"
 
 
 def undo_apply(root: Path, record: ApplyRecord) -> list[str]:
