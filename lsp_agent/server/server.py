@@ -51,8 +51,9 @@ class AgentServer(HardenedServer):
         self.runs = RunManager(self)
         self.proposals = ProposalStore()
         self.last_apply: Any = None  # what the last apply changed (undo.LastApply), for lspAgent.undoApply
-        # the edits of the "Apply" code actions offered lately, by (uri, text after): undo recognises them applied
-        self.offered_edits: dict[tuple[str, str | None], Any] = {}
+        # the edits of the "Apply" code actions offered lately (undo.OfferedEdit, by uri, text before and edit):
+        # undo recognises one applied by the text it leaves
+        self.offered_edits: dict[tuple[Any, ...], Any] = {}
         self.conversations = EditorConversations(self)  # persisted in the store the CLI and ACP share
         self.sessions: dict[str, Any] = self.conversations.sessions
         self.progress_cancel_handlers: dict[str | int, Callable[[], None]] = {}

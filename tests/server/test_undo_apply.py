@@ -137,3 +137,70 @@ async def test_undo_removes_the_directories_the_apply_created_once_empty(editor,
     assert (editor.root / "existing").is_dir() and not (editor.root / "existing" / "deep").exists()
     assert (editor.root / "notes" / "mine.md").read_text() == "the user's own\n"
     assert not (editor.root / "notes" / "one.md").exists()
+
+
+async def code_actions_at(editor, uri: str, line: int) -> list:
+    """The code actions a cursor at the start of `line` gets."""
+    cursor = types.Position(line=line, character=0)
+    return await editor.client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(start=cursor, end=cursor),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+
+
+async def test_undo_of_a_code_action_restores_what_was_typed_after_an_earlier_offer(editor, model):
+    """Offers are noted per document text: the same edit offered again after the user typed (elsewhere) undoes
+    to the typed text, not to the text of the earlier offer."""
+    (editor.root / "calc.py").write_text("A = 1\nB = 2\nC = 3\nD = 4\nE = 5\n")
+    uri = editor.open("calc.py")
+    model.add_steps(
+        [
+            step("edit_file", path="calc.py", old_text="A = 1", new_text="A = 10"),
+            step("task_complete", summary="a ten"),
+        ]
+    )
+    run_id = await editor.ask("a ten")
+    await editor.wait_event(run_id, "done")
+    first = next(a for a in await code_actions_at(editor, uri, 0) if a.title.startswith("Apply agent edit"))
+
+    typed = "A = 1\nB = 2\nC = 3\nD = 4\nE = 55\n"  # typed below the hunk: the same edit applies
+    editor.change(uri, typed)
+    assert not editor.apply(first.edit).applied  # made for the text before the typing: a stale version
+    newest = next(a for a in await code_actions_at(editor, uri, 0) if a.title.startswith("Apply agent edit"))
+    assert newest.edit.document_changes[0].edits == first.edit.document_changes[0].edits
+    assert editor.apply(newest.edit).applied
+    assert editor.text(uri) == typed.replace("A = 1", "A = 10")
+    await editor.wait_edits(run_id, 1)
+
+    result = await editor.command("lspAgent.undoApply")
+    assert result == {"runId": run_id, "undone": True, "files": ["calc.py"]}
+    assert editor.text(uri) == typed
+    editor.close(uri)
+
+
+async def test_a_change_typed_by_hand_is_not_taken_for_an_offered_code_action(editor, model):
+    """The agent's change typed by hand along with another edit settles as applied, but no offer left that text."""
+    (editor.root / "hand.py").write_text("C = 1\nD = 2\nE = 3\nF = 4\nG = 5\n")
+    uri = editor.open("hand.py")
+    model.add_steps(
+        [
+            step("edit_file", path="hand.py", old_text="C = 1", new_text="C = 3"),
+            step("task_complete", summary="c three"),
+        ]
+    )
+    run_id = await editor.ask("c three")
+    await editor.wait_event(run_id, "done")
+    assert any(a.title.startswith("Apply agent edit") for a in await code_actions_at(editor, uri, 0))
+
+    typed = "C = 3\nD = 2\nE = 3\nF = 4\nG = 6\n"  # the agent's line plus one of the user's own
+    editor.change(uri, typed)
+    await code_actions_at(editor, uri, 0)  # a request after the didChange: the server has seen the text
+    await editor.wait_edits(run_id, 1)
+
+    with pytest.raises(JsonRpcException, match="nothing to undo"):
+        await editor.command("lspAgent.undoApply")
+    assert editor.text(uri) == typed
+    editor.close(uri)
