@@ -84,6 +84,8 @@ class EditPlan:
     refused: list[str]
     # what the edit carries, per file: the proposal's own hunks, or None for a whole created/deleted file
     covers: list[tuple[FileProposal, list[Hunk] | None]] = field(default_factory=list)
+    # the text each covered file had when the edit was built for it (None = absent), by absolute path
+    texts: dict[Path, str | None] = field(default_factory=dict)
 
 
 def position_at_line(lines: Sequence[str], index: int, codec: PositionCodec) -> types.Position:
@@ -147,6 +149,7 @@ class _EditBuilder:
     covered: list[str] = field(default_factory=list)
     covers: list[tuple[FileProposal, list[Hunk] | None]] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
+    texts: dict[Path, str | None] = field(default_factory=dict)
 
     def create(self, fp: FileProposal, state: DocumentState) -> None:
         """A file the agent created; refused when one of that name exists now."""
@@ -166,8 +169,7 @@ class _EditBuilder:
                 self.doc_changes.append(_document_edit(fp.uri, None, [_insert_all(text, self.annotation)]))
         else:
             self.changes[fp.uri] = [_insert_all(text, None)]
-        self.covered.append(path)
-        self.covers.append((fp, None))
+        self._cover(fp, None, state)
 
     def delete(self, fp: FileProposal, state: DocumentState) -> None:
         """A file the agent deleted; refused when it changed since the agent read it."""
@@ -185,8 +187,7 @@ class _EditBuilder:
             self.doc_changes.append(
                 types.DeleteFile(uri=fp.uri, options=options, annotation_id=self.annotation)
             )
-            self.covered.append(path)
-            self.covers.append((fp, None))
+            self._cover(fp, None, state)
 
     def modify(self, fp: FileProposal, state: DocumentState, indexes: list[int] | None) -> None:
         """A modified file's hunks (those at `indexes`), rebased onto the user's current text."""
@@ -205,14 +206,19 @@ class _EditBuilder:
         self.refused.extend(r.message() for r in refusals)
         if not hunks:
             return
-        self.covers.append((fp, [orig for orig, h in pairs if h is not None]))
         lines = split_lines(state.text)
         edits = [_text_edit(hunk_range(lines, h, self.codec), h.new_text, self.annotation) for h in hunks]
         if self.support.document_changes:
             self.doc_changes.append(_document_edit(fp.uri, state.version, edits))
         else:
             self.changes[fp.uri] = edits
+        self._cover(fp, [orig for orig, h in pairs if h is not None], state)
+
+    def _cover(self, fp: FileProposal, hunks: list[Hunk] | None, state: DocumentState) -> None:
+        """Note a file the edit carries: its hunks (None = the whole file) and the text it was built on."""
         self.covered.append(fp.change.path)
+        self.covers.append((fp, hunks))
+        self.texts[fp.abspath] = state.text
 
     def plan(self, label: str) -> EditPlan:
         """The EditPlan: no edit when nothing is covered."""
@@ -225,7 +231,7 @@ class _EditBuilder:
             if self.annotation:
                 note = types.ChangeAnnotation(label=label, needs_confirmation=True, description=label)
                 edit.change_annotations = {self.annotation: note}
-        return EditPlan(edit, self.covered, self.refused, self.covers)
+        return EditPlan(edit, self.covered, self.refused, self.covers, self.texts)
 
 
 def _pair(

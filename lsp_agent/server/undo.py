@@ -57,10 +57,10 @@ class LastApply:
 
 
 def snapshot(server: AgentServer, plan: EditPlan) -> list[UndoFile]:
-    """The current text of every file a plan touches (taken just before it is sent)."""
+    """The text of every file a plan touches, as the plan was built on it (no second read of a closed file)."""
     files = []
     for fp, _ in plan.covers:
-        item = UndoFile(fp.uri, fp.change.path, fp.abspath, server.document_state(fp.abspath).text)
+        item = UndoFile(fp.uri, fp.change.path, fp.abspath, plan.texts[fp.abspath])
         if fp.change.kind == "create":
             item.new_dirs = _absent_parents(fp.abspath)
         files.append(item)

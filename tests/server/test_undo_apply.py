@@ -204,3 +204,22 @@ async def test_a_change_typed_by_hand_is_not_taken_for_an_offered_code_action(ed
         await editor.command("lspAgent.undoApply")
     assert editor.text(uri) == typed
     editor.close(uri)
+
+
+async def test_undo_restores_a_closed_file_to_the_disk_text_the_apply_was_built_on(editor, model):
+    (editor.root / "closed.py").write_text("K = 1\nL = 2\n")
+    model.add_steps(
+        [
+            step("edit_file", path="closed.py", old_text="K = 1", new_text="K = 2"),
+            step("task_complete", summary="k two"),
+        ]
+    )
+    run_id = await editor.ask("k two")
+    await editor.wait_event(run_id, "done")
+    result = await editor.command("lspAgent.applyEdits", {"runId": run_id})
+    assert result["applied"], result
+    assert (editor.root / "closed.py").read_text() == "K = 2\nL = 2\n"
+
+    result = await editor.command("lspAgent.undoApply")
+    assert result == {"runId": run_id, "undone": True, "files": ["closed.py"]}
+    assert (editor.root / "closed.py").read_text() == "K = 1\nL = 2\n"
