@@ -127,6 +127,16 @@ class WireClient:
             fields[key] = value.strip()
         return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
 
+    def cpu_seconds(self) -> float:
+        """CPU time the server process has used so far, all threads (from /proc/<pid>/task/*/schedstat, in ns)."""
+        total = 0
+        for stat in Path(f"/proc/{self.proc.pid}/task").glob("*/schedstat"):
+            try:
+                total += int(stat.read_text().split()[0])
+            except (OSError, IndexError, ValueError):  # a thread that ended meanwhile
+                continue
+        return total / 1e9
+
     def wait_idle(self, timeout: float = 60) -> None:
         """Wait until the process stops using CPU (imports done, blocked on stdin)."""
         stat = Path(f"/proc/{self.proc.pid}/stat")
