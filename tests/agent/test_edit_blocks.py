@@ -146,3 +146,11 @@ def test_changed_numbered_lines_are_an_edit_against_the_file_they_agree_with() -
     assert listing_edit("1: first point\n2: second point", files.get, ["pkg/mod.py"]) is None
     assert listing_edit("1: def ordinal(number):\n2:     n = abs(number)", files.get, ["pkg/mod.py"]) is None
     assert listing_edit("4:         return 'st'", files.get, ["pkg/mod.py"]) is None  # one line is no listing
+
+
+def test_a_block_with_its_search_marker_written_as_a_divider_is_read() -> None:
+    reply = "<THOUGHT>bound</THOUGHT>\npkg/mod.py\n=======\n    if a > b:\n=======\n    if a >= b:\n>>>>>> REPLACE\nmore"
+    thought, call = parse_edit_block(reply)
+    assert thought == "bound"
+    assert call.arguments == {"path": "pkg/mod.py", "old_text": "    if a > b:", "new_text": "    if a >= b:"}
+    assert parse_edit_block("Results\n=======\nall good") is None  # one divider is no block
