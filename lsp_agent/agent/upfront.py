@@ -46,8 +46,9 @@ def code_chunks(
     frames: dict[str, list[int]] | None = None,
     suspect: SuspectLine | None = None,
 ) -> list[SearchHit]:
-    """The best non-test chunks for `query` within budget: the chunk holding the most suspicious line first,
-    then chunks a traceback passes through (deepest frame first), those in the files the task names, the rest."""
+    """The best non-test chunks for `query` within budget: chunks a traceback passes through first (deepest
+    frame first), then those in the files the task names, then the rest; the chunk holding the `suspect` line
+    goes first when that order leaves it out."""
     if ctx.index is None:
         return []
     try:

@@ -118,7 +118,7 @@ def test_one_traced_run_ranks_the_buggy_line_first_and_leaves_the_workspace_unto
     ]
     assert report.spectra is not None and (report.spectra.failed, report.spectra.passed) == (2, 4)
     assert report.spectra.lines["pkg/stats.py"][BUGGY_LINE] == (2, 0)  # both failures ran it, no pass did
-    assert "tests/test_stats.py" in report.spectra.lines  # measured, and left out of the ranking below
+    assert list(report.spectra.lines) == ["pkg/stats.py"]  # test modules are not traced
     suspects = suspicious_lines(report.spectra)
     assert [(s.path, s.line) for s in suspects][:1] == [("pkg/stats.py", BUGGY_LINE)]
     assert suspects[0].score == 1.0 and all(s.path == "pkg/stats.py" for s in suspects)
