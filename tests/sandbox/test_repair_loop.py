@@ -104,6 +104,25 @@ async def test_the_same_failed_edit_is_refused_and_an_edit_of_the_test_is_explai
     assert recorded.first_index == 0 and recorded.messages == later
 
 
+async def test_an_edit_that_breaks_a_passing_test_is_undone_naming_it_not_its_traceback(
+    project: Path,
+) -> None:
+    (project / "pkg" / "calc.py").write_text("def sub(a, b):\n    return a - b\n\n\n" + CALC)
+    (project / "tests" / "test_calc.py").write_text(
+        "from pkg.calc import add, sub\n\n\ndef test_sub():\n    assert sub(5, 3) == 2\n\n\n"
+        "def test_add():\n    assert add(2, 3) == 5\n"
+    )
+    script = [
+        block("def sub(a, b):\n    return a - b", "def sub(a, b):\n    return a + b"),
+        block("def add(a, b):\n    return a - b", "def add(a, b):\n    return a + b"),
+    ]
+    out = await run_scripted(project, script, TASK, permission=asker("allow_once"), **SMALL)
+    undone = next(r for r in out.of("tool_result") if r["name"] == "edit_file")["output"]
+    assert "broke tests that passed before (tests/test_calc.py::test_sub), so it was undone" in undone
+    assert "assert 8 == 2" not in undone and "2 failed" in undone  # names and counts, not the new traceback
+    assert out.result.success and out.result.stop_reason == "complete"
+
+
 async def test_finishing_with_nothing_changed_is_refused_three_times(project: Path) -> None:
     script = [action("task_complete", summary=f"try {n}") for n in range(4)]
     out = await run_scripted(project, script, TASK, permission=asker("allow_once"), **SMALL)
