@@ -16,7 +16,7 @@ from lsp_agent.agent.parsing import ToolCall
 EDIT_TOOL = "edit_file"
 MIN_LINES = 2  # numbered lines a reply needs before it is read as a listing
 MIN_AGREEMENT = 0.5  # the share of them that must equal the file's line of the same number
-_NUMBERED = re.compile(r"^(\d+): ?(.*)$")
+_NUMBERED = re.compile(r"^(?:[\w./-]+\.py:)?(\d+): ?(.*)$")  # "454: text", or "pkg/mod.py:454: text"
 _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.py)\b")
 _FENCE = re.compile(r"^\s*```")
 

@@ -29,9 +29,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RETRY_TEMPERATURES = (0.7, 1.0)  # after the first and the later failed edits
-REFUSALS = (
-    3  # answers or finishes with nothing changed refused (while the tests fail) before one ends the run
-)
+# answers or finishes with nothing changed refused (while the tests fail) before one ends the run
+REFUSALS = 5
 NO_EDIT_YET = (
     "Your reply has no edit and no ACTION, and the tests the task names still fail ({tests}). Reply with a THOUGHT, "
     "the file's path and one SEARCH/REPLACE block as in the example, or with one ACTION."

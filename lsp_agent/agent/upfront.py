@@ -18,6 +18,7 @@ from lsp_agent.index.chunking import analyze
 from lsp_agent.index.locate import file_kind
 from lsp_agent.index.models import SearchHit
 from lsp_agent.tools.fault_lines import SuspectLine, describe_suspects, suspicious_lines
+from lsp_agent.tools.lenient_edit import SHOWN_CODE
 from lsp_agent.tools.test_runs import TestReport, named_source_files, run_pytest
 
 if TYPE_CHECKING:
@@ -212,6 +213,8 @@ async def upfront_message(
     top = suspects[0] if suspects else None
     hits = await asyncio.to_thread(code_chunks, ctx, query, named, budget, frames, top)
     if hits:
+        for hit in hits:  # an edit whose old text matches several places picks the one the model saw
+            ctx.extras.setdefault(SHOWN_CODE, {}).setdefault(hit.path, []).append((hit.start, hit.end))
         shown = "\n\n".join(numbered(h, ctx, _focus(h, frames, top)) for h in hits)
         parts.append("Code that looks relevant (current content, numbered lines):\n" + shown)
     if closing:

@@ -8,7 +8,8 @@
 - one line of old_text that matches inside a deeper-indented line: new_text's further lines are indented by the
   difference too, instead of landing at the wrong depth;
 - lines copied from a traceback into old_text and new_text (pytest's `^^^^` markers, `E   ` error lines) are
-  dropped.
+  dropped;
+- old_text that matches several places, only one of them inside the code shown up front: that one is edited.
 The observation says which repair was made; anything else fails as before (closest candidates shown).
 """
 
@@ -19,9 +20,11 @@ from collections.abc import Iterator
 
 from lsp_agent.tools.registry import Tool, ToolContext, ToolError, ToolRegistry
 
-_PREFIXED = re.compile(r"^\s*(\d+): ?(.*)$")
+_PREFIXED = re.compile(r"^\s*(?:[\w./-]+\.py:)?(\d+): ?(.*)$")  # "226: text", or "pkg/mod.py:226: text"
 # how the code up front shows a long docstring (agent/upfront.py): "206-224: [docstring, 19 more lines]"
 _DOCSTRING_MARKER = re.compile(r"^\s*(\d+)-(\d+): \[docstring, \d+ more lines?\]\s*$")
+# ToolContext.extras key: {path: [(first, last line)]} of the code shown to the model up front (agent/upfront.py)
+SHOWN_CODE = "shown_code"
 # what a traceback adds around a code line: "    ^^^^^^^^", "    ~~~~^^^", "E   KeyError: 1"
 _TRACEBACK_LINE = re.compile(r"^\s*[~^]+\s*$|^E {3}")
 
@@ -78,6 +81,26 @@ def deeper_indentation(text: str, old_text: str, new_text: str) -> str | None:
     return "\n".join([first, *(extra + line if line.strip() else line for line in rest)])
 
 
+def one_place(
+    text: str, old_text: str, new_text: str, shown: list[tuple[int, int]]
+) -> tuple[str, str] | None:
+    """(old, new) widened with the lines around the one place old_text occurs inside the code shown to the model
+    (line ranges), so that it matches only there; None when no single occurrence lies inside what was shown."""
+    starts = [m.start() for m in re.finditer(re.escape(old_text), text)] if old_text else []
+    inside = [p for p in starts if any(lo <= text.count("\n", 0, p) + 1 <= hi for lo, hi in shown)]
+    if len(starts) < 2 or len(inside) != 1:
+        return None
+    at, end = inside[0], inside[0] + len(old_text)
+    lines = text.splitlines(keepends=True)
+    first, last = text.count("\n", 0, at), text.count("\n", 0, max(at, end - 1))
+    for extra in range(1, len(lines)):
+        lo, hi = max(0, first - extra), min(len(lines), last + 1 + extra)
+        start, stop = sum(map(len, lines[:lo])), sum(map(len, lines[:hi]))
+        if text.count(text[start:stop]) == 1:
+            return text[start:stop], text[start:at] + new_text + text[end:stop]
+    return None
+
+
 def loose_match(text: str, old_text: str, new_text: str) -> tuple[str, str] | None:
     """(old, new) for the one run of lines in `text` equal to old_text's lines apart from surrounding whitespace,
     with new_text moved to the file's indentation; None when there is no such single run (or it is exact)."""
@@ -110,8 +133,16 @@ def loose_match(text: str, old_text: str, new_text: str) -> tuple[str, str] | No
     return found, "\n".join(moved)
 
 
-def _repairs(text: str, old_text: str, new_text: str) -> Iterator[tuple[str, str, str]]:
+def _repairs(
+    text: str, old_text: str, new_text: str, shown: list[tuple[int, int]]
+) -> Iterator[tuple[str, str, str]]:
     """(old_text, new_text, note) to try in turn, each repair building on the ones before it."""
+    if (widened := one_place(text, old_text, new_text, shown)) is not None:
+        yield (
+            widened[0],
+            widened[1],
+            "old_text matched several places; the one in the code shown to you was edited",
+        )
     if (cleaned := without_traceback_lines(old_text)) is not None:
         old_text, new_text = cleaned, without_traceback_lines(new_text) or new_text
         yield old_text, new_text, "the traceback lines (^^^^, E ...) in old_text/new_text were left out"
@@ -140,7 +171,8 @@ def _lenient(tool: Tool) -> Tool:
         except ToolError as first_error:
             if text is None:
                 raise first_error from None
-            for old, new, said in _repairs(text, old_text, new_text):
+            shown = ctx.extras.get(SHOWN_CODE, {}).get(ctx.overlay.normalize(path), [])
+            for old, new, said in _repairs(text, old_text, new_text, shown):
                 try:
                     return original(ctx, path=path, old_text=old, new_text=new) + f"\nNote: {said}."
                 except ToolError:

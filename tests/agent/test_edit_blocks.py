@@ -154,3 +154,29 @@ def test_a_block_with_its_search_marker_written_as_a_divider_is_read() -> None:
     assert thought == "bound"
     assert call.arguments == {"path": "pkg/mod.py", "old_text": "    if a > b:", "new_text": "    if a >= b:"}
     assert parse_edit_block("Results\n=======\nall good") is None  # one divider is no block
+
+
+def test_old_text_found_in_several_places_edits_the_one_shown_to_the_model(tmp_path) -> None:
+    from lsp_agent.tools.lenient_edit import SHOWN_CODE, one_place
+
+    text = "def a(key):\n    if key not in data:\n        return 1\n\n\ndef b(key):\n    if key not in data:\n        return 2\n"
+    old, new = one_place(text, "if key not in data:", "if key in data:", [(6, 8)])
+    assert old == "def b(key):\n    if key not in data:\n        return 2\n"  # widened until it is unique
+    assert new == "def b(key):\n    if key in data:\n        return 2\n"
+    assert one_place(text, "if key not in data:", "x", [(1, 8)]) is None  # both shown: still ambiguous
+    assert one_place(text, "return 1", "x", [(1, 3)]) is None  # one place only: nothing to repair
+    ctx, edit = lenient_edit(tmp_path, text)
+    ctx.extras[SHOWN_CODE] = {"pkg/mod.py": [(1, 3)]}
+    output = edit("    if key not in data:", "    if key in data:")
+    assert "old_text matched several places; the one in the code shown to you was edited" in output
+    assert ctx.overlay.read_text("pkg/mod.py") == text.replace(
+        "not in data:\n        return 1", "in data:\n        return 1"
+    )
+
+
+def test_numbered_lines_with_their_path_are_read_like_numbered_lines() -> None:
+    from lsp_agent.agent.listing_edits import listing_edit
+
+    reply = 'pkg/mod.py:3:     if n % 100 in (11, 12):\npkg/mod.py:4:         return "th"'
+    call = listing_edit(reply, {"pkg/mod.py": ORDINAL}.get, [])
+    assert call.arguments["new_text"] == "    if n % 100 in (11, 12):"
