@@ -90,6 +90,13 @@ def _within_budget(ordered: list[SearchHit], budget: Budget) -> list[SearchHit]:
     return chosen
 
 
+def pointing(suspect: SuspectLine) -> str:
+    """A sentence before the closing request naming the most suspicious line (the fault lines' first)."""
+    return (
+        f"The most suspicious line is {suspect.path} line {suspect.line}: the bug is likely on or near it. "
+    )
+
+
 def chunk_holding(ctx: ToolContext, suspect: SuspectLine) -> SearchHit | None:
     """The smallest chunk of the suspect's file (as the index would cut its current content) holding its line."""
     try:
@@ -218,7 +225,7 @@ async def upfront_message(
         shown = "\n\n".join(numbered(h, ctx, _focus(h, frames, top)) for h in hits)
         parts.append("Code that looks relevant (current content, numbered lines):\n" + shown)
     if closing:
-        parts.append(closing)
+        parts.append(pointing(top) + closing if top is not None else closing)
     elif report is not None or hits:
         parts.append("Use this to make the fix; read more of a file only if you need to.")
     return "\n\n".join(parts)

@@ -203,6 +203,10 @@ async def test_the_small_profile_first_message_lists_the_buggy_line_and_shows_it
     assert listed[0] == f"pkg/stats.py:{BUGGY_LINE}: return lo"
     assert f"{BUGGY_LINE}:         return lo" in first  # the numbered code the model copies from
     assert first.index(HEADER) < first.index("Code that looks relevant")
+    assert first.endswith(  # the request for an edit points at the top line
+        f"The most suspicious line is pkg/stats.py line {BUGGY_LINE}: the bug is likely on or near it. "
+        "Fix it with one SEARCH/REPLACE edit."
+    )
     assert snapshot(stats_project) == before
 
 
@@ -233,4 +237,4 @@ async def test_a_denied_exec_permission_runs_nothing_and_lists_no_lines(stats_pr
     first = next(
         m["content"] for m in server.requests[0]["messages"] if m["content"].startswith("Task: " + TASK)
     )
-    assert "I ran the tests" not in first and HEADER not in first
+    assert "I ran the tests" not in first and HEADER not in first and "most suspicious line" not in first
