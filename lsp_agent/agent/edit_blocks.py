@@ -11,7 +11,8 @@ A small model copies code far better as plain lines than inside a JSON string wi
 
 The block becomes an edit_file call (path, old_text, new_text). The path is the last path-like line before the
 block (fences and `File:` labels allowed); without one it is left empty for the edit tool to resolve. The closing
-marker may be missing where a stop sequence ended the reply.
+marker may be missing where a stop sequence ended the reply, and the SEARCH marker may be written as a =======
+divider (a small model's slip after being told the block's format).
 """
 
 from __future__ import annotations
@@ -27,6 +28,13 @@ _BLOCK = re.compile(
     r"(?:^[ \t]*>{5,9}[ \t]*REPLACE[^\n]*$|\Z)",
     re.S | re.M,
 )
+# the same block with its SEARCH marker written as a divider: "=======", old lines, "=======", new lines
+_DIVIDED = re.compile(
+    r"^[ \t]*={5,9}[ \t]*\n(?P<old>.*?)^[ \t]*={5,9}[ \t]*(?:\n|\Z)(?P<new>.*?)"
+    r"(?:^[ \t]*>{5,9}[ \t]*REPLACE[^\n]*$|\Z)",
+    re.S | re.M,
+)
+_SEARCH = re.compile(r"^[ \t]*<{5,9}[ \t]*SEARCH", re.M)
 _END = re.compile(r"^[ \t]*>{5,9}[ \t]*REPLACE[^\n]*$", re.M)
 _PATH = re.compile(r"([\w.-]+(?:/[\w.-]+)*\.[A-Za-z]\w*)")
 _FENCE_LINE = re.compile(r"^\s*```[\w+-]*\s*$")
@@ -42,13 +50,13 @@ INCOMPLETE = (
 
 def incomplete_block(text: str) -> bool:
     """True when the text has a block's marker lines but no complete block (SEARCH, ======= and the new lines)."""
-    return _ANY_MARKER.search(text) is not None and _BLOCK.search(text) is None
+    return _ANY_MARKER.search(text) is not None and _find_block(text) is None
 
 
 def parse_edit_block(text: str) -> tuple[str, ToolCall] | None:
     """(thought, edit_file call) of the first SEARCH/REPLACE block in `text`, or None when there is none or an
     <ACTION> comes first."""
-    match = _BLOCK.search(text)
+    match = _find_block(text)
     if match is None:
         return None
     action = _OPEN_ACTION.search(text)
@@ -64,7 +72,7 @@ def parse_edit_block(text: str) -> tuple[str, ToolCall] | None:
 
 def end_of_first_block(text: str) -> int:
     """The index just after the first block's REPLACE marker, or -1 when the text has no complete block."""
-    match = _BLOCK.search(text)
+    match = _find_block(text)
     if match is None:
         return -1
     end = _END.search(text, match.start())
@@ -73,10 +81,17 @@ def end_of_first_block(text: str) -> int:
 
 def close_cut_block(text: str) -> str:
     """A reply that a stop sequence ended inside its block, with the REPLACE marker put back."""
-    match = _BLOCK.search(text)
+    match = _find_block(text)
     if match is None or end_of_first_block(text) >= 0:
         return text
     return text.rstrip("\n") + "\n" + REPLACE_MARKER
+
+
+def _find_block(text: str) -> re.Match[str] | None:
+    """The first block; without a SEARCH marker, one whose SEARCH marker is a second ======= divider."""
+    if (match := _BLOCK.search(text)) is not None or _SEARCH.search(text) is not None:
+        return match
+    return _DIVIDED.search(text)
 
 
 def _path_and_thought(before: str) -> tuple[str, str]:

@@ -47,9 +47,26 @@ class ReactStyle:
 
     async def act(self, host: RunHost, reply: ModelReply, messages: list[Message]) -> list[Message]:
         """Run the reply's tool calls in order; returns their observations."""
+        try:
+            return await self._act(host, reply, messages)
+        except Correction:
+            if (corrected := getattr(host, "on_correction", None)) is not None:
+                corrected(messages)  # the repair loop: a reply it had to correct counts as a failed attempt
+            raise
+
+    async def _act(self, host: RunHost, reply: ModelReply, messages: list[Message]) -> list[Message]:
+        """act() until a Correction or the end."""
         mode = host.conversation.tool_mode
         blocks = getattr(host, "edit_blocks", False)  # the small profile's SEARCH/REPLACE edits (prompt mode)
         calls, thought, problem, final = interpret(reply, mode, blocks=blocks)
+        listing = getattr(host, "listing_edit", None)  # the repair loop: changed numbered lines are an edit
+        if (
+            not calls
+            and problem is None
+            and listing is not None
+            and (edit := listing(reply.content)) is not None
+        ):
+            calls = [edit]
         if thought:
             host.thought(thought)
         if problem is not None:

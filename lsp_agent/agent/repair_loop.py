@@ -4,8 +4,10 @@ A 1.5B model cannot plan a long tool session, but it can propose a fix when it s
 (both up front). So in prompt mode an edit is a SEARCH/REPLACE block (no JSON escaping; the reply stops at its end),
 each edit runs the tests the task names against the proposal (tools/tested_edit.py), an edit that does not help is
 undone and its failure is the next observation, and once the tests pass the run finishes with that proposal.
-After a failed edit the next replies are sampled warmer and earlier failed attempts leave the conversation, so the
-model does not propose the same fix again.
+A reply that writes the shown numbered lines back with some changed is read as an edit too (agent/listing_edits.py).
+After a failed attempt (an edit undone or refused, a reply that had to be corrected) the next replies are sampled
+warmer and earlier failed attempts leave the conversation, so the model does not repeat or argue from them; a plain
+answer or an empty finish while the tests fail is refused up to REFUSALS times.
 """
 
 from __future__ import annotations
@@ -13,18 +15,22 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from lsp_agent.agent.listing_edits import listing_edit
 from lsp_agent.agent.parsing import ACTION_STOP_SEQUENCES, BLOCK_STOP_SEQUENCE
 from lsp_agent.tools.test_runs import named_source_files
 from lsp_agent.tools.tested_edit import EditTesting, make_edits_tested, standing
 
 if TYPE_CHECKING:
     from lsp_agent.agent.model import ModelClient
+    from lsp_agent.agent.parsing import ToolCall
     from lsp_agent.tools.test_runs import TestReport
     from lsp_agent.tools.verify import PermissionCheck, Verification
 
 log = logging.getLogger(__name__)
 
 RETRY_TEMPERATURES = (0.7, 1.0)  # after the first and the later failed edits
+# answers or finishes with nothing changed refused (while the tests fail) before one ends the run
+REFUSALS = 5
 NO_EDIT_YET = (
     "Your reply has no edit and no ACTION, and the tests the task names still fail ({tests}). Reply with a THOUGHT, "
     "the file's path and one SEARCH/REPLACE block as in the example, or with one ACTION."
@@ -50,7 +56,11 @@ def install_repair_loop(
         return None
     run.auto_finish = lambda: _summary(run, testing) if testing.verified(run.ctx) else None
     run.refuse_answer = lambda: _refusal(run)
-    run.trim_history = _Forgetting(run, testing)
+    run.trim_history = forgetting = _Forgetting(run, testing)
+    run.listing_edit = lambda text: _listing_edit(run, text, testing.candidates)
+    run.on_correction = lambda messages: (testing.failed(), forgetting(messages))
+    if (verification := getattr(run, "verification", None)) is not None:
+        verification.refusal_limit = REFUSALS
     return testing
 
 
@@ -75,7 +85,7 @@ class _Forgetting:
         self.run, self.testing, self.seen = run, testing, 0
 
     def __call__(self, messages: list[dict[str, Any]]) -> None:
-        """Drop the exchanges between the task and this step's reply when this step's edit failed."""
+        """Drop the exchanges between the task and this step's reply when this step's attempt failed."""
         if self.testing.failures == self.seen:
             return
         self.seen = self.testing.failures
@@ -85,15 +95,27 @@ class _Forgetting:
             self.run.transcript.reset()  # not append-only any more: the next request is recorded whole
 
 
+def _listing_edit(run: Any, text: str, candidates: list[str]) -> ToolCall | None:
+    """The edit a reply of changed numbered lines makes (prompt mode), against the files it names or the task's."""
+    if run.conversation.tool_mode != "prompt":
+        return None
+
+    def read(path: str) -> str | None:
+        try:
+            key = run.ctx.overlay.normalize(path)
+            return run.ctx.overlay.read_text(key) if run.ctx.overlay.is_file(key) else None
+        except (ValueError, OSError):  # outside the workspace, a secret, unreadable
+            return None
+
+    return listing_edit(text, read, candidates)
+
+
 def _refusal(run: Any) -> str | None:
     """Why a plain-text answer cannot end the run: the named tests failed up front and nothing is changed (said
-    once per run, shared with task_complete's refusal); None otherwise."""
+    up to REFUSALS times per run, shared with task_complete's refusal); None otherwise."""
     verification = getattr(run, "verification", None)
-    if verification is None or not verification.failing_at_start or verification.refused_unchanged:
+    if verification is None or run.ctx.overlay.changed_paths() or not verification.refuse_unchanged():
         return None
-    if run.ctx.overlay.changed_paths():
-        return None
-    verification.refused_unchanged = True
     return NO_EDIT_YET.format(tests=verification.failing_at_start)
 
 

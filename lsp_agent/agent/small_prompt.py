@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from lsp_agent.tools.fault_lines import HEADER as FAULT_HEADER
+
 INTRO = """You are a coding agent working in the workspace `{root}`. You fix the task by calling tools, one per
 reply. After each call you get its result in the next message; never write a result yourself.
 Paths are relative to the workspace root and must be exactly as shown, e.g. `{path}`."""
@@ -70,13 +72,17 @@ tests/test_names.py:8: in test_slug
     assert slug("Hello World") == "hello-world"
 E   AssertionError: assert 'hello_world' == 'hello-world'
 
+{FAULT_HEADER}
+names/slug.py:6: return "_".join(words)
+names/slug.py:5: words = title.lower().split()
+
 Code that looks relevant (current content, numbered lines):
 names/slug.py lines 4-6 (slug):
 4: def slug(title):
 5:     words = title.lower().split()
 6:     return "_".join(words)
 
-{ASK_FOR_EDIT}"""
+The most suspicious line is names/slug.py line 6: the bug is likely on or near it. {ASK_FOR_EDIT}"""
 EXAMPLE_REPLY = """<THOUGHT>slug("Hello World") returns 'hello_world' but the test expects 'hello-world': line 6 joins the \
 words with "_" instead of "-".</THOUGHT>
 names/slug.py

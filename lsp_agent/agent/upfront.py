@@ -14,11 +14,14 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from lsp_agent.index.chunking import analyze
 from lsp_agent.index.locate import file_kind
+from lsp_agent.index.models import SearchHit
+from lsp_agent.tools.fault_lines import SuspectLine, describe_suspects, suspicious_lines
+from lsp_agent.tools.lenient_edit import SHOWN_CODE
 from lsp_agent.tools.test_runs import TestReport, named_source_files, run_pytest
 
 if TYPE_CHECKING:
-    from lsp_agent.index.models import SearchHit
     from lsp_agent.tools.registry import ToolContext
 
 log = logging.getLogger(__name__)
@@ -37,10 +40,16 @@ class Budget:
 
 
 def code_chunks(
-    ctx: ToolContext, query: str, named: list[str], budget: Budget, frames: dict[str, list[int]] | None = None
+    ctx: ToolContext,
+    query: str,
+    named: list[str],
+    budget: Budget,
+    frames: dict[str, list[int]] | None = None,
+    suspect: SuspectLine | None = None,
 ) -> list[SearchHit]:
     """The best non-test chunks for `query` within budget: chunks a traceback passes through first (deepest
-    frame first), then those in the files the task names, then the rest."""
+    frame first), then those in the files the task names, then the rest; the chunk holding the `suspect` line
+    goes first when that order leaves it out."""
     if ctx.index is None:
         return []
     try:
@@ -57,6 +66,15 @@ def code_chunks(
         return (0, -depth) if depth >= 0 else (1 if hit.path in named else 2, 0)
 
     ordered = sorted(code, key=rank)  # stable: the index's order within each group
+    chosen = _within_budget(ordered, budget)
+    if suspect is None or any(c.path == suspect.path and c.start <= suspect.line <= c.end for c in chosen):
+        return chosen
+    held = chunk_holding(ctx, suspect)  # not among the best chunks: it goes first (overlapping ones drop out)
+    return _within_budget([held, *ordered], budget) if held is not None else chosen
+
+
+def _within_budget(ordered: list[SearchHit], budget: Budget) -> list[SearchHit]:
+    """The first chunks of `ordered` that fit the budget, none overlapping another (the first always fits)."""
     chosen: list[SearchHit] = []
     used = 0
     for hit in ordered:
@@ -70,6 +88,28 @@ def code_chunks(
         chosen.append(hit)
         used += size
     return chosen
+
+
+def pointing(suspect: SuspectLine) -> str:
+    """A sentence before the closing request naming the most suspicious line (the fault lines' first)."""
+    return (
+        f"The most suspicious line is {suspect.path} line {suspect.line}: the bug is likely on or near it. "
+    )
+
+
+def chunk_holding(ctx: ToolContext, suspect: SuspectLine) -> SearchHit | None:
+    """The smallest chunk of the suspect's file (as the index would cut its current content) holding its line."""
+    try:
+        text = ctx.overlay.read_text(suspect.path)
+        chunks = analyze(suspect.path, text).chunks
+    except Exception as exc:  # noqa: BLE001 - the file vanished or does not parse: no preferred chunk
+        log.info("no chunk for %s:%s: %s", suspect.path, suspect.line, exc)
+        return None
+    holding = [c for c in chunks if c.start <= suspect.line <= c.end]
+    if not holding:
+        return None
+    best = min(holding, key=lambda c: c.end - c.start)
+    return SearchHit(suspect.path, best.start, best.end, best.symbol, best.kind, 1.0, best.text)
 
 
 def frame_lines(text: str, named: list[str]) -> dict[str, list[int]]:
@@ -97,6 +137,14 @@ def numbered(hit: SearchHit, ctx: ToolContext, focus: list[int]) -> str:
     body = "\n".join(_without_docstrings([(start + i, line) for i, line in enumerate(lines)]))
     title = f"{hit.path} lines {start}-{start + len(lines) - 1}" + (f" ({hit.symbol})" if hit.symbol else "")
     return f"{title}:\n{body}"
+
+
+def _focus(hit: SearchHit, frames: dict[str, list[int]], suspect: SuspectLine | None) -> list[int]:
+    """The lines a long chunk is cut around: its traceback frames, then the most suspicious line (centred)."""
+    lines = list(frames.get(hit.path, []))
+    if suspect is not None and suspect.path == hit.path:
+        lines.append(suspect.line)
+    return lines
 
 
 def _without_docstrings(lines: list[tuple[int, str]]) -> list[str]:
@@ -136,7 +184,7 @@ async def failing_tests(run: Any, targets: list[str]) -> TestReport | None:
     call_id, arguments = "upfront-tests", {"args": list(targets)}
     run.events.emit("tool_call", id=call_id, name="run_tests", arguments=arguments, iteration=0)
     started = time.perf_counter()
-    report = await asyncio.to_thread(run_pytest, run.ctx, list(targets))
+    report = await asyncio.to_thread(run_pytest, run.ctx, list(targets), spectra=True)
     output = report.details()
     run.events.emit(
         "tool_result",
@@ -159,17 +207,25 @@ async def upfront_message(
     named = named_source_files(run.task, ctx.overlay.is_file)
     parts = [task_text]
     query = run.task
+    suspects: list[SuspectLine] = []
     if report is not None:
         state = "pass" if report.passed else "fail"
         parts.append(f"I ran the tests the task names; they {state} now:\n{report.details()}")
         query += "\n" + report.first_failure
+        suspects = suspicious_lines(report.spectra) if report.spectra and not report.passed else []
+        listed = describe_suspects(suspects, lambda path: ctx.overlay.read_text(path).splitlines())
+        if listed:
+            parts.append(listed)
     frames = frame_lines(report.first_failure if report else "", named)
-    hits = await asyncio.to_thread(code_chunks, ctx, query, named, budget, frames)
+    top = suspects[0] if suspects else None
+    hits = await asyncio.to_thread(code_chunks, ctx, query, named, budget, frames, top)
     if hits:
-        shown = "\n\n".join(numbered(h, ctx, frames.get(h.path, [])) for h in hits)
+        for hit in hits:  # an edit whose old text matches several places picks the one the model saw
+            ctx.extras.setdefault(SHOWN_CODE, {}).setdefault(hit.path, []).append((hit.start, hit.end))
+        shown = "\n\n".join(numbered(h, ctx, _focus(h, frames, top)) for h in hits)
         parts.append("Code that looks relevant (current content, numbered lines):\n" + shown)
     if closing:
-        parts.append(closing)
+        parts.append(pointing(top) + closing if top is not None else closing)
     elif report is not None or hits:
         parts.append("Use this to make the fix; read more of a file only if you need to.")
     return "\n\n".join(parts)

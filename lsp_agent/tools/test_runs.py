@@ -6,6 +6,7 @@ model reads the condensed report: the counts, the failing tests and the first fa
 
 from __future__ import annotations
 
+import logging
 import re
 import shlex
 from collections.abc import Callable
@@ -15,7 +16,11 @@ from typing import TYPE_CHECKING
 from lsp_agent.index.locate import file_kind
 
 if TYPE_CHECKING:
+    from lsp_agent.sandbox.runner import ExecResult
+    from lsp_agent.tools.fault_lines import Spectra
     from lsp_agent.tools.registry import ToolContext
+
+log = logging.getLogger(__name__)
 
 PYTEST_FLAGS = ["-q", "--color=no", "-p", "no:cacheprovider", "--tb=short"]
 MAX_FAILURE_CHARS = 1000
@@ -39,6 +44,7 @@ class TestReport:
     failed: list[str] = field(default_factory=list)
     first_failure: str = ""
     problem: str = ""  # the tests could not be run (no pytest, timeout): what happened
+    spectra: Spectra | None = None  # per-line counts of failing and passing tests, when the run traced them
 
     def short(self) -> str:
         """One line for a summary: 'python -m pytest tests/test_x.py: 3 failed, 9 passed'."""
@@ -85,19 +91,39 @@ def _exists(exists: Callable[[str], bool], path: str) -> bool:
         return False
 
 
-def run_pytest(ctx: ToolContext, targets: list[str], timeout: float | None = None) -> TestReport:
-    """Run pytest on `targets` in the run's sandbox (the proposal applied) and condense its output."""
+def run_pytest(
+    ctx: ToolContext, targets: list[str], timeout: float | None = None, *, spectra: bool = False
+) -> TestReport:
+    """Run pytest on `targets` in the run's sandbox (the proposal applied) and condense its output.
+
+    With `spectra`, the same run records per-test line coverage (fault_lines.py) when the project's environment
+    has coverage.py; if the traced run gives no report, the tests run once more the plain way.
+    """
     from lsp_agent.sandbox.isolation import SandboxUnavailable
     from lsp_agent.tools.exec_tools import exec_timeout, sandbox_for
+    from lsp_agent.tools.fault_lines import traced_run
 
     sandbox = sandbox_for(ctx)
-    python = sandbox.python()
-    argv = [python.executable, "-m", "pytest", *PYTEST_FLAGS, *targets]
+    python = sandbox.python().executable
+    seconds = exec_timeout(ctx, timeout)
     command = "python -m pytest " + " ".join(shlex.quote(t) for t in targets)
+    args = [*PYTEST_FLAGS, *targets]
     try:
-        result = sandbox.run(argv, ctx.overlay, timeout=exec_timeout(ctx, timeout), cancel=ctx.cancel)
+        if spectra:
+            result, found = traced_run(sandbox, ctx.overlay, python, args, timeout=seconds, cancel=ctx.cancel)
+            report = _report(result, command)
+            if not report.problem or result.timed_out or result.cancelled:
+                report.spectra = found
+                return report
+            log.info("the traced test run gave no report (%s); running the tests plainly", report.problem)
+        result = sandbox.run([python, "-m", "pytest", *args], ctx.overlay, timeout=seconds, cancel=ctx.cancel)
     except SandboxUnavailable as exc:
         return TestReport(False, command, "", problem=f"could not run the tests: {exc}")
+    return _report(result, command)
+
+
+def _report(result: ExecResult, command: str) -> TestReport:
+    """The condensed report of one pytest run, with what went wrong when it did not run to its end."""
     report = condense_pytest(result.stdout + ("\n" + result.stderr if result.stderr else ""), command)
     if result.timed_out:
         report.passed, report.problem = False, "killed at the time limit (the tests hang or are slow)"

@@ -27,6 +27,7 @@ from lsp_agent.tools.test_runs import TestReport, run_pytest
 from lsp_agent.tools.verify import PermissionCheck, fingerprint
 
 EDIT_TOOL = "edit_file"
+MAX_LISTED = 3  # tests an undone edit broke, by name
 _FAILED = re.compile(r"(\d+) (?:failed|errors?)\b")
 _PASSED = re.compile(r"(\d+) passed\b")
 
@@ -159,12 +160,28 @@ def _tested(tool: Tool, testing: EditTesting) -> Tool:
             ctx.overlay.write_text(key, before)
         testing.tried[signature] = report.short()
         testing.failed()
-        raise ToolError(
-            f"that edit did not fix it, so it was undone ({key} is as before). With it:\n{report.details()}\n"
-            "Read the failing test's assertion again and make a different edit."
-        )
+        raise ToolError(_undone(key, report, baseline))
 
     return Tool(tool.name, tool.description, tool.parameters, run, permission=tool.permission)
+
+
+def _undone(key: str, report: TestReport, baseline: Standing | None) -> str:
+    """Why an edit was undone: its test report; when its first failure is a test that passed before the edit,
+    only the names of the tests it broke (a small model otherwise sets out to fix the failure its own edit caused)."""
+    broken = [t for t in report.failed if baseline is not None and t not in baseline.failing]
+    if report.failed and report.failed[0] in broken:
+        listed = ", ".join(broken[:MAX_LISTED]) + (
+            f" and {len(broken) - MAX_LISTED} more" if len(broken) > MAX_LISTED else ""
+        )
+        return (
+            f"that edit did not fix it and broke tests that passed before ({listed}), so it was undone ({key} is "
+            f"as before; with it: {report.short()}). The failure to fix is still the one in the first message: "
+            "make a different edit."
+        )
+    return (
+        f"that edit did not fix it, so it was undone ({key} is as before). With it:\n{report.details()}\n"
+        "Read the failing test's assertion again and make a different edit."
+    )
 
 
 def _syntax_problem(ctx: ToolContext, key: str) -> str | None:

@@ -39,7 +39,15 @@ class Verification:
     allowed: PermissionCheck
     last_failed: str | None = None  # fingerprint of the proposal whose tests failed
     failing_at_start: str = ""  # the named tests' result when they failed before any edit (run up front)
-    refused_unchanged: bool = False  # a finish with nothing changed was refused once
+    unchanged_refusals: int = 0  # finishes (or answers) with nothing changed refused so far
+    refusal_limit: int = 1  # how many such finishes are refused before one is accepted
+
+    def refuse_unchanged(self) -> bool:
+        """Count a refusal of finishing with nothing changed while the tests fail, if one is still due."""
+        if not self.failing_at_start or self.unchanged_refusals >= self.refusal_limit:
+            return False
+        self.unchanged_refusals += 1
+        return True
 
 
 def tests_for_task(task: str, ctx: ToolContext) -> list[str]:
@@ -87,12 +95,12 @@ def install_verified_finish(registry: ToolRegistry, verification: Verification) 
         """task_complete, after the tests pass (or were refused, or still fail unchanged)."""
         text = summary.strip() or "Task complete."
         if not ctx.overlay.changed_paths():
-            if verification.failing_at_start and not verification.refused_unchanged:
-                verification.refused_unchanged = True
+            if verification.refuse_unchanged():
+                last = verification.unchanged_refusals >= verification.refusal_limit
                 raise ToolError(
                     f"not finished: nothing is changed yet, and the tests the task names fail "
-                    f"({verification.failing_at_start}). Make the fix first; calling task_complete again "
-                    "finishes without a change."
+                    f"({verification.failing_at_start}). Make the fix first"
+                    + ("; calling task_complete again finishes without a change." if last else ".")
                 )
             return text  # nothing proposed, nothing to test (a question, or the task needed no change)
         targets = verification.targets or tests_for_changes(ctx)

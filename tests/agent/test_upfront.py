@@ -83,3 +83,31 @@ def test_one_line_and_two_line_docstrings_stay() -> None:
     assert _without_docstrings(lines) == ["1: def f():", '2:     """One line."""', "3:     return 1"]
     two = [(1, "def g():"), (2, '    """Two'), (3, '    lines."""'), (4, "    return 2")]
     assert _without_docstrings(two) == ["1: def g():", '2:     """Two', '3:     lines."""', "4:     return 2"]
+
+
+def test_the_chunk_of_the_most_suspicious_line_is_shown_even_when_retrieval_misses_it(tmp_path: Path) -> None:
+    from lsp_agent.tools.fault_lines import SuspectLine
+
+    root = _workspace(tmp_path)
+    (root / "pkg" / "units.py").write_text(
+        "def to_metres(feet):\n    factor = 0.3048\n    return feet / factor\n\n\ndef other():\n    return 1\n"
+    )
+    with WorkspaceIndex(root) as index:
+        index.refresh()
+        ctx = ToolContext(root=root, overlay=Overlay(root), index=index)
+        plain = code_chunks(ctx, "window normalize", [], Budget(2000, 2))
+        assert all(h.path == "pkg/slices.py" for h in plain)  # the query finds only the slicing helpers
+        suspect = SuspectLine("pkg/units.py", 3, 1.0, 1, 0)
+        hits = code_chunks(ctx, "window normalize", [], Budget(2000, 2), suspect=suspect)
+        assert [(h.path, h.start, h.end, h.symbol) for h in hits][0] == ("pkg/units.py", 1, 3, "to_metres")
+        assert hits[1:] == plain[:1]
+        shown = numbered(hits[0], ctx, [3])
+        # a suspect inside a chunk retrieval already chose changes nothing
+        inside = SuspectLine("pkg/slices.py", plain[0].start, 1.0, 1, 0)
+        assert code_chunks(ctx, "window normalize", [], Budget(2000, 2), suspect=inside) == plain
+    assert shown.splitlines() == [
+        "pkg/units.py lines 1-3 (to_metres):",
+        "1: def to_metres(feet):",
+        "2:     factor = 0.3048",
+        "3:     return feet / factor",
+    ]

@@ -104,15 +104,34 @@ async def test_the_same_failed_edit_is_refused_and_an_edit_of_the_test_is_explai
     assert recorded.first_index == 0 and recorded.messages == later
 
 
-async def test_finishing_with_nothing_changed_is_refused_once(project: Path) -> None:
-    script = [action("task_complete", summary="nothing to do"), action("task_complete", summary="giving up")]
+async def test_an_edit_that_breaks_a_passing_test_is_undone_naming_it_not_its_traceback(
+    project: Path,
+) -> None:
+    (project / "pkg" / "calc.py").write_text("def sub(a, b):\n    return a - b\n\n\n" + CALC)
+    (project / "tests" / "test_calc.py").write_text(
+        "from pkg.calc import add, sub\n\n\ndef test_sub():\n    assert sub(5, 3) == 2\n\n\n"
+        "def test_add():\n    assert add(2, 3) == 5\n"
+    )
+    script = [
+        block("def sub(a, b):\n    return a - b", "def sub(a, b):\n    return a + b"),
+        block("def add(a, b):\n    return a - b", "def add(a, b):\n    return a + b"),
+    ]
+    out = await run_scripted(project, script, TASK, permission=asker("allow_once"), **SMALL)
+    undone = next(r for r in out.of("tool_result") if r["name"] == "edit_file")["output"]
+    assert "broke tests that passed before (tests/test_calc.py::test_sub), so it was undone" in undone
+    assert "assert 8 == 2" not in undone and "2 failed" in undone  # names and counts, not the new traceback
+    assert out.result.success and out.result.stop_reason == "complete"
+
+
+async def test_finishing_with_nothing_changed_is_refused_five_times(project: Path) -> None:
+    script = [action("task_complete", summary=f"try {n}") for n in range(6)]
     out = await run_scripted(project, script, TASK, permission=asker("allow_once"), **SMALL)
     finishes = [r for r in out.of("tool_result") if r["name"] == "task_complete"]
-    assert (
-        not finishes[0]["ok"]
-        and "nothing is changed yet, and the tests the task names fail" in finishes[0]["output"]
-    )
-    assert out.result.success and out.result.answer == "giving up" and out.result.proposal is None
+    assert [f["ok"] for f in finishes] == [False] * 5 + [True]
+    assert "nothing is changed yet, and the tests the task names fail" in finishes[0]["output"]
+    assert finishes[0]["output"].endswith("Make the fix first.")
+    assert finishes[4]["output"].endswith("calling task_complete again finishes without a change.")
+    assert out.result.success and out.result.answer == "try 5" and out.result.proposal is None
 
 
 async def test_without_exec_permission_edits_stay_untested(project: Path) -> None:
@@ -123,12 +142,34 @@ async def test_without_exec_permission_edits_stay_untested(project: Path) -> Non
     assert out.result.proposal is not None and "a * b" in out.result.proposal.changes[0].new_text
 
 
-async def test_a_plain_answer_while_the_tests_fail_is_refused_once(project: Path) -> None:
-    script = [{"content": "Error: old_text was not found."}, block("return a - b", "return a + b")]
+async def test_plain_answers_while_the_tests_fail_are_refused_and_forgotten(project: Path) -> None:
+    script = [
+        {"content": "Error: old_text was not found."},
+        {"content": "I cannot fix this."},
+        block("return a - b", "return a + b"),
+    ]
     out = await run_scripted(project, script, TASK, permission=asker("allow_once"), **SMALL)
     refusal = out.requests[1]["messages"][-1]["content"]
     assert refusal.startswith("Your reply has no edit and no ACTION, and the tests the task names still fail")
+    third = out.requests[2]
+    assert (
+        third["temperature"] == 1.0 and third["seed"] == 2
+    )  # each refused answer counts as a failed attempt
+    later = third["messages"]  # system, example, task, then only the latest refused answer
+    assert [m["role"] for m in later] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert later[4]["content"] == "I cannot fix this."
     assert out.result.success and out.result.stop_reason == "complete" and out.result.proposal is not None
+
+
+async def test_numbered_lines_written_back_with_a_change_are_an_edit(project: Path) -> None:
+    listing = {
+        "content": "Here is the fixed code:\n\npkg/calc.py\n```\n1: def add(a, b):\n2:   return a + b\n```"
+    }
+    out = await run_scripted(project, [listing], TASK, permission=asker("allow_once"), **SMALL)
+    edit = next(r for r in out.of("tool_result") if r["name"] == "edit_file")
+    assert edit["ok"] and "The tests the task names pass now" in edit["output"]
+    assert out.result.success and out.result.stop_reason == "complete"
+    assert out.result.proposal.changes[0].new_text == CALC.replace("a - b", "a + b")  # at the file's indent
 
 
 async def test_an_incomplete_block_gets_the_block_format_back(project: Path) -> None:

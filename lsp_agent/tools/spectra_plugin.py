@@ -1,0 +1,148 @@
+"""Runs in the project's test interpreter: pytest with per-test line coverage, summed into a small JSON file.
+
+The sandbox starts it as `python -c <this file's text> OUT BUDGET PYTEST-ARGS...` (nothing is copied into the
+workspace). It needs only pytest and, for the spectra, coverage.py from the project's environment; without
+coverage, or when tracing fails, pytest runs as plain `python -m pytest` would and the JSON says why. The JSON
+(in $TMPDIR/OUT) holds, per measured file under the working directory and per line, how many failing and how
+many passing tests ran it. Tracing stops after BUDGET seconds so a slow suite still finishes in time.
+Only the standard library is imported at module level: lsp_agent imports this module, and coverage is not its
+dependency.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+from typing import Any
+
+SKIPPED_DIRS = ("site-packages", ".venv", "venv", ".tox", ".nox")
+# Test modules are not traced (fewer line events, less data); the ranking leaves out any test file it still gets.
+TEST_FILES = ["*/test_*.py", "*/*_test.py", "*/conftest.py", "*/tests/*", "*/test/*"]
+
+
+class SpectraRecorder:
+    """A pytest plugin: switches coverage's context to each test and records each test's outcome."""
+
+    def __init__(self, cov: Any, budget: float) -> None:
+        self.cov = cov
+        self.deadline = time.monotonic() + budget
+        self.tracing = True
+        self.outcomes: dict[str, str] = {}
+        self.note = ""
+
+    def pytest_runtest_logstart(self, nodeid: str, location: object) -> None:
+        """Before a test's setup: its lines go to its own context (until the budget is spent)."""
+        if self.tracing and time.monotonic() > self.deadline:
+            self.stop("tracing stopped at its time budget")
+        self.switch(nodeid)
+
+    def pytest_runtest_logfinish(self, nodeid: str, location: object) -> None:
+        """After a test's teardown: lines run between tests belong to no test."""
+        self.switch("")
+
+    def switch(self, context: str) -> None:
+        """Record the lines that follow under `context`; a failure stops the tracing, never the tests."""
+        if not self.tracing:
+            return
+        try:
+            self.cov.switch_context(context)
+        except Exception as exc:  # noqa: BLE001 - tracing is a help, the test run must go on
+            self.stop(f"switching the coverage context failed: {type(exc).__name__}: {exc}")
+
+    def stop(self, note: str) -> None:
+        """Stop tracing for the rest of the run and say why."""
+        self.tracing, self.note = False, note
+        try:
+            self.cov.stop()
+        except Exception:  # noqa: BLE001, S110 - already failing; the note says so
+            pass
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        """A test failed if any phase failed; it passed if its call passed (skips and xfails count as neither)."""
+        if report.failed:
+            self.outcomes[report.nodeid] = "failed"
+        elif report.when == "call" and report.passed and report.nodeid not in self.outcomes:
+            self.outcomes[report.nodeid] = "passed"
+
+
+def line_counts(data: Any, root: str, outcomes: dict[str, str]) -> dict[str, dict[str, list[int]]]:
+    """{relative path: {line: [failing tests that ran it, passing tests that ran it]}} for files under root."""
+    counts: dict[str, dict[str, list[int]]] = {}
+    for path in data.measured_files():
+        rel = os.path.relpath(path, root)
+        if rel.startswith("..") or any(part in SKIPPED_DIRS for part in rel.split(os.sep)):
+            continue
+        lines: dict[str, list[int]] = {}
+        for line, contexts in (data.contexts_by_lineno(path) or {}).items():
+            failed = sum(1 for c in contexts if outcomes.get(c) == "failed")
+            passed = sum(1 for c in contexts if outcomes.get(c) == "passed")
+            if failed or passed:
+                lines[str(line)] = [failed, passed]
+        if lines:
+            counts[rel.replace(os.sep, "/")] = lines
+    return counts
+
+
+def start_coverage(root: str) -> Any:
+    """A started Coverage over `root` that ignores the project's own coverage settings and writes no file."""
+    import coverage
+
+    cov = coverage.Coverage(data_file=None, config_file=False, source=[root], omit=TEST_FILES)
+    cov.set_option(
+        "run:disable_warnings",
+        ["no-data-collected", "module-not-imported", "module-not-measured", "couldnt-parse", "no-ctracer"],
+    )
+    cov.start()
+    return cov
+
+
+def write(path: str, payload: dict[str, Any]) -> None:
+    """Write the JSON result (a failure to write only costs the spectra)."""
+    try:
+        with open(path, "w", encoding="utf-8") as out:
+            json.dump(payload, out)
+    except OSError:
+        pass
+
+
+def main(argv: list[str]) -> int:
+    """Run pytest on argv[2:], tracing per test when coverage is importable; write argv[0]'s JSON."""
+    out = os.path.join(tempfile.gettempdir(), os.path.basename(argv[0]))
+    budget, args = float(argv[1]), argv[2:]
+    import pytest
+
+    root = os.getcwd()
+    cov, problem = None, ""
+    try:
+        cov = start_coverage(root)
+    except ImportError:
+        problem = "coverage is not installed in the test environment"
+    except Exception as exc:  # noqa: BLE001 - a broken coverage setup only costs the spectra
+        problem = f"coverage did not start: {type(exc).__name__}: {exc}"
+    if cov is None:  # pytest runs outside the except blocks: its failures must not chain to our ImportError
+        write(out, {"error": problem})
+        return int(pytest.main(args))
+    recorder = SpectraRecorder(cov, budget)
+    try:
+        code = pytest.main(args, plugins=[recorder])
+    finally:
+        if recorder.tracing:
+            cov.stop()
+    if not recorder.tracing:
+        write(out, {"error": recorder.note})
+        return int(code)
+    try:
+        counts = line_counts(cov.get_data(), root, recorder.outcomes)
+    except Exception as exc:  # noqa: BLE001 - as above
+        write(out, {"error": f"reading the coverage data failed: {type(exc).__name__}: {exc}"})
+        return int(code)
+    failed = sum(1 for o in recorder.outcomes.values() if o == "failed")
+    write(out, {"failed": failed, "passed": len(recorder.outcomes) - failed, "lines": counts})
+    return int(code)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
