@@ -44,7 +44,7 @@ async def run_scripted(root: Path, script: list[dict], task: str, **kw: Any) -> 
     from lsp_agent.config import Settings
     from lsp_agent.testing.scripted_model import ScriptedModelServer
 
-    run_kw = {k: kw.pop(k) for k in list(kw) if k in ("permission", "registry", "overlay")}
+    run_kw = {k: kw.pop(k) for k in list(kw) if k in ("permission", "registry", "overlay", "index")}
     events: list[Any] = []
     with ScriptedModelServer(script) as server:
         settings = Settings(model="openai/scripted", api_base=server.base_url, api_key="test", **kw)

@@ -9,10 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from sandbox_helpers import asker, copy_mode_isolation, snapshot
+from sandbox_helpers import asker, copy_mode_isolation, run_scripted, snapshot
 
-from lsp_agent.agent.model import ModelClient
-from lsp_agent.agent.run import AgentRun
 from lsp_agent.config import Settings
 from lsp_agent.index import WorkspaceIndex
 from lsp_agent.sandbox.isolation import DISABLE_ENV
@@ -167,37 +165,32 @@ def test_nothing_is_suspicious_without_passing_tests_or_when_a_whole_region_ties
     assert [(s.line, s.score) for s in suspicious_lines(few)] == [(4, 1.0), (5, 1.0)]  # 9 is below the floor
 
 
+FINISH = {"content": '<THOUGHT>done</THOUGHT>\n<ACTION>{"name": "task_complete", "arguments": {}}</ACTION>'}
+SMALL = {"tool_calling": "prompt", "profile": "small"}
+
+
+def first_task_message(requests: list[dict]) -> str:
+    """The task's message in the first request (the worked example's task comes before it)."""
+    return next(m["content"] for m in requests[0]["messages"] if m["content"].startswith("Task: " + TASK))
+
+
 @pytest.mark.usefixtures("litellm_imported")
 async def test_the_small_profile_first_message_lists_the_buggy_line_and_shows_its_code(
     stats_project: Path,
 ) -> None:
-    from lsp_agent.testing.scripted_model import ScriptedModelServer
-
     before = snapshot(stats_project)
-    script = [
-        {"content": '<THOUGHT>done</THOUGHT>\n<ACTION>{"name": "task_complete", "arguments": {}}</ACTION>'}
-    ]
-    with WorkspaceIndex(stats_project) as index, ScriptedModelServer(script) as server:
+    with WorkspaceIndex(stats_project) as index:
         index.refresh()
-        settings = Settings(
-            model="openai/scripted",
-            api_base=server.base_url,
-            api_key="test",
-            tool_calling="prompt",
-            profile="small",
-        )
-        run = AgentRun(
-            TASK,
-            settings,
+        out = await run_scripted(
             stats_project,
-            model_client=ModelClient(settings, retry_base=0.01, max_retries=1),
+            [FINISH],
+            TASK,
             index=index,
             permission=asker("allow_once"),
             registry=register_exec_tools(default_registry()),
+            **SMALL,
         )
-        await run.run()
-    users = [m["content"] for m in server.requests[0]["messages"] if m["role"] == "user"]
-    first = next(text for text in users if text.startswith("Task: " + TASK))
+    first = first_task_message(out.requests)
     assert "2 failed, 4 passed" in first
     listed = first.split(HEADER + "\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert listed[0] == f"pkg/stats.py:{BUGGY_LINE}: return lo"
@@ -212,29 +205,13 @@ async def test_the_small_profile_first_message_lists_the_buggy_line_and_shows_it
 
 @pytest.mark.usefixtures("litellm_imported")
 async def test_a_denied_exec_permission_runs_nothing_and_lists_no_lines(stats_project: Path) -> None:
-    from lsp_agent.testing.scripted_model import ScriptedModelServer
-
-    script = [
-        {"content": '<THOUGHT>done</THOUGHT>\n<ACTION>{"name": "task_complete", "arguments": {}}</ACTION>'}
-    ]
-    with ScriptedModelServer(script) as server:
-        settings = Settings(
-            model="openai/scripted",
-            api_base=server.base_url,
-            api_key="test",
-            tool_calling="prompt",
-            profile="small",
-        )
-        run = AgentRun(
-            TASK,
-            settings,
-            stats_project,
-            model_client=ModelClient(settings, retry_base=0.01, max_retries=1),
-            permission=asker("deny"),
-            registry=register_exec_tools(default_registry()),
-        )
-        await run.run()
-    first = next(
-        m["content"] for m in server.requests[0]["messages"] if m["content"].startswith("Task: " + TASK)
+    out = await run_scripted(
+        stats_project,
+        [FINISH],
+        TASK,
+        permission=asker("deny"),
+        registry=register_exec_tools(default_registry()),
+        **SMALL,
     )
+    first = first_task_message(out.requests)
     assert "I ran the tests" not in first and HEADER not in first and "most suspicious line" not in first
