@@ -34,6 +34,39 @@ Ranker = Callable[[str], list[str]]
 SHARES = (0.15, 0.5)  # dense shares tried next to locate's DENSE_SHARE
 
 
+class QueryMemo:
+    """The index's embedder with each single text (a query) embedded once: the dense systems share an instance's
+    query vector instead of each running the model again. A reuse is charged the seconds the first embedding
+    took (`take_reused`), so every system's latency still includes its query's embedding."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self._memo: dict[str, tuple[np.ndarray, float]] = {}
+        self._reused = 0.0
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """The inner model's vectors; a single text's from the memo after its first time."""
+        if len(texts) != 1:  # chunk batches during a refresh: never memoised
+            return self.inner.embed(texts)
+        text = texts[0]
+        if text in self._memo:
+            vector, seconds = self._memo[text]
+            self._reused += seconds
+            return vector
+        started = time.perf_counter()
+        vector = self.inner.embed(texts)
+        if len(self._memo) >= 4:  # an instance's query and its prose; older instances are done with
+            self._memo.clear()
+        self._memo[text] = (vector, time.perf_counter() - started)
+        return vector
+
+    def take_reused(self) -> float:
+        """Seconds of query embedding reused since the last call (to add to the calling system's latency)."""
+        reused, self._reused = self._reused, 0.0
+        return reused
+
+
 def open_dense_index(root: Path, db: Path, embeddings: str, vectors: Path) -> tuple[WorkspaceIndex, dict]:
     """The tree's index with vectors, and what its first refresh cost: seconds (parsing and embedding), chunks,
     and how many of them were embedded then (the others came from the vector cache). Kept next to the database."""
@@ -49,6 +82,8 @@ def open_dense_index(root: Path, db: Path, embeddings: str, vectors: Path) -> tu
             "embedded": _cached_vectors(vectors) - before,
         }
         cost_file.write_text(json.dumps(cost))
+    if index._embedder is not None:
+        index._embedder = QueryMemo(index._embedder)
     return index, json.loads(cost_file.read_text())
 
 
