@@ -38,7 +38,13 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from localization_corpus import CACHE, Corpus, corpus_for, default_mirrors  # noqa: E402
-from localization_dense import QueryMemo, dense_systems, open_dense_index, search_files  # noqa: E402
+from localization_dense import (  # noqa: E402
+    QueryMemo,
+    dense_systems,
+    embedding_plan,
+    open_dense_index,
+    search_files,
+)
 
 DEFAULT_DATA = Path("/work/shared/bench/swe-lite-localization-dev.jsonl")
 KS = (1, 3, 5, 10)
@@ -214,6 +220,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"no instances in {args.data} match --repo {args.repo!r}")
         return 0
     trees = _trees(rows, args.mirrors, args.min_instances, args.skip_tree)
+    if args.plan:
+        return _plan(trees, args.embeddings)
     results: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     index_time: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     missing: list[str] = []
@@ -254,6 +262,24 @@ def run(args: argparse.Namespace) -> int:
             _rank_instances(corpus, instances, systems, results, missing, args.verbose, memo)
         if results:  # the table so far, after each tree (a long embedding run can be read while it goes)
             _print(results, index_time, sources, missing, len(rows))
+    return 0
+
+
+def _plan(trees: list[tuple[Corpus, list[dict]]], embeddings: str) -> int:
+    """--plan: per tree, the chunks the embedding run would embed (default indexes are built if absent)."""
+    if embeddings.lower() in ("", "none", "off", "false"):
+        print(
+            "--plan needs --embeddings (local or a litellm model): it counts the chunks that model would embed"
+        )
+        return 2
+    planned = []
+    for corpus, instances in trees:
+        index, _ = open_index(corpus)
+        with index:
+            hashes = {h for (h,) in index._reader.conn.execute("SELECT hash FROM chunks")}
+        usable = sum(all((corpus.root / g).is_file() for g in row["gold"]) for row in instances)
+        planned.append((tree_name(corpus), usable, hashes))
+    embedding_plan(planned, embeddings, CACHE / "vectors.sqlite3")
     return 0
 
 
@@ -333,6 +359,11 @@ def main() -> int:
         help="leave out trees whose owner/name@version contains NAME (repeatable), e.g. django@4.1a1",
     )
     ap.add_argument("--embeddings", default="none", help="index embeddings: none | local | a litellm model")
+    ap.add_argument(
+        "--plan",
+        action="store_true",
+        help="only count, per tree, the chunks --embeddings would embed (not in the vector cache yet); no ranking",
+    )
     ap.add_argument("--ablations", action="store_true", help="also run locate with each part turned off")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each instance's rank")
     args = ap.parse_args()

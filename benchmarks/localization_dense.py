@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -26,7 +27,7 @@ import numpy as np
 from lsp_agent.index import IndexConfig, WorkspaceIndex
 from lsp_agent.index.dense import reciprocal_rank_fusion
 from lsp_agent.index.dense_ranking import dense_file_scores
-from lsp_agent.index.embeddings import MAX_EMBED_CHARS, Embedder
+from lsp_agent.index.embeddings import MAX_EMBED_CHARS, Embedder, make_embedder
 from lsp_agent.index.rows import text_hash
 from lsp_agent.index.vector_cache import VectorCache, cache_model_key
 
@@ -85,6 +86,28 @@ def open_dense_index(root: Path, db: Path, embeddings: str, vectors: Path) -> tu
     if index._embedder is not None:
         index._embedder = QueryMemo(index._embedder)
     return index, json.loads(cost_file.read_text())
+
+
+def embedding_plan(trees: list[tuple[str, int, set[str]]], embeddings: str, vectors: Path) -> None:
+    """Print what a dense run over `trees` (name, usable instances, chunk hashes; in run order) would embed: the
+    chunks neither in the vector cache nor in an earlier tree. Reads only; embeds nothing."""
+    embedder = make_embedder(embeddings)
+    assert embedder is not None
+    known: set[str] = set()
+    if vectors.exists():
+        conn = sqlite3.connect(f"file:{vectors}?mode=ro", uri=True, timeout=60)
+        query = "SELECT hash FROM vectors WHERE model=?"
+        known = {h for (h,) in conn.execute(query, (cache_model_key(embedder.name, None),))}
+        conn.close()
+    print(f"{len(known)} chunk vectors of {embedder.name} in {vectors}")
+    total = 0
+    for name, usable, hashes in trees:
+        new = hashes - known
+        known |= hashes
+        total += len(new)
+        print(
+            f"{name}: {usable} usable instances, {len(hashes)} distinct chunks, {len(new)} to embed ({total} in all)"
+        )
 
 
 def _cached_vectors(path: Path) -> int:
