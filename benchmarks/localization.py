@@ -38,7 +38,13 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from localization_corpus import CACHE, Corpus, corpus_for, default_mirrors  # noqa: E402
-from localization_dense import dense_systems, open_dense_index, search_files  # noqa: E402
+from localization_dense import (  # noqa: E402
+    QueryMemo,
+    dense_systems,
+    embedding_plan,
+    open_dense_index,
+    search_files,
+)
 
 DEFAULT_DATA = Path("/work/shared/bench/swe-lite-localization-dev.jsonl")
 KS = (1, 3, 5, 10)
@@ -153,9 +159,16 @@ def _load(args: argparse.Namespace) -> list[dict]:
     return rows[: args.limit] if args.limit else rows
 
 
-def _trees(rows: list[dict], mirrors: Path | None, min_instances: int) -> list[tuple[Corpus, list[dict]]]:
-    """Each tree with its instances (at least `min_instances`), a repository's trees oldest first (consecutive
-    ones share most chunks)."""
+def tree_name(corpus: Corpus) -> str:
+    """A tree's name for --skip-tree: `owner/name@version` (a release) or `owner/name@commit` (a mirror)."""
+    return f"{corpus.repo}@{corpus.source.split()[-1]}"
+
+
+def _trees(
+    rows: list[dict], mirrors: Path | None, min_instances: int, skip: list[str]
+) -> list[tuple[Corpus, list[dict]]]:
+    """Each tree with its instances (at least `min_instances`, none named in `skip`), a repository's trees oldest
+    first (consecutive ones share most chunks)."""
     by_corpus: dict[Path, tuple[Corpus, list[dict]]] = {}
     skipped: dict[str, str] = {}
     for row in rows:
@@ -174,6 +187,10 @@ def _trees(rows: list[dict], mirrors: Path | None, min_instances: int) -> list[t
             "or let pip reach PyPI for the release fallback."
         )
     trees = [t for t in by_corpus.values() if len(t[1]) >= min_instances]
+    left_out = [t for t in trees if any(name in tree_name(t[0]) for name in skip)]
+    for corpus, instances in left_out:
+        print(f"left out by --skip-tree: {tree_name(corpus)} ({len(instances)} instances)")
+    trees = [t for t in trees if t not in left_out]
     return sorted(trees, key=lambda t: (t[0].repo, t[0].when))
 
 
@@ -202,7 +219,9 @@ def run(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no instances in {args.data} match --repo {args.repo!r}")
         return 0
-    trees = _trees(rows, args.mirrors, args.min_instances)
+    trees = _trees(rows, args.mirrors, args.min_instances, args.skip_tree)
+    if args.plan:
+        return _plan(trees, args.embeddings)
     results: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     index_time: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     missing: list[str] = []
@@ -227,25 +246,50 @@ def run(args: argparse.Namespace) -> int:
             paths = _walk_paths(index)
             started = time.perf_counter()
             baseline = WholeFileBM25(corpus.root, paths)
+            baseline_seconds = (
+                time.perf_counter() - started
+            )  # its index time: the other systems' warm-up is not
             systems = {"BM25 whole files (baseline)": (baseline.rank, "baseline")}
             systems.update(_systems(args, corpus, index, dense))
-            for rank, _ in systems.values():
-                rank(
-                    "warm up"
-                )  # builds the in-memory rankers once (and loads the model), as a server has them
-            cost_of = {"baseline": time.perf_counter() - started, "default": seconds}
+            for rank, _ in systems.values():  # builds the in-memory rankers once (and loads the model), as a
+                rank("warm up")  # server has them
+            cost_of = {"baseline": baseline_seconds, "default": seconds}
             cost_of["dense"] = cost.get("seconds", 0.0)
             for repo in (corpus.repo, "overall"):
                 for name, (_, kind) in systems.items():
                     index_time[name][repo] += cost_of[kind]
-            _rank_instances(corpus, instances, systems, results, missing, args.verbose)
+            memo = getattr(dense, "_embedder", None)
+            _rank_instances(corpus, instances, systems, results, missing, args.verbose, memo)
         if results:  # the table so far, after each tree (a long embedding run can be read while it goes)
             _print(results, index_time, sources, missing, len(rows))
     return 0
 
 
-def _rank_instances(corpus: Corpus, instances: list[dict], systems, results, missing, verbose: bool) -> None:  # noqa: ANN001
-    """Rank each instance of a tree with every system, recording the gold file's rank and the query time."""
+def _plan(trees: list[tuple[Corpus, list[dict]]], embeddings: str) -> int:
+    """--plan: per tree, the chunks the embedding run would embed (default indexes are built if absent)."""
+    if embeddings.lower() in ("", "none", "off", "false"):
+        print(
+            "--plan needs --embeddings (local or a litellm model): it counts the chunks that model would embed"
+        )
+        return 2
+    planned = []
+    for corpus, instances in trees:
+        index, _ = open_index(corpus)
+        with index:
+            hashes = {h for (h,) in index._reader.conn.execute("SELECT hash FROM chunks")}
+        usable = sum(all((corpus.root / g).is_file() for g in row["gold"]) for row in instances)
+        planned.append((tree_name(corpus), usable, hashes))
+    embedding_plan(planned, embeddings, CACHE / "vectors.sqlite3")
+    return 0
+
+
+def _rank_instances(
+    corpus: Corpus, instances: list[dict], systems, results, missing, verbose: bool, memo
+) -> None:  # noqa: ANN001
+    """Rank each instance of a tree with every system, recording the gold file's rank and the query time (with
+    the query's embedding time when a dense system reused the vector another one computed)."""
+    if isinstance(memo, QueryMemo):
+        memo.take_reused()  # the warm-up's reuse is nobody's latency
     for row in instances:
         if not all((corpus.root / g).is_file() for g in row["gold"]):
             missing.append(f"{row['id']} ({corpus.source})")
@@ -254,6 +298,8 @@ def _rank_instances(corpus: Corpus, instances: list[dict], systems, results, mis
             t = time.perf_counter()
             ranking = rank(row["query"])
             elapsed = time.perf_counter() - t
+            if isinstance(memo, QueryMemo):
+                elapsed += memo.take_reused()
             r = _rank_of(ranking, row["gold"])
             results[name][corpus.repo].append((r, elapsed))
             results[name]["overall"].append((r, elapsed))
@@ -305,7 +351,19 @@ def main() -> int:
     ap.add_argument(
         "--min-instances", type=int, default=1, help="only trees with at least N instances (fewer to embed)"
     )
+    ap.add_argument(
+        "--skip-tree",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="leave out trees whose owner/name@version contains NAME (repeatable), e.g. django@4.1a1",
+    )
     ap.add_argument("--embeddings", default="none", help="index embeddings: none | local | a litellm model")
+    ap.add_argument(
+        "--plan",
+        action="store_true",
+        help="only count, per tree, the chunks --embeddings would embed (not in the vector cache yet); no ranking",
+    )
     ap.add_argument("--ablations", action="store_true", help="also run locate with each part turned off")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each instance's rank")
     args = ap.parse_args()

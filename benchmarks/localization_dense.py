@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -26,12 +27,45 @@ import numpy as np
 from lsp_agent.index import IndexConfig, WorkspaceIndex
 from lsp_agent.index.dense import reciprocal_rank_fusion
 from lsp_agent.index.dense_ranking import dense_file_scores
-from lsp_agent.index.embeddings import MAX_EMBED_CHARS, Embedder
+from lsp_agent.index.embeddings import MAX_EMBED_CHARS, Embedder, make_embedder
 from lsp_agent.index.rows import text_hash
 from lsp_agent.index.vector_cache import VectorCache, cache_model_key
 
 Ranker = Callable[[str], list[str]]
 SHARES = (0.15, 0.5)  # dense shares tried next to locate's DENSE_SHARE
+
+
+class QueryMemo:
+    """The index's embedder with each single text (a query) embedded once: the dense systems share an instance's
+    query vector instead of each running the model again. A reuse is charged the seconds the first embedding
+    took (`take_reused`), so every system's latency still includes its query's embedding."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self._memo: dict[str, tuple[np.ndarray, float]] = {}
+        self._reused = 0.0
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """The inner model's vectors; a single text's from the memo after its first time."""
+        if len(texts) != 1:  # chunk batches during a refresh: never memoised
+            return self.inner.embed(texts)
+        text = texts[0]
+        if text in self._memo:
+            vector, seconds = self._memo[text]
+            self._reused += seconds
+            return vector
+        started = time.perf_counter()
+        vector = self.inner.embed(texts)
+        if len(self._memo) >= 4:  # an instance's query and its prose; older instances are done with
+            self._memo.clear()
+        self._memo[text] = (vector, time.perf_counter() - started)
+        return vector
+
+    def take_reused(self) -> float:
+        """Seconds of query embedding reused since the last call (to add to the calling system's latency)."""
+        reused, self._reused = self._reused, 0.0
+        return reused
 
 
 def open_dense_index(root: Path, db: Path, embeddings: str, vectors: Path) -> tuple[WorkspaceIndex, dict]:
@@ -49,7 +83,31 @@ def open_dense_index(root: Path, db: Path, embeddings: str, vectors: Path) -> tu
             "embedded": _cached_vectors(vectors) - before,
         }
         cost_file.write_text(json.dumps(cost))
+    if index._embedder is not None:
+        index._embedder = QueryMemo(index._embedder)
     return index, json.loads(cost_file.read_text())
+
+
+def embedding_plan(trees: list[tuple[str, int, set[str]]], embeddings: str, vectors: Path) -> None:
+    """Print what a dense run over `trees` (name, usable instances, chunk hashes; in run order) would embed: the
+    chunks neither in the vector cache nor in an earlier tree. Reads only; embeds nothing."""
+    embedder = make_embedder(embeddings)
+    assert embedder is not None
+    known: set[str] = set()
+    if vectors.exists():
+        conn = sqlite3.connect(f"file:{vectors}?mode=ro", uri=True, timeout=60)
+        query = "SELECT hash FROM vectors WHERE model=?"
+        known = {h for (h,) in conn.execute(query, (cache_model_key(embedder.name, None),))}
+        conn.close()
+    print(f"{len(known)} chunk vectors of {embedder.name} in {vectors}")
+    total = 0
+    for name, usable, hashes in trees:
+        new = hashes - known
+        known |= hashes
+        total += len(new)
+        print(
+            f"{name}: {usable} usable instances, {len(hashes)} distinct chunks, {len(new)} to embed ({total} in all)"
+        )
 
 
 def _cached_vectors(path: Path) -> int:
