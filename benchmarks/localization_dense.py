@@ -21,6 +21,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from unittest.mock import patch
 
 import numpy as np
 
@@ -150,12 +151,8 @@ def with_share(index: WorkspaceIndex, share: float) -> Ranker:
 
     def rank(query: str) -> list[str]:
         """locate's file ranking with DENSE_SHARE replaced during the call."""
-        saved = locate_module.DENSE_SHARE
-        locate_module.DENSE_SHARE = share
-        try:
+        with patch.object(locate_module, "DENSE_SHARE", share):
             return locate_files(index, query)
-        finally:
-            locate_module.DENSE_SHARE = saved
 
     return rank
 
@@ -264,12 +261,8 @@ def summary_locate(index: WorkspaceIndex, summaries: FileSummaries) -> Ranker:
 
     def rank(query: str) -> list[str]:
         """locate's file ranking, its dense half from the file summaries."""
-        saved = workspace_module.dense_file_scores
-        workspace_module.dense_file_scores = summary_scores
-        try:
+        with patch.object(workspace_module, "dense_file_scores", summary_scores):
             return locate_files(index, query)
-        finally:
-            workspace_module.dense_file_scores = saved
 
     return rank
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsp_agent.agent.listing_edits import listing_edit
 from lsp_agent.agent.parsing import ACTION_STOP_SEQUENCES, BLOCK_STOP_SEQUENCE
+from lsp_agent.tools.lenient_edit import proposal_text
 from lsp_agent.tools.test_runs import named_source_files
 from lsp_agent.tools.tested_edit import EditTesting, make_edits_tested, standing
 
@@ -99,15 +100,7 @@ def _listing_edit(run: Any, text: str, candidates: list[str]) -> ToolCall | None
     """The edit a reply of changed numbered lines makes (prompt mode), against the files it names or the task's."""
     if run.conversation.tool_mode != "prompt":
         return None
-
-    def read(path: str) -> str | None:
-        try:
-            key = run.ctx.overlay.normalize(path)
-            return run.ctx.overlay.read_text(key) if run.ctx.overlay.is_file(key) else None
-        except (ValueError, OSError):  # outside the workspace, a secret, unreadable
-            return None
-
-    return listing_edit(text, read, candidates)
+    return listing_edit(text, lambda path: proposal_text(run.ctx, path), candidates)
 
 
 def _refusal(run: Any) -> str | None:

@@ -159,7 +159,7 @@ def _lenient(tool: Tool) -> Tool:
     original = tool.function
 
     def run(ctx: ToolContext, path: str, old_text: str, new_text: str) -> str:
-        text = _current_text(ctx, path)
+        text = proposal_text(ctx, path)
         note = ""
         if text is not None and (deeper := deeper_indentation(text, old_text, new_text)) is not None:
             new_text, note = (
@@ -182,8 +182,8 @@ def _lenient(tool: Tool) -> Tool:
     return Tool(tool.name, tool.description, tool.parameters, run, permission=tool.permission)
 
 
-def _current_text(ctx: ToolContext, path: str) -> str | None:
-    """The proposal's text of `path`, or None when it is not a readable file."""
+def proposal_text(ctx: ToolContext, path: str) -> str | None:
+    """The proposal's text of `path`, or None when it is not a readable file (or outside the workspace, a secret)."""
     try:
         key = ctx.overlay.normalize(path)
         return ctx.overlay.read_text(key) if ctx.overlay.is_file(key) else None
