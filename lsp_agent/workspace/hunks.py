@@ -58,8 +58,14 @@ class Refusal:
 def split_lines(text: str) -> tuple[str, ...]:
     """Lines with their endings kept, split the way LSP counts lines ("a\\nb" -> ("a\\n", "b")).
 
-    Cached: code actions on a large open document must not re-split it on every request.
+    Cached: code actions on a large open document must not re-split it on every request. str.splitlines (C, ~5x
+    faster than the regex) gives the same lines unless the text holds one of the other breaks it knows (form feed,
+    NEL, U+2028, ...): then it makes more lines than LSP counts, and the regex splits instead.
     """
+    lines = text.splitlines(keepends=True)
+    breaks = text.count("\n") + text.count("\r") - text.count("\r\n")
+    if len(lines) == breaks + (1 if text and not text.endswith(("\n", "\r")) else 0):
+        return tuple(lines)
     return tuple(_LINE.findall(text))
 
 
@@ -70,13 +76,8 @@ def matching_blocks(a: tuple[str, ...], b: tuple[str, ...]) -> list[tuple[int, i
     When that middle is still large, difflib's popular-line heuristic keeps it fast (blank lines repeated
     thousands of times make the exact matcher quadratic: ~0.5 s on a 5,000-line file).
     """
-    limit = min(len(a), len(b))
-    head = 0
-    while head < limit and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < limit - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
-        tail += 1
+    head = common_head(a, b)
+    tail = common_tail(a, b, min(len(a), len(b)) - head)
     blocks = [(0, 0, head)] if head else []
     mid_a, mid_b = a[head : len(a) - tail], b[head : len(b) - tail]
     if mid_a and mid_b:
@@ -85,6 +86,35 @@ def matching_blocks(a: tuple[str, ...], b: tuple[str, ...]) -> list[tuple[int, i
     if tail:
         blocks.append((len(a) - tail, len(b) - tail, tail))
     return blocks
+
+
+def common_head(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+    """How many leading lines a and b share.
+
+    A binary search over slice comparisons, which run in C: a keystroke's re-alignment of a 5,000-line file
+    otherwise spends most of its time comparing equal lines one by one in Python.
+    """
+    # a[:lo] == b[:lo], and the common head is no longer than hi
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def common_tail(a: tuple[str, ...], b: tuple[str, ...], limit: int) -> int:
+    """How many trailing lines a and b share, at most `limit` (the lines left after their common head)."""
+    lo, hi = 0, limit
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[len(a) - mid : len(a) - lo] == b[len(b) - mid : len(b) - lo]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def compute_hunks(base_text: str, new_text: str) -> list[Hunk]:
