@@ -1,11 +1,13 @@
 """Server latency: initialize (vs a bare pygls server, same run) and codeAction p95 on a 5,000-line file with a
 pending proposal, idle and while typing (vs the bare server's empty codeAction handler).
 
-    python benchmarks/server_latency.py [--rounds 5] [--requests 300] [--baseline-tree DIR ...]
+    python benchmarks/server_latency.py [--rounds 5] [--requests 300] [--blocks 6] [--baseline-tree DIR ...]
 
 Each codeAction row also gives the server's CPU time per request (all its threads, from /proc), which a busy
 machine disturbs far less than the round-trip percentiles. --baseline-tree measures another checkout's server in
-the same run (the issue-12 regression was checked against 739394e this way).
+the same run (the issue-12 regression was checked against 739394e this way). All servers run at once and each
+phase is split into rounds in which they take turns, so load that comes and goes during the run (other work on a
+shared machine) falls on every server alike instead of on whichever ran last.
 
 Targets: initialize request -> reply under 200 ms (and close to the bare server); codeAction p95 <= 10 ms.
 """
@@ -13,10 +15,12 @@ Targets: initialize request -> reply under 200 ms (and close to the bare server)
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,10 +74,12 @@ def code_action_params(uri: str, line: int) -> dict:
     }
 
 
-def code_action_times(client: WireClient, uri: str, requests: int, hunk_lines: list[int]) -> list[float]:
+def code_action_times(
+    client: WireClient, uri: str, requests: int, hunk_lines: list[int], first: int = 0
+) -> list[float]:
     """Round trips of codeAction requests spread over the file, a third of them on changed lines."""
     times: list[float] = []
-    for i in range(requests):
+    for i in range(first, first + requests):
         line = hunk_lines[i % len(hunk_lines)] if i % 3 == 0 else (i * 37) % LINES
         started = time.perf_counter()
         client.request("textDocument/codeAction", code_action_params(uri, line))
@@ -82,16 +88,17 @@ def code_action_times(client: WireClient, uri: str, requests: int, hunk_lines: l
 
 
 def typing_times(
-    client: WireClient, uri: str, requests: int, hunk_lines: list[int], version: int
+    client: WireClient, uri: str, requests: int, hunk_lines: list[int], first: int = 0
 ) -> list[float]:
     """didChange (one character typed away from the hunks) then codeAction on a changed line: what a lightbulb
-    costs while the user types in a file with a pending proposal (every request sees a new text to rebase onto)."""
+    costs while the user types in a file with a pending proposal (every request sees a new text to rebase onto).
+    Request i sends document version i + 2 (didOpen sent version 1)."""
     times: list[float] = []
-    for i in range(requests):
+    for i in range(first, first + requests):
         line = (i * 37) % LINES
         while any(abs(line - h) <= 2 for h in hunk_lines):
             line = (line + 5) % LINES
-        version += 1
+        version = i + 2
         started = time.perf_counter()
         client.notify(
             "textDocument/didChange",
@@ -150,75 +157,98 @@ def flip_signs_script() -> list[dict]:
 
 
 @dataclass
-class Phases:
-    """One server's codeAction round trips (idle, and after a didChange) and its CPU time per request."""
+class Subject:
+    """One measured server: its client and open document, and its codeAction round trips and CPU per phase."""
 
-    idle: list[float]
-    typing: list[float]
-    idle_cpu: float
-    typing_cpu: float
+    label: str
+    client: WireClient
+    uri: str
+    times: dict[str, list[float]] = field(default_factory=lambda: {"idle": [], "typing": []})
+    cpu: dict[str, float] = field(default_factory=lambda: {"idle": 0.0, "typing": 0.0})
+    sent: dict[str, int] = field(default_factory=lambda: {"idle": 0, "typing": 0})
     offered: list[str] = field(default_factory=list)  # titles on a changed line
     still_applies: bool = False
 
+    def cpu_per_request(self, phase: str) -> float:
+        """Server CPU seconds per request of a phase."""
+        return self.cpu[phase] / max(1, self.sent[phase])
 
-def timed_phases(client: WireClient, uri: str, requests: int) -> Phases:
-    """Warm up, then the idle codeAction phase and the typing phase, each with the server's CPU per request."""
-    code_action_times(client, uri, 20, HUNK_LINES)  # warm-up
-    cpu = client.cpu_seconds()
-    idle = code_action_times(client, uri, requests, HUNK_LINES)
-    idle_cpu, cpu = (client.cpu_seconds() - cpu) / requests, client.cpu_seconds()
-    typing = typing_times(client, uri, requests, HUNK_LINES, version=1)
-    typing_cpu = (client.cpu_seconds() - cpu) / requests
-    return Phases(idle, typing, idle_cpu, typing_cpu)
+    def run_block(self, phase: str, requests: int) -> None:
+        """The next `requests` requests of a phase, adding their round trips and the server's CPU."""
+        first = self.sent[phase]
+        timed = code_action_times if phase == "idle" else typing_times
+        cpu = self.client.cpu_seconds()
+        self.times[phase] += timed(self.client, self.uri, requests, HUNK_LINES, first)
+        self.cpu[phase] += self.client.cpu_seconds() - cpu
+        self.sent[phase] += requests
 
 
-def agent_phases(root: Path, text: str, requests: int, tree: Path | None) -> Phases:
+def start_agent(label: str, root: Path, text: str, tree: Path | None, stack: ExitStack) -> Subject:
     """lsp-agent (from `tree` when given) with a pending 3-hunk proposal on the open 5,000-line file."""
     uri = (root / "big.py").as_uri()
     env = {"PYTHONPATH": str(tree)} if tree else None
-    with ScriptedModelServer(flip_signs_script()) as model:
-        ours = WireClient(OURS, root, env=env)
-        options = {
-            "lspAgent": {
-                "model": "openai/scripted",
-                "apiBase": model.base_url,
-                "apiKey": "test",
-                "toolCalling": "native",
-            }
+    model = stack.enter_context(ScriptedModelServer(flip_signs_script()))
+    client = WireClient(OURS, root, env=env)
+    stack.callback(client.close)
+    options = {
+        "lspAgent": {
+            "model": "openai/scripted",
+            "apiBase": model.base_url,
+            "apiKey": "test",
+            "toolCalling": "native",
         }
-        ours.initialize(root, options, CAPS)
-        open_document(ours, uri, text)
-        run_id = ours.request(
-            "workspace/executeCommand", {"command": "lspAgent.ask", "arguments": [{"task": "flip signs"}]}
-        )["runId"]
-        done = ours.wait_notification(
-            lambda n: (
-                n["method"] == "lspAgent/event"
-                and n["params"].get("runId") == run_id
-                and n["params"].get("kind") == "done"
-            )
+    }
+    client.initialize(root, options, CAPS)
+    open_document(client, uri, text)
+    return Subject(label, client, uri)
+
+
+def ask_agent(subject: Subject) -> str:
+    """Start the ask (scripted: three one-line edits); its run id."""
+    return subject.client.request(
+        "workspace/executeCommand", {"command": "lspAgent.ask", "arguments": [{"task": "flip signs"}]}
+    )["runId"]
+
+
+def wait_for_proposal(subject: Subject, run_id: str) -> None:
+    """Wait for the run's done event with a pending proposal."""
+    done = subject.client.wait_notification(
+        lambda n: (
+            n["method"] == "lspAgent/event"
+            and n["params"].get("runId") == run_id
+            and n["params"].get("kind") == "done"
         )
-        assert done["params"].get("pending"), f"no pending proposal: {done}"
-        phases = timed_phases(ours, uri, requests)
-        still_offered = ours.request("textDocument/codeAction", code_action_params(uri, HUNK_LINES[2]))
-        offered = ours.request("textDocument/codeAction", code_action_params(uri, HUNK_LINES[1]))
-        ours.close()
-    phases.offered = [a["title"] for a in offered]
-    phases.still_applies = any(
-        a["title"].startswith("Apply agent edit") and "edit" in a for a in still_offered
     )
-    return phases
+    assert done["params"].get("pending"), f"{subject.label}: no pending proposal: {done}"
 
 
-def bare_phases(root: Path, text: str, requests: int) -> Phases:
-    """The bare pygls server (codeAction returns []) under the same requests."""
+def start_bare(root: Path, text: str, stack: ExitStack) -> Subject:
+    """The bare pygls server (codeAction returns []) with the same document open."""
     uri = (root / "big.py").as_uri()
-    bare = WireClient(BARE, root)
-    bare.initialize(root, capabilities=CAPS)
-    open_document(bare, uri, text)
-    phases = timed_phases(bare, uri, requests)
-    bare.close()
-    return phases
+    client = WireClient(BARE, root)
+    stack.callback(client.close)
+    client.initialize(root, capabilities=CAPS)
+    open_document(client, uri, text)
+    return Subject("bare pygls (returns [])", client, uri)
+
+
+def interleaved(subjects: list[Subject], phase: str, requests: int, blocks: int) -> None:
+    """A phase in `blocks` rounds, each server taking its share in turn (the order rotating every round), so
+    a machine that gets busier or quieter during the run weighs on every server alike."""
+    share = [requests // blocks + (1 if b < requests % blocks else 0) for b in range(blocks)]
+    for b, count in enumerate(share):
+        for k in range(len(subjects)):
+            subjects[(b + k) % len(subjects)].run_block(phase, count)
+
+
+def check_offers(subject: Subject) -> None:
+    """After the phases: the actions offered on a changed line, and whether the last hunk still applies."""
+    still = subject.client.request("textDocument/codeAction", code_action_params(subject.uri, HUNK_LINES[2]))
+    offered = subject.client.request(
+        "textDocument/codeAction", code_action_params(subject.uri, HUNK_LINES[1])
+    )
+    subject.offered = [a["title"] for a in offered]
+    subject.still_applies = any(a["title"].startswith("Apply agent edit") and "edit" in a for a in still)
 
 
 def report(title: str, rows: list[tuple[str, list[float], float]], target_ms: float) -> None:
@@ -261,6 +291,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5, help="initialize rounds (0: skip initialize)")
     parser.add_argument("--requests", type=int, default=300)
     parser.add_argument(
+        "--blocks", type=int, default=6, help="rounds each phase is split into, the servers taking turns"
+    )
+    parser.add_argument(
         "--baseline-tree",
         type=Path,
         action="append",
@@ -270,30 +303,41 @@ def main() -> int:
     )
     args = parser.parse_args()
 
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         root = Path(tmp) / "ws"
         root.mkdir()
         text = big_file()
         (root / "big.py").write_text(text)
         if args.rounds > 0:
             measure_initialize_rounds(root, args.rounds)
-
-        servers: list[tuple[str, Phases]] = [
-            ("bare pygls (returns [])", bare_phases(root, text, args.requests))
+        servers = [start_bare(root, text, stack)]
+        agents = [
+            start_agent(f"lsp-agent at {t}", root, text, t.resolve(), stack) for t in args.baseline_tree
         ]
-        for tree in args.baseline_tree:
-            servers.append((f"lsp-agent at {tree}", agent_phases(root, text, args.requests, tree.resolve())))
-        ours = agent_phases(root, text, args.requests, None)
-        servers.append(("lsp-agent", ours))
+        agents.append(start_agent("lsp-agent", root, text, None, stack))
+        for agent, run_id in [(a, ask_agent(a)) for a in agents]:
+            wait_for_proposal(agent, run_id)
+        servers += agents
+        for subject in servers:
+            code_action_times(subject.client, subject.uri, 20, HUNK_LINES)  # warm-up
+        load = os.getloadavg()[0]
+        interleaved(servers, "idle", args.requests, args.blocks)
+        interleaved(servers, "typing", args.requests, args.blocks)
+        loads = f"load average {load:.2f} -> {os.getloadavg()[0]:.2f}"
+        ours = servers[-1]
+        check_offers(ours)
 
-        print(f"codeAction on a {LINES}-line file with a pending 3-hunk proposal ({args.requests} requests)")
+        print(
+            f"codeAction on a {LINES}-line file with a pending 3-hunk proposal ({args.requests} requests per "
+            f"server, in {args.blocks} interleaved rounds; {loads})"
+        )
         print(f"  actions offered on a changed line: {ours.offered}")
-        report("  idle:", [(label, ph.idle, ph.idle_cpu) for label, ph in servers], 10)
+        report("  idle:", [(s.label, s.times["idle"], s.cpu_per_request("idle")) for s in servers], 10)
         print(
             "didChange (one character typed) + codeAction on a changed line, the proposal rebased each time"
         )
         print(f"  the hunk still applies after {args.requests} keystrokes: {ours.still_applies}")
-        report("  typing:", [(label, ph.typing, ph.typing_cpu) for label, ph in servers], 10)
+        report("  typing:", [(s.label, s.times["typing"], s.cpu_per_request("typing")) for s in servers], 10)
     return 0
 
 
