@@ -63,7 +63,9 @@ def split_lines(text: str) -> tuple[str, ...]:
     NEL, U+2028, ...): then it makes more lines than LSP counts, and the regex splits instead.
     """
     lines = text.splitlines(keepends=True)
-    breaks = text.count("\n") + text.count("\r") - text.count("\r\n")
+    breaks = text.count("\n")
+    if "\r" in text:
+        breaks += text.count("\r") - text.count("\r\n")
     if len(lines) == breaks + (1 if text and not text.endswith(("\n", "\r")) else 0):
         return tuple(lines)
     return tuple(_LINE.findall(text))
