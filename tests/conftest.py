@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import pytest
 
@@ -25,6 +26,16 @@ def _private_cache(tmp_path_factory, monkeypatch):
         "XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config"))
     )  # remembered permissions
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))  # last proposal, spend
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_pytest_plugins_in_subprocesses() -> Iterator[None]:
+    """pytest runs that tests start (a tiny project's tests, in a sandbox, through the agent's tools or a server a
+    module shares) load no plugins: the projects need none, and this venv's (hypothesis, pytest-lsp, ...) cost
+    ~1.5 s CPU per run. Set for the session (pytest-xdist's workers are started before it, with their plugins)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,7 @@ import atexit
 import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from lsp_agent import __version__
 from lsp_agent.cli import acp, apply, ask, conversation, index, permissions, replay, serve
@@ -44,10 +44,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 141
 
 
-def run() -> None:
-    """Console entry: main(), then exit without tearing down the interpreter (litellm's modules take ~1.5 s)."""
+def run(body: Callable[[], int] = main) -> None:
+    """Console entry: body() (the CLI; a test's scenario server), then exit without tearing down the interpreter
+    (litellm's modules take ~1.5 s)."""
     try:
-        code = main()
+        code = body()
     except SystemExit as exc:  # argparse errors, pygls's exit notification
         if isinstance(exc.code, str):
             print(exc.code, file=sys.stderr)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from lsp_agent.cli.main import run
 from lsp_agent.server import server as server_module
 from lsp_agent.server.features import create_server
 
@@ -11,6 +12,12 @@ def broken_plugins() -> tuple:
     raise ImportError("No module named 'mcp' (simulated broken install)")
 
 
+def serve() -> int:
+    """Serve over stdio until the client says exit."""
+    create_server().start_io()
+    return 0
+
+
 if __name__ == "__main__":
     server_module._load_plugins = broken_plugins
-    create_server().start_io()
+    run(serve)  # exits as `lsp-agent serve` does: without the interpreter's slow teardown of litellm
