@@ -1,0 +1,79 @@
+"""Sampled line repairs, the text side: the request for corrected versions of one line, and the versions read back
+from a small model's free-form reply (numbered lists, inline code, code fences, `N:` prefixes, "replace X with Y")."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from difflib import SequenceMatcher
+
+VERSIONS = 5  # corrected versions asked for per request
+MAX_CANDIDATES = 6  # versions tested per request, in reply order
+MIN_LIKENESS = 0.5  # similarity to the original line below which a reply line is prose, not a version of it
+LINES_BEFORE, LINES_AFTER = 8, 4  # the code shown around the line
+MAX_FAILURE_LINES = 14
+
+_SKIPPED = re.compile(
+    r"""^(async\s+def |def |class |@|import |from \S+ import |try:|else:|finally:|#|"{3}|'{3})"""
+)
+_NUMBERING = re.compile(
+    r"^(?:\d+[.):]|[-*•]|#+\s*\w+\s*\d*:?)\s+"
+)  # "1. ", "2) ", "134: ", "- ", "### Version 1"
+_SPAN = re.compile(r"`([^`\n]+)`")
+_REPLACE = re.compile(r"(?:replace|change)\s+`([^`\n]+)`\s+(?:with|to|by)\s+`([^`\n]+)`", re.I)
+
+
+def repairable(code: str) -> bool:
+    """Whether a source line is worth asking fixes for: a statement, not a header, decorator, import or keyword."""
+    stripped = code.strip()
+    return bool(stripped) and not _SKIPPED.match(stripped)
+
+
+def line_request(task: str, failure: str, path: str, lines: list[str], number: int) -> str:
+    """The request for VERSIONS corrected versions of line `number` of `path` (1-based), with the code around it."""
+    first, last = max(1, number - LINES_BEFORE), min(len(lines), number + LINES_AFTER)
+    window = "\n".join(f"{n}: {lines[n - 1]}" for n in range(first, last + 1))
+    shown = "\n".join(failure.strip().splitlines()[:MAX_FAILURE_LINES])
+    return (
+        f"{task.strip()}\n\nThe failing test:\n{shown}\n\nThe code ({path}):\n{window}\n\n"
+        f"Line {number} is likely wrong: `{lines[number - 1].strip()}`. Write {VERSIONS} different corrected "
+        f"versions of line {number}, numbered 1-{VERSIONS}, each one full line of code, no explanations."
+    )
+
+
+def candidate_lines(reply: str, original: str) -> list[str]:
+    """Distinct versions of `original` in the reply, indented like it, in reply order (at most MAX_CANDIDATES)."""
+    indent = original[: len(original) - len(original.lstrip())]
+    seen = {_key(original)}
+    found: list[str] = []
+    for piece in _pieces(reply, original):
+        text = piece.strip()
+        if not text or _key(text) in seen:
+            continue
+        if SequenceMatcher(None, text, original.strip()).ratio() < MIN_LIKENESS:
+            continue
+        seen.add(_key(text))
+        found.append(indent + text)
+    return found[:MAX_CANDIDATES]
+
+
+def _pieces(reply: str, original: str) -> Iterator[str]:
+    """Each reply line without list numbering or backticks, and the inline code spans of prose lines; "replace `X`
+    with `Y`" gives the original line with X replaced."""
+    for raw in reply.splitlines():
+        line = _NUMBERING.sub("", raw.strip()).strip()
+        if line.startswith("```"):
+            continue
+        replaced = [original.replace(old, new, 1) for old, new in _REPLACE.findall(line) if old in original]
+        spans = _SPAN.findall(line)
+        if replaced:
+            yield from replaced
+        elif spans and line.strip("`").strip() != spans[0].strip():
+            yield from (span for span in spans if span.strip() not in original)  # prose: its new code only
+        else:
+            yield line.strip("`")
+
+
+def _key(text: str) -> str:
+    """A line compared without whitespace."""
+    return "".join(text.split())
