@@ -3,13 +3,14 @@ from a small model's free-form reply (numbered lists, inline code, code fences, 
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterator
 from difflib import SequenceMatcher
 
 VERSIONS = 5  # corrected versions asked for per request
 MAX_CANDIDATES = 6  # versions tested per request, in reply order
-MIN_LIKENESS = 0.5  # similarity to the original line below which a reply line is prose, not a version of it
+MIN_LIKENESS = 0.3  # similarity to the original line below which a line of code is not a version of it
 LINES_BEFORE, LINES_AFTER = 8, 4  # the code shown around the line
 MAX_FAILURE_LINES = 14
 
@@ -50,7 +51,7 @@ def candidate_lines(reply: str, original: str) -> list[str]:
         text = piece.strip()
         if not text or _key(text) in seen:
             continue
-        if SequenceMatcher(None, text, original.strip()).ratio() < MIN_LIKENESS:
+        if not _is_code(text) or SequenceMatcher(None, text, original.strip()).ratio() < MIN_LIKENESS:
             continue
         seen.add(_key(text))
         found.append(indent + text)
@@ -72,6 +73,17 @@ def _pieces(reply: str, original: str) -> Iterator[str]:
             yield from (span for span in spans if span.strip() not in original)  # prose: its new code only
         else:
             yield line.strip("`")
+
+
+def _is_code(text: str) -> bool:
+    """Whether a line parses as Python on its own (a block's first line with a body added): prose does not."""
+    for source in (text, text + " pass"):
+        try:
+            ast.parse(source)
+        except (SyntaxError, ValueError):
+            continue
+        return True
+    return False
 
 
 def _key(text: str) -> str:

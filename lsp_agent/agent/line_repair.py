@@ -5,8 +5,9 @@ Agentless-style repair for a model too small to find its way in a tool loop. Fau
 the task's source files (tools/fault_lines.py, from the up-front test run); for each of the best few, one short
 request (a conversation of its own: the task, the first failure, the code around the line) asks for a few corrected
 versions of that line, sampled warm (a greedy reply mostly repeats the line). Each version that parses goes through
-the tested edit_file (tools/tested_edit.py): the permission gate, then the named tests, and undone unless it helps.
-The first version the tests pass with ends the run with that proposal. Each request is a step of max_iterations;
+the tested edit_file (tools/tested_edit.py): the permission gate, then the named tests. The first version the tests
+pass with ends the run with that proposal; any other is undone (even one that helps: the loop's first message shows
+the code as it was). Each request is a step of max_iterations;
 at most half of them are spent here, and the loop, which starts as before, refuses the versions tried here.
 """
 
@@ -43,7 +44,7 @@ async def repair_lines(run: Any, testing: EditTesting) -> Outcome | None:
         return None
     sites = repair_sites(run, report)
     client = run.conversation.client
-    saved, failures = dict(client.extra_params), testing.failures
+    saved, failures, baseline = dict(client.extra_params), testing.failures, testing.baseline
     try:
         for site in sites:
             run.check_stop()
@@ -58,7 +59,7 @@ async def repair_lines(run: Any, testing: EditTesting) -> Outcome | None:
     finally:
         client.extra_params.clear()
         client.extra_params.update(saved)
-        testing.failures = failures  # the loop's retries start from its own count
+        testing.failures, testing.baseline = failures, baseline  # the loop starts where the tests stood
     log.info("sampled line repairs: none of %d line(s) fixed it", len(sites))
     return None
 
@@ -108,10 +109,11 @@ async def _repair_line(run: Any, testing: EditTesting, report: TestReport, site:
         if testing.verified(run.ctx):
             run.thought(f"{site.path} line {site.line}: `{original.strip()}` is now `{version.strip()}`.")
             return True
-        if (
-            testing.untested > untested
-        ):  # running the tests was refused: no untested guess stays in the proposal
-            run.ctx.overlay.write_text(site.path, before)
+        if run.ctx.overlay.read_text(site.path) != before:  # kept as progress, or untested: the loop's first
+            run.ctx.overlay.write_text(
+                site.path, before
+            )  # message shows the code as it was, so it stays that way
+        if testing.untested > untested:
             raise _Refused
     return False
 

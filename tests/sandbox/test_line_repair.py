@@ -73,10 +73,11 @@ async def test_a_sampled_version_that_passes_ends_the_run_before_the_loop(stats_
 
 
 async def test_when_no_version_passes_the_loop_takes_over_with_the_steps_left(stats_project: Path) -> None:
-    prose = {
-        "content": "The bug is that lo is returned.\n1. `return lo + 0`\n2. `return lo * 1`\n3. `x = hi`\nThis should fix it."
+    prose = {  # a version that fixes one of the two failing tests, one that fixes none, prose and a stray line
+        "content": "The bug is that lo is returned.\n1. `return hi if x < 100 else lo`\n2. `return lo + 0`\n"
+        "3. `x = hi`\nThis should fix it."
     }
-    tried_again = (  # the first version again, written with one line of context more than the repairs used
+    tried_again = (  # the second version again, written with one line of context more than the repairs used
         "<THOUGHT>again</THOUGHT>\npkg/stats.py\n<<<<<<< SEARCH\n    if x > hi:\n        return lo\n    return x\n"
         "=======\n    if x > hi:\n        return lo + 0\n    return x\n>>>>>>> REPLACE"
     )
@@ -85,10 +86,9 @@ async def test_when_no_version_passes_the_loop_takes_over_with_the_steps_left(st
     out = await run_scripted(
         stats_project, script, TASK, permission=asker("allow_once"), repair_lines=1, **SMALL
     )
-    assert [e["ok"] for e in line_edits(out)] == [
-        False,
-        False,
-    ]  # both versions undone; prose and `x = hi` not tried
+    edits = line_edits(out)
+    assert [e["ok"] for e in edits] == [True, False]  # prose and `x = hi` are not tried
+    assert "Fewer tests fail now" in edits[0]["output"] and "did not fix it" in edits[1]["output"]
     loop = out.requests[1]
     assert [m["role"] for m in loop["messages"]] == [
         "system",
@@ -97,13 +97,16 @@ async def test_when_no_version_passes_the_loop_takes_over_with_the_steps_left(st
         "user",
     ]  # the loop as before
     assert "temperature" not in loop and loop["max_tokens"] != REPLY_TOKENS  # the sampling does not leak
+    assert "Fewer tests fail now" not in loop["messages"][-1]["content"]  # the progress edit left no trace
     outputs = [
         r["output"]
         for r in out.of("tool_result")
         if r["name"] == "edit_file" and not r["id"].startswith("line-")
     ]
     assert "you made this same edit before and it did not fix the tests" in outputs[0]
-    assert out.result.success and out.result.proposal.changes[0].new_text == FIXED
+    assert (
+        out.result.success and out.result.proposal.changes[0].new_text == FIXED
+    )  # the helping version undone
     assert out.result.iterations == 3  # the line request counts as a step of max_iterations
 
 
