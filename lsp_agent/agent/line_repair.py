@@ -15,9 +15,16 @@ from __future__ import annotations
 
 import ast
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from lsp_agent.agent.line_candidates import candidate_lines, line_request, repairable
+from lsp_agent.agent.line_candidates import (
+    candidate_lines,
+    condition_header,
+    line_request,
+    repairable,
+    shown_numbers,
+)
 from lsp_agent.agent.outcome import Outcome
 from lsp_agent.agent.parsing import ToolCall
 from lsp_agent.agent.upfront import frame_lines
@@ -70,7 +77,9 @@ class _Refused(Exception):
 
 def repair_sites(run: Any, report: TestReport) -> list[SuspectLine]:
     """The lines to try, best first: the failing tests' lines of the task's source files (else of any non-test
-    file) by Ochiai, ties broken by a traceback passing through them; only statements; within the step budget."""
+    file) by Ochiai, ties broken by a traceback passing through them; only statements; each followed by the
+    condition its block runs under (a dropped or inverted condition ranks below the body it lets run); within the
+    step budget."""
     assert report.spectra is not None
     named = named_source_files(run.task, run.ctx.overlay.is_file)
     ranked = ranked_lines(report.spectra, named) or ranked_lines(report.spectra, [])
@@ -78,12 +87,18 @@ def repair_sites(run: Any, report: TestReport) -> list[SuspectLine]:
     ranked.sort(key=lambda s: (-round(s.score, 9), s.passed, s.line not in frames.get(s.path, [])))
     budget = min(run.settings.repair_lines, run.settings.max_iterations // 2)
     sites: list[SuspectLine] = []
+    tried: set[tuple[str, int]] = set()
     for site in ranked:
         if len(sites) >= budget:
             break
-        code = _line_of(run, site)
-        if code is not None and repairable(code):
-            sites.append(site)
+        lines = _lines_of(run, site.path)
+        header = condition_header(lines, site.line)
+        for line in (site.line, header):
+            if line is None or (site.path, line) in tried or len(sites) >= budget:
+                continue
+            if 0 < line <= len(lines) and repairable(lines[line - 1]):
+                tried.add((site.path, line))
+                sites.append(replace(site, line=line))
     return sites
 
 
@@ -98,7 +113,8 @@ async def _repair_line(run: Any, testing: EditTesting, report: TestReport, site:
         messages, None, step=(run.steps_spent, run.settings.max_iterations)
     )
     original = lines[site.line - 1]
-    for number, version in enumerate(candidate_lines(reply.content, original), 1):
+    echoes = [lines[n - 1] for n in shown_numbers(lines, site.line) if n != site.line]
+    for number, version in enumerate(candidate_lines(reply.content, original, echoes), 1):
         edit = unique_edit(lines, site.line, version)
         if edit is None or not _parses(lines, site.line, version):
             continue
@@ -140,10 +156,9 @@ def _parses(lines: list[str], number: int, version: str) -> bool:
     return True
 
 
-def _line_of(run: Any, site: SuspectLine) -> str | None:
-    """The site's current line of code, or None when the file cannot be read or is shorter."""
+def _lines_of(run: Any, path: str) -> list[str]:
+    """The lines of a file as the run sees it, or none when it cannot be read."""
     try:
-        lines = run.ctx.overlay.read_text(site.path).splitlines()
+        return run.ctx.overlay.read_text(path).splitlines()
     except (OSError, ValueError):
-        return None
-    return lines[site.line - 1] if 0 < site.line <= len(lines) else None
+        return []

@@ -3,7 +3,13 @@ asking about, the edit that replaces exactly one line, and the order the spectra
 
 from __future__ import annotations
 
-from lsp_agent.agent.line_candidates import MAX_CANDIDATES, candidate_lines, line_request, repairable
+from lsp_agent.agent.line_candidates import (
+    MAX_CANDIDATES,
+    candidate_lines,
+    condition_header,
+    line_request,
+    repairable,
+)
 from lsp_agent.agent.line_repair import unique_edit
 from lsp_agent.tools.fault_lines import Spectra, ranked_lines
 
@@ -28,6 +34,27 @@ The fix makes sure the hour comes from the regular expression's groups."""
         '            hour = Decimal(groups.get("hour", 0))',
         '            hour = Decimal(microsecond.get("hour", 0))',
     ]  # indented like the line; the line itself, repeats, prose and bare names left out
+
+
+def test_a_numbered_listing_gives_its_changed_lines_without_comments_or_the_echoed_context() -> None:
+    # Qwen2.5-Coder 1.5B's reply to a request for line 449 (humanize-03), numbered as the code shown was
+    reply = """```python
+449:         value = float(value)
+450:         if not math.isfinite(value):  # Corrected version 1
+451:             return _format_not_finite(value)
+452:     except (ValueError, TypeError):
+
+# Corrected version 2
+449:         value = float(value)
+450:         if not math.isinf(value):  # Corrected version 2
+```"""
+    shown = ["        value = float(value)", "            return _format_not_finite(value)"]
+    assert candidate_lines(reply, "        if math.isfinite(value):", shown) == [
+        "        if not math.isfinite(value):",
+        "        if not math.isinf(value):",
+    ]
+    assert candidate_lines("1. x = f(y)  # was: x = g(y)", "    x = g(y)") == ["    x = f(y)"]
+    assert candidate_lines("1. `s = '#' + t`", "    s = t") == ["    s = '#' + t"]  # a # in a string stays
 
 
 def test_at_most_max_candidates_are_kept_and_an_empty_reply_gives_none() -> None:
@@ -56,6 +83,29 @@ def test_only_statements_are_worth_asking_about() -> None:
         '    """Doc."""',
     ):
         assert not repairable(line), line
+
+
+def test_a_line_in_an_if_or_while_block_has_that_condition_as_its_header() -> None:
+    lines = [
+        "def f(xs, step):",  # 1
+        "    if step is not None:",  # 2
+        "        # negative steps",  # 3
+        "",  # 4
+        "        step = -step",  # 5
+        "        while (step and",  # 6
+        "               xs):",  # 7
+        "            xs.pop()",  # 8
+        "    else:",  # 9
+        "        step = 1",  # 10
+        "    return xs",  # 11
+    ]
+    assert condition_header(lines, 5) == 2  # past a comment and a blank line
+    assert condition_header(lines, 8) == 6  # a condition written on two lines
+    assert condition_header(lines, 7) == 6  # a continuation line
+    assert condition_header(lines, 10) is None  # an else block
+    assert condition_header(lines, 11) is None  # a function's body
+    assert condition_header(lines, 2) is None
+    assert condition_header(lines, 0) is None and condition_header(lines, 12) is None
 
 
 def test_the_request_shows_the_failure_and_the_numbered_code_around_the_line() -> None:

@@ -18,6 +18,10 @@ WRONG_THEN_RIGHT = (
     "Here are 5 different corrected versions of line 12:\n\n1. `return lo if x > hi else x`\n2. `return hi`\n"
     "3. `return lo`"
 )
+RIGHT_EDIT = (  # the loop's fix, as a SEARCH/REPLACE block
+    "<THOUGHT>hi</THOUGHT>\npkg/stats.py\n<<<<<<< SEARCH\n    if x > hi:\n        return lo\n=======\n"
+    "    if x > hi:\n        return hi\n>>>>>>> REPLACE"
+)
 FIXED = STATS.replace("        return lo\n    return x", "        return hi\n    return x")
 
 
@@ -81,8 +85,7 @@ async def test_when_no_version_passes_the_loop_takes_over_with_the_steps_left(st
         "<THOUGHT>again</THOUGHT>\npkg/stats.py\n<<<<<<< SEARCH\n    if x > hi:\n        return lo\n    return x\n"
         "=======\n    if x > hi:\n        return lo + 0\n    return x\n>>>>>>> REPLACE"
     )
-    right = "<THOUGHT>hi</THOUGHT>\npkg/stats.py\n<<<<<<< SEARCH\n    if x > hi:\n        return lo\n=======\n    if x > hi:\n        return hi\n>>>>>>> REPLACE"
-    script = [prose, {"content": tried_again}, {"content": right}]
+    script = [prose, {"content": tried_again}, {"content": RIGHT_EDIT}]
     out = await run_scripted(
         stats_project, script, TASK, permission=asker("allow_once"), repair_lines=1, **SMALL
     )
@@ -108,6 +111,18 @@ async def test_when_no_version_passes_the_loop_takes_over_with_the_steps_left(st
         out.result.success and out.result.proposal.changes[0].new_text == FIXED
     )  # the helping version undone
     assert out.result.iterations == 3  # the line request counts as a step of max_iterations
+
+
+async def test_the_condition_a_suspicious_line_runs_under_is_asked_about_next(stats_project: Path) -> None:
+    script = [{"content": "I am not sure."}, {"content": "1. `if x >= hi:`"}, {"content": RIGHT_EDIT}]
+    out = await run_scripted(
+        stats_project, script, TASK, permission=asker("allow_once"), repair_lines=2, **SMALL
+    )
+    asked = [request["messages"][-1]["content"] for request in out.requests[:2]]
+    assert f"Line {BUGGY_LINE} is likely wrong: `return lo`" in asked[0]
+    assert f"Line {BUGGY_LINE - 1} is likely wrong: `if x > hi:`" in asked[1]  # the `if` that lets it run
+    assert [e["ok"] for e in line_edits(out)] == [False]  # `if x >= hi:` tried and undone
+    assert out.result.success and out.result.proposal.changes[0].new_text == FIXED  # the loop's fix
 
 
 async def test_a_refused_test_run_stops_the_repairs_and_leaves_no_untested_version(
