@@ -26,6 +26,7 @@ from lsp_agent.settings_values import (
     positive_int,
     positive_number,
     text,
+    whole_number,
 )
 
 TOOL_CALLING_MODES = ("auto", "native", "prompt")
@@ -228,6 +229,14 @@ class Settings:
     )
     edit_diagnostics: bool = setting(
         True, "editDiagnostics", "report undefined names in a Python file after each edit", boolean
+    )
+    repair_lines: int = setting(
+        8,
+        "repairLines",
+        "small profile: before the tool loop, how many of the lines the failing tests point at get sampled "
+        "one-line fixes, each tested (0: off)",
+        whole_number,
+        env="LSP_AGENT_REPAIR_LINES",
     )
 
     def require_model(self, where: str = "cli") -> str:

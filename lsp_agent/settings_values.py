@@ -44,6 +44,16 @@ def positive_int(value: Any) -> int:
     return number
 
 
+def whole_number(value: Any) -> int:
+    """A whole number of zero or more (0 turns a feature off)."""
+    if value in (0, "0") and not isinstance(value, bool):
+        return 0
+    try:
+        return positive_int(value)
+    except ValueError:
+        raise ValueError("expected a whole number of zero or more") from None
+
+
 def optional_positive_int(value: Any) -> int | None:
     """A positive whole number, or null for unset."""
     return None if value is None else positive_int(value)

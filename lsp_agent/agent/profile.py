@@ -114,6 +114,7 @@ async def first_message(run: Any, profile: str, task_text: str) -> str:
     if profile != "small":
         return await upfront_message(run, task_text, FULL_BUDGET, None)
     report = await failing_tests(run, targets) if targets else None
+    run.first_report = report  # sampled line repairs start from it (agent/line_repair.py)
     note_first_report(report, getattr(run, "edit_testing", None), getattr(run, "verification", None))
     blocks = run.edit_blocks and run.conversation.tool_mode == "prompt"
     if blocks:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from lsp_agent.agent.line_repair import repair_lines
 from lsp_agent.agent.listing_edits import listing_edit
 from lsp_agent.agent.parsing import ACTION_STOP_SEQUENCES, BLOCK_STOP_SEQUENCE
 from lsp_agent.tools.lenient_edit import proposal_text
@@ -62,6 +63,8 @@ def install_repair_loop(
     run.on_correction = lambda messages: (testing.failed(), forgetting(messages))
     if (verification := getattr(run, "verification", None)) is not None:
         verification.refusal_limit = REFUSALS
+    if run.settings.repair_lines > 0:
+        run.before_loop = lambda: repair_lines(run, testing)
     return testing
 
 

@@ -12,7 +12,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -80,6 +80,9 @@ class AgentRun:
             None  # why a plain answer cannot end the run yet
         )
         self.last_text = ""  # the model's latest words: the answer of a run that stops early
+        # work before the loop (the small profile's sampled line repairs): its outcome ends the run, None goes on
+        self.before_loop: Callable[[], Awaitable[Outcome | None]] | None = None
+        self.steps_spent = 0  # model requests of max_iterations spent before the loop
         self.cancellation = Cancellation()
         self.usage = Usage()
         self.budget = RunBudget(settings)  # per-run and per-day token and cost limits (agent/budgets.py)
@@ -139,6 +142,8 @@ class AgentRun:
     async def _solve_task(self) -> Outcome:
         """Get ready, then solve the task in one loop, or planned as subtasks."""
         task_text = await self._prepare()
+        if self.before_loop is not None and (outcome := await self.before_loop()) is not None:
+            return outcome
         if self.settings.plan and self.style.plans:
             return await run_planned(self, task_text)
         return await self.solve(task_text)
@@ -148,7 +153,7 @@ class AgentRun:
         talk, limit = self.conversation, self.settings.max_iterations
         messages = talk.open(task_text)
         schemas = self.style.tool_schemas(self)
-        for step in range(1, limit + 1):
+        for step in range(self.steps_spent + 1, limit + 1):
             self.check_stop()
             messages = await talk.compact_if_needed(messages)
             reply = await talk.complete(messages, schemas, step=(step, limit))

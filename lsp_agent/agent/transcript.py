@@ -24,6 +24,7 @@ REPLAY_SETTINGS = (
     "permissions",
     "test_before_finish",
     "edit_diagnostics",
+    "repair_lines",
 )
 
 

@@ -128,6 +128,20 @@ def suspicious_lines(spectra: Spectra, limit: int = MAX_SHOWN, floor: float = MI
     return ranked[:limit]
 
 
+def ranked_lines(spectra: Spectra, paths: Sequence[str]) -> list[SuspectLine]:
+    """Every line of `paths` (all non-test Python files when empty) a failing test ran, best Ochiai score first,
+    ties broken by fewer passing tests: the order in which sampled line repairs try them."""
+    ranked = [
+        SuspectLine(path, line, ochiai(failed, passed, spectra.failed), failed, passed)
+        for path, per_line in spectra.lines.items()
+        if (path in paths if paths else path.endswith(".py") and file_kind(path) != "test")
+        for line, (failed, passed) in per_line.items()
+        if failed > 0
+    ]
+    ranked.sort(key=lambda s: (-round(s.score, 9), s.passed, s.path, s.line))
+    return ranked
+
+
 def _same_rank(a: SuspectLine, b: SuspectLine) -> bool:
     """True when two lines have the same score and the same number of passing tests (nothing orders them)."""
     return round(a.score, 9) == round(b.score, 9) and a.passed == b.passed

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import hashlib
 import inspect
 import re
 from collections.abc import Callable
@@ -62,10 +63,13 @@ class EditTesting:
     allowed: PermissionCheck
     candidates: list[str] = field(default_factory=list)
     baseline: Standing | None = None  # how the tests stood before any edit (from the up-front run)
-    tried: dict[str, str] = field(default_factory=dict)  # edit -> the test result that undid it
+    tried: dict[str, str] = field(
+        default_factory=dict
+    )  # edit, and file text it left -> the test result undoing it
     passed: str | None = None  # fingerprint of the proposal the tests passed with
     passed_report: str = ""
     failures: int = 0  # edits that failed, were refused or were undone
+    untested: int = 0  # edits kept without a test run (running the tests was not permitted)
     on_failure: Callable[[int], None] | None = None  # told how many edits failed so far
 
     def failed(self) -> None:
@@ -122,11 +126,7 @@ def _tested(tool: Tool, testing: EditTesting) -> Tool:
         key = ctx.overlay.normalize(path) if path else path
         signature = _signature(key, old_text, new_text)
         if signature in testing.tried:
-            testing.failed()
-            raise ToolError(
-                f"you made this same edit before and it did not fix the tests ({testing.tried[signature]}); "
-                "it was undone. Make a different change."
-            )
+            _refuse_again(testing, testing.tried[signature])
         before = ctx.overlay.read_text(key) if key and ctx.overlay.is_file(key) else None
         try:
             output = await _call(original, ctx, path=path, old_text=old_text, new_text=new_text)
@@ -136,6 +136,10 @@ def _tested(tool: Tool, testing: EditTesting) -> Tool:
             raise ToolError(note) if note else error from None
         if not testing.targets or not key.endswith(".py"):
             return output
+        left = _left(key, ctx)
+        if left in testing.tried and before is not None:  # the same change, written with other context lines
+            ctx.overlay.write_text(key, before)
+            _refuse_again(testing, testing.tried[left])
         if (problem := _syntax_problem(ctx, key)) is not None:
             if before is not None:
                 ctx.overlay.write_text(key, before)
@@ -144,6 +148,7 @@ def _tested(tool: Tool, testing: EditTesting) -> Tool:
                 f"that edit leaves {key} unparsable ({problem}), so it was undone. Make a different edit."
             )
         if not await testing.allowed("run_tests", "exec", {"args": list(testing.targets)}):
+            testing.untested += 1
             return f"{output}\nThe tests were not run: running them was not permitted."
         report = await asyncio.to_thread(run_pytest, ctx, list(testing.targets))
         if report.passed:
@@ -158,11 +163,25 @@ def _tested(tool: Tool, testing: EditTesting) -> Tool:
             )
         if before is not None:
             ctx.overlay.write_text(key, before)
-        testing.tried[signature] = report.short()
+        testing.tried[signature] = testing.tried[left] = report.short()
         testing.failed()
         raise ToolError(_undone(key, report, baseline))
 
     return Tool(tool.name, tool.description, tool.parameters, run, permission=tool.permission)
+
+
+def _refuse_again(testing: EditTesting, result: str) -> None:
+    """Count and refuse an edit tried before (its test result is known)."""
+    testing.failed()
+    raise ToolError(
+        f"you made this same edit before and it did not fix the tests ({result}); it was undone. "
+        "Make a different change."
+    )
+
+
+def _left(key: str, ctx: ToolContext) -> str:
+    """What an edit left: the file's path and a digest of its new text (an edit's key however it was written)."""
+    return "\0".join([key, hashlib.blake2b(ctx.overlay.read_text(key).encode(), digest_size=16).hexdigest()])
 
 
 def _undone(key: str, report: TestReport, baseline: Standing | None) -> str:

@@ -12,7 +12,7 @@ from lsp_agent.agent.parsing import ACTION_STOP_SEQUENCES, BLOCK_STOP_SEQUENCE
 
 pytestmark = pytest.mark.slow  # each run tests in the sandbox (2-10 s)
 TASK = "The tests in tests/test_calc.py fail since the last change to pkg/calc.py; fix it."
-SMALL = {"profile": "small", "tool_calling": "prompt"}
+SMALL = {"profile": "small", "tool_calling": "prompt", "repair_lines": 0}  # the loop alone (no line repairs)
 
 
 @pytest.fixture(scope="module", autouse=True)

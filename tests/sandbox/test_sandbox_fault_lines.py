@@ -166,7 +166,7 @@ def test_nothing_is_suspicious_without_passing_tests_or_when_a_whole_region_ties
 
 
 FINISH = {"content": '<THOUGHT>done</THOUGHT>\n<ACTION>{"name": "task_complete", "arguments": {}}</ACTION>'}
-SMALL = {"tool_calling": "prompt", "profile": "small"}
+SMALL = {"tool_calling": "prompt", "profile": "small", "repair_lines": 0}  # the loop alone (no line repairs)
 
 
 def first_task_message(requests: list[dict]) -> str:

@@ -48,7 +48,7 @@ async def run_small(root: Path, script: list[dict], task: str = TASK, **changes:
             api_key="test",
             tool_calling="prompt",
             profile="small",
-            **changes,
+            **{"repair_lines": 0, **changes},  # the loop alone unless a test asks for line repairs
         )
         client = ModelClient(settings, retry_base=0.01, max_retries=1)
         run = AgentRun(

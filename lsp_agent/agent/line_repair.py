@@ -1,0 +1,164 @@
+"""Sampled line repairs (small profile): before the tool loop, the model writes corrected versions of the lines the
+failing tests point at, and each version is tested at once.
+
+Agentless-style repair for a model too small to find its way in a tool loop. Fault localization ranks the lines of
+the task's source files (tools/fault_lines.py, from the up-front test run); for each of the best few, one short
+request (a conversation of its own: the task, the first failure, the code around the line) asks for a few corrected
+versions of that line, sampled warm (a greedy reply mostly repeats the line). Each version that parses goes through
+the tested edit_file (tools/tested_edit.py): the permission gate, then the named tests. The first version the tests
+pass with ends the run with that proposal; any other is undone (even one that helps: the loop's first message shows
+the code as it was). Each request is a step of max_iterations;
+at most half of them are spent here, and the loop, which starts as before, refuses the versions tried here.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from lsp_agent.agent.line_candidates import (
+    candidate_lines,
+    condition_header,
+    line_request,
+    repairable,
+    shown_numbers,
+)
+from lsp_agent.agent.outcome import Outcome
+from lsp_agent.agent.parsing import ToolCall
+from lsp_agent.agent.upfront import frame_lines
+from lsp_agent.tools.fault_lines import SuspectLine, ranked_lines
+from lsp_agent.tools.test_runs import named_source_files
+
+if TYPE_CHECKING:
+    from lsp_agent.tools.test_runs import TestReport
+    from lsp_agent.tools.tested_edit import EditTesting
+
+log = logging.getLogger(__name__)
+
+TEMPERATURE = 0.8  # unless the user set one
+REPLY_TOKENS = 240
+SYSTEM = "You fix bugs in Python code. Answer with lines of code only."
+MAX_CONTEXT_LINES = 3  # neighbouring lines added (each side) until the edited text occurs once in its file
+
+
+async def repair_lines(run: Any, testing: EditTesting) -> Outcome | None:
+    """Try sampled versions of the best-ranked lines; the outcome once the named tests pass, else None (the loop
+    goes on from where the tests stand)."""
+    report: TestReport | None = getattr(run, "first_report", None)
+    if report is None or report.passed or report.spectra is None:
+        return None
+    sites = repair_sites(run, report)
+    client = run.conversation.client
+    saved, failures, baseline = dict(client.extra_params), testing.failures, testing.baseline
+    try:
+        for site in sites:
+            run.check_stop()
+            client.extra_params.update(max_tokens=REPLY_TOKENS)
+            if "temperature" not in saved:
+                client.extra_params.update(temperature=TEMPERATURE, seed=run.steps_spent + 1)
+            if await _repair_line(run, testing, report, site):
+                return Outcome("complete", run.auto_finish() or run.last_text, True)
+    except _Refused:
+        log.info("sampled line repairs stopped: running the tests was not permitted")
+        return None
+    finally:
+        client.extra_params.clear()
+        client.extra_params.update(saved)
+        testing.failures, testing.baseline = failures, baseline  # the loop starts where the tests stood
+    log.info("sampled line repairs: none of %d line(s) fixed it", len(sites))
+    return None
+
+
+class _Refused(Exception):
+    """A version's test run was not permitted: the repairs stop (the loop goes on, its edits untested too)."""
+
+
+def repair_sites(run: Any, report: TestReport) -> list[SuspectLine]:
+    """The lines to try, best first: the failing tests' lines of the task's source files (else of any non-test
+    file) by Ochiai, ties broken by a traceback passing through them; only statements; each followed by the
+    condition its block runs under (a dropped or inverted condition ranks below the body it lets run); within the
+    step budget."""
+    assert report.spectra is not None
+    named = named_source_files(run.task, run.ctx.overlay.is_file)
+    ranked = ranked_lines(report.spectra, named) or ranked_lines(report.spectra, [])
+    frames = frame_lines(report.first_failure, named)
+    ranked.sort(key=lambda s: (-round(s.score, 9), s.passed, s.line not in frames.get(s.path, [])))
+    budget = min(run.settings.repair_lines, run.settings.max_iterations // 2)
+    sites: list[SuspectLine] = []
+    tried: set[tuple[str, int]] = set()
+    for site in ranked:
+        if len(sites) >= budget:
+            break
+        lines = _lines_of(run, site.path)
+        header = condition_header(lines, site.line)
+        for line in (site.line, header):
+            if line is None or (site.path, line) in tried or len(sites) >= budget:
+                continue
+            if 0 < line <= len(lines) and repairable(lines[line - 1]):
+                tried.add((site.path, line))
+                sites.append(replace(site, line=line))
+    return sites
+
+
+async def _repair_line(run: Any, testing: EditTesting, report: TestReport, site: SuspectLine) -> bool:
+    """One request for versions of the site's line, each tried as a tested edit; True once the tests pass."""
+    lines = run.ctx.overlay.read_text(site.path).splitlines()
+    messages = run.conversation.open(
+        line_request(run.task, report.first_failure, site.path, lines, site.line), system=SYSTEM
+    )
+    run.steps_spent += 1
+    reply = await run.conversation.complete(
+        messages, None, step=(run.steps_spent, run.settings.max_iterations)
+    )
+    original = lines[site.line - 1]
+    echoes = [lines[n - 1] for n in shown_numbers(lines, site.line) if n != site.line]
+    for number, version in enumerate(candidate_lines(reply.content, original, echoes), 1):
+        edit = unique_edit(lines, site.line, version)
+        if edit is None or not _parses(lines, site.line, version):
+            continue
+        arguments = {"path": site.path, "old_text": edit[0], "new_text": edit[1]}
+        call = ToolCall("edit_file", arguments, id=f"line-repair-{run.steps_spent}-{number}")
+        before, untested = run.ctx.overlay.read_text(site.path), testing.untested
+        await run.tools.execute(call)
+        if testing.verified(run.ctx):
+            run.thought(f"{site.path} line {site.line}: `{original.strip()}` is now `{version.strip()}`.")
+            return True
+        if run.ctx.overlay.read_text(site.path) != before:  # kept as progress, or untested: the loop's first
+            run.ctx.overlay.write_text(
+                site.path, before
+            )  # message shows the code as it was, so it stays that way
+        if testing.untested > untested:
+            raise _Refused
+    return False
+
+
+def unique_edit(lines: list[str], number: int, version: str) -> tuple[str, str] | None:
+    """(old_text, new_text) replacing line `number` (1-based) by `version`, with as few neighbouring lines as make
+    old_text occur once in the file; None when even MAX_CONTEXT_LINES each side do not."""
+    text = "\n".join(lines)
+    spans = [(0, 0)] + [s for n in range(1, MAX_CONTEXT_LINES + 1) for s in ((n, 0), (0, n), (n, n))]
+    for above, below in spans:  # lines above first, then below, then both
+        first, last = max(0, number - 1 - above), min(len(lines), number + below)
+        old = "\n".join(lines[first:last])
+        if text.find(old) == text.rfind(old):  # once (overlapping matches count too)
+            return old, "\n".join([*lines[first : number - 1], version, *lines[number:last]])
+    return None
+
+
+def _parses(lines: list[str], number: int, version: str) -> bool:
+    """Whether the file still parses with line `number` replaced by `version`."""
+    try:
+        ast.parse("\n".join([*lines[: number - 1], version, *lines[number:]]))
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _lines_of(run: Any, path: str) -> list[str]:
+    """The lines of a file as the run sees it, or none when it cannot be read."""
+    try:
+        return run.ctx.overlay.read_text(path).splitlines()
+    except (OSError, ValueError):
+        return []

@@ -1,0 +1,146 @@
+"""Sampled line repairs through the real run, litellm, coverage and the sandbox (scripted model, prompt mode): the
+versions of the most suspicious line are tested one by one before the loop, a passing one ends the run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sandbox_helpers import asker, run_scripted, snapshot
+from test_sandbox_fault_lines import BUGGY_LINE, STATS, TASK, TEST_STATS
+
+from lsp_agent.agent.line_repair import REPLY_TOKENS, SYSTEM, TEMPERATURE
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_pytest_plugins", "litellm_imported")]
+SMALL = {"tool_calling": "prompt", "profile": "small", "max_iterations": 6}
+WRONG_THEN_RIGHT = (
+    "Here are 5 different corrected versions of line 12:\n\n1. `return lo if x > hi else x`\n2. `return hi`\n"
+    "3. `return lo`"
+)
+RIGHT_EDIT = (  # the loop's fix, as a SEARCH/REPLACE block
+    "<THOUGHT>hi</THOUGHT>\npkg/stats.py\n<<<<<<< SEARCH\n    if x > hi:\n        return lo\n=======\n"
+    "    if x > hi:\n        return hi\n>>>>>>> REPLACE"
+)
+FIXED = STATS.replace("        return lo\n    return x", "        return hi\n    return x")
+
+
+@pytest.fixture
+def stats_project(tmp_path: Path) -> Path:
+    """A package with a one-line bug in clamp() (line BUGGY_LINE): two tests fail, four pass."""
+    root = tmp_path / "stats"
+    (root / "pkg").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "stats.py").write_text(STATS)
+    (root / "tests" / "test_stats.py").write_text(TEST_STATS)
+    return root
+
+
+def line_edits(out: Any) -> list[dict]:
+    """The tool results of the edits the line repairs made."""
+    return [r for r in out.of("tool_result") if r["id"].startswith("line-repair-")]
+
+
+async def test_a_sampled_version_that_passes_ends_the_run_before_the_loop(stats_project: Path) -> None:
+    before = snapshot(stats_project)
+    out = await run_scripted(
+        stats_project, [{"content": WRONG_THEN_RIGHT}], TASK, permission=asker("allow_once"), **SMALL
+    )
+    assert len(out.requests) == 1  # one request for versions, no loop
+    request = out.requests[0]
+    assert request["messages"][0]["content"] == SYSTEM
+    asked = request["messages"][1]["content"]
+    assert asked.startswith(TASK) and "assert clamp(50, 0, 10) == 10" in asked  # the task and its failure
+    assert (
+        f"{BUGGY_LINE}:         return lo" in asked
+        and f"Line {BUGGY_LINE} is likely wrong: `return lo`" in asked
+    )
+    assert (
+        request["temperature"] == TEMPERATURE
+        and request["max_tokens"] == REPLY_TOKENS
+        and "stop" not in request
+    )
+    edits = line_edits(out)
+    assert [e["id"] for e in edits] == [
+        "line-repair-1-1",
+        "line-repair-1-2",
+    ]  # `return lo` again is not tried
+    assert not edits[0]["ok"] and "did not fix it, so it was undone" in edits[0]["output"]
+    assert edits[1]["ok"] and "The tests the task names pass now" in edits[1]["output"]
+    result = out.result
+    assert result.success and result.stop_reason == "complete" and result.iterations == 1
+    assert result.answer.startswith(f"pkg/stats.py line {BUGGY_LINE}: `return lo` is now `return hi`.")
+    assert "Tests pass: `python -m pytest tests/test_stats.py`: 6 passed" in result.answer
+    assert result.proposal is not None and result.proposal.changes[0].new_text == FIXED
+    assert snapshot(stats_project) == before  # a proposal only; the tests ran in the sandbox
+
+
+async def test_when_no_version_passes_the_loop_takes_over_with_the_steps_left(stats_project: Path) -> None:
+    prose = {  # a version that fixes one of the two failing tests, one that fixes none, prose and a stray line
+        "content": "The bug is that lo is returned.\n1. `return hi if x < 100 else lo`\n2. `return lo + 0`\n"
+        "3. `x = hi`\nThis should fix it."
+    }
+    tried_again = (  # the second version again, written with one line of context more than the repairs used
+        "<THOUGHT>again</THOUGHT>\npkg/stats.py\n<<<<<<< SEARCH\n    if x > hi:\n        return lo\n    return x\n"
+        "=======\n    if x > hi:\n        return lo + 0\n    return x\n>>>>>>> REPLACE"
+    )
+    script = [prose, {"content": tried_again}, {"content": RIGHT_EDIT}]
+    out = await run_scripted(
+        stats_project, script, TASK, permission=asker("allow_once"), repair_lines=1, **SMALL
+    )
+    edits = line_edits(out)
+    assert [e["ok"] for e in edits] == [True, False]  # prose and `x = hi` are not tried
+    assert "Fewer tests fail now" in edits[0]["output"] and "did not fix it" in edits[1]["output"]
+    loop = out.requests[1]
+    assert [m["role"] for m in loop["messages"]] == [
+        "system",
+        "user",
+        "assistant",
+        "user",
+    ]  # the loop as before
+    assert "temperature" not in loop and loop["max_tokens"] != REPLY_TOKENS  # the sampling does not leak
+    assert "Fewer tests fail now" not in loop["messages"][-1]["content"]  # the progress edit left no trace
+    outputs = [
+        r["output"]
+        for r in out.of("tool_result")
+        if r["name"] == "edit_file" and not r["id"].startswith("line-")
+    ]
+    assert "you made this same edit before and it did not fix the tests" in outputs[0]
+    assert (
+        out.result.success and out.result.proposal.changes[0].new_text == FIXED
+    )  # the helping version undone
+    assert out.result.iterations == 3  # the line request counts as a step of max_iterations
+
+
+async def test_the_condition_a_suspicious_line_runs_under_is_asked_about_next(stats_project: Path) -> None:
+    script = [{"content": "I am not sure."}, {"content": "1. `if x >= hi:`"}, {"content": RIGHT_EDIT}]
+    out = await run_scripted(
+        stats_project, script, TASK, permission=asker("allow_once"), repair_lines=2, **SMALL
+    )
+    asked = [request["messages"][-1]["content"] for request in out.requests[:2]]
+    assert f"Line {BUGGY_LINE} is likely wrong: `return lo`" in asked[0]
+    assert f"Line {BUGGY_LINE - 1} is likely wrong: `if x > hi:`" in asked[1]  # the `if` that lets it run
+    assert [e["ok"] for e in line_edits(out)] == [False]  # `if x >= hi:` tried and undone
+    assert out.result.success and out.result.proposal.changes[0].new_text == FIXED  # the loop's fix
+
+
+async def test_a_refused_test_run_stops_the_repairs_and_leaves_no_untested_version(
+    stats_project: Path,
+) -> None:
+    answers = iter(["allow_once"])  # the up-front run only; every later run_tests is rejected
+
+    async def ask(tool: str, arguments: dict, reason: str) -> str:
+        return next(answers, "reject_once")
+
+    finish = '<THOUGHT>stop</THOUGHT>\n<ACTION>{"name": "task_complete", "arguments": {"summary": "gave up"}}</ACTION>'
+    out = await run_scripted(
+        stats_project, [{"content": WRONG_THEN_RIGHT}, {"content": finish}], TASK, permission=ask, **SMALL
+    )
+    assert len(line_edits(out)) == 1  # stopped after the first version's run was refused
+    assert "The tests were not run" in line_edits(out)[0]["output"]
+    assert out.result.proposal is None or all(
+        c.new_text != STATS.replace("return lo\n    return x", "return lo if x > hi else x\n    return x")
+        for c in out.result.proposal.changes
+    )
+    assert out.requests[1]["messages"][0]["content"] != SYSTEM  # the loop went on
