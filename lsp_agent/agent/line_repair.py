@@ -2,12 +2,12 @@
 failing tests point at, and each version is tested at once.
 
 Agentless-style repair for a model too small to find its way in a tool loop. Fault localization ranks the lines of
-the task's source files (tools/fault_lines.py, from the up-front test run); for each of the best few, one short
-request (a conversation of its own: the task, the first failure, the code around the line) asks for a few corrected
-versions of that line, sampled warm (a greedy reply mostly repeats the line). Each version that parses goes through
-the tested edit_file (tools/tested_edit.py): the permission gate, then the named tests. The first version the tests
-pass with ends the run with that proposal; any other is undone (even one that helps: the loop's first message shows
-the code as it was). Each request is a step of max_iterations;
+the task's source files (tools/fault_lines.py, from the up-front test run), each followed by the condition its block
+runs under; for each of the best few, one short request (a conversation of its own: the task, the first failure, the
+code around the line) asks for a few corrected versions of that line, sampled warm (a greedy reply mostly repeats
+the line). Each version that parses goes through the tested edit_file (tools/tested_edit.py): the permission gate,
+then the named tests. The first version the tests pass with ends the run with that proposal; any other is undone
+(even one that helps: the loop's first message shows the code as it was). Each request is a step of max_iterations;
 at most half of them are spent here, and the loop, which starts as before, refuses the versions tried here.
 """
 

@@ -63,9 +63,8 @@ class EditTesting:
     allowed: PermissionCheck
     candidates: list[str] = field(default_factory=list)
     baseline: Standing | None = None  # how the tests stood before any edit (from the up-front run)
-    tried: dict[str, str] = field(
-        default_factory=dict
-    )  # edit, and file text it left -> the test result undoing it
+    # an edit, and the file text it left -> the test result that undid it
+    tried: dict[str, str] = field(default_factory=dict)
     passed: str | None = None  # fingerprint of the proposal the tests passed with
     passed_report: str = ""
     failures: int = 0  # edits that failed, were refused or were undone
