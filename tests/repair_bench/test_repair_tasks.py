@@ -267,6 +267,15 @@ LSP_FIX = [
         "usage": {"prompt_tokens": 120, "completion_tokens": 8},
     },
 ]
+UNSURE = {"content": "I am not sure.", "usage": {"prompt_tokens": 100, "completion_tokens": 10}}
+LINE_FIX = [  # the small profile's sampled line repairs: lines 23-25 of calc.py tie, and are asked about in order
+    UNSURE,
+    UNSURE,
+    {
+        "content": "1. `result *= number`\n2. `result += number`",
+        "usage": {"prompt_tokens": 100, "completion_tokens": 10},
+    },
+]
 MINI_FIX = [
     {
         "content": "THOUGHT: the loop subtracts.\n\n```mswea_bash_command\n"
@@ -290,6 +299,7 @@ def test_a_scripted_agent_repairs_a_task_end_to_end(tmp_path, agent):
 
     from benchmarks.repair.agents import Budget
     from benchmarks.repair.run import run_one
+    from lsp_agent.agent.line_repair import SYSTEM as LINE_SYSTEM
     from lsp_agent.testing.scripted_model import ScriptedModelServer
 
     if agent == "mini-swe-agent" and importlib.util.find_spec("minisweagent") is None:
@@ -301,22 +311,26 @@ def test_a_scripted_agent_repairs_a_task_end_to_end(tmp_path, agent):
     task, _ = _try(PROJECT, pristine, python, mutation, covered, 60, index=1)
     profile = "small" if agent == "lsp-agent-small" else "auto"
     agent = agent.removesuffix("-small")
-    with ScriptedModelServer(LSP_FIX if agent == "lsp-agent" else MINI_FIX) as server:
-        budget = Budget("openai/scripted", server.base_url, "sk-test", 5, 120, lsp_profile=profile)
+    script = MINI_FIX if agent == "mini-swe-agent" else LINE_FIX if profile == "small" else LSP_FIX
+    with ScriptedModelServer(script) as server:
+        budget = Budget("openai/scripted", server.base_url, "sk-test", 6, 120, lsp_profile=profile)
         record = run_one(task, PROJECT, pristine, agent, budget, python, tmp_path / "logs", keep=False)
-        first = server.requests[0]["messages"]
+        first, last = server.requests[0]["messages"], server.requests[-1]["messages"]
     assert record["repaired"] and record["exact_fix"] and record["edited_files"] == ["pkg/calc.py"], record
     if agent == "lsp-agent":
-        # the small profile's repair loop tests the edit at once and ends the run when the named tests pass
-        expected = (1, 100, 10) if profile == "small" else (2, 220, 18)
+        # the small profile tests each version at once and ends the run when the named tests pass
+        expected = (3, 300, 30) if profile == "small" else (2, 220, 18)
         assert (record["steps"], record["prompt_tokens"], record["completion_tokens"]) == expected
         assert record["stop_reason"] == "complete" and record["edit_calls"] == 1
-        # the small profile ran the named tests up front: their failure is in the task's message (after the
-        # worked example turn), the full profile did not
-        task_message = next(
-            m["content"] for m in first if m["role"] == "user" and m["content"].startswith("Task:")
-        )
-        assert ("I ran the tests the task names; they fail now" in task_message) == (profile == "small")
+        if profile == "small":  # the named tests ran up front; their spectra point at the line asked about
+            assert first[0]["content"] == last[0]["content"] == LINE_SYSTEM
+            assert "The failing test:" in first[1]["content"]
+            assert "is likely wrong: `result -= number`" in last[1]["content"]
+        else:
+            task_message = next(
+                m["content"] for m in first if m["role"] == "user" and m["content"].startswith("Task:")
+            )
+            assert "I ran the tests the task names; they fail now" not in task_message
     else:
         assert (record["steps"], record["format_errors"], record["stop_reason"]) == (3, 1, "Submitted")
         assert record["prompt_tokens"] == 295
