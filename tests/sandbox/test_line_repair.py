@@ -7,12 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import test_sandbox_fault_lines
 from sandbox_helpers import asker, run_scripted, snapshot
-from test_sandbox_fault_lines import BUGGY_LINE, STATS, TASK, TEST_STATS
+from test_sandbox_fault_lines import BUGGY_LINE, STATS, TASK
 
 from lsp_agent.agent.line_repair import REPLY_TOKENS, SYSTEM, TEMPERATURE
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_pytest_plugins", "litellm_imported")]
+stats_project = test_sandbox_fault_lines.stats_project  # the fixture: clamp() with a one-line bug
 SMALL = {"tool_calling": "prompt", "profile": "small", "max_iterations": 6}
 WRONG_THEN_RIGHT = (
     "Here are 5 different corrected versions of line 12:\n\n1. `return lo if x > hi else x`\n2. `return hi`\n"
@@ -23,18 +25,6 @@ RIGHT_EDIT = (  # the loop's fix, as a SEARCH/REPLACE block
     "    if x > hi:\n        return hi\n>>>>>>> REPLACE"
 )
 FIXED = STATS.replace("        return lo\n    return x", "        return hi\n    return x")
-
-
-@pytest.fixture
-def stats_project(tmp_path: Path) -> Path:
-    """A package with a one-line bug in clamp() (line BUGGY_LINE): two tests fail, four pass."""
-    root = tmp_path / "stats"
-    (root / "pkg").mkdir(parents=True)
-    (root / "tests").mkdir()
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "stats.py").write_text(STATS)
-    (root / "tests" / "test_stats.py").write_text(TEST_STATS)
-    return root
 
 
 def line_edits(out: Any) -> list[dict]:
