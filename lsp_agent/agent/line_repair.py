@@ -13,7 +13,6 @@ at most half of them are spent here, and the loop, which starts as before, refus
 
 from __future__ import annotations
 
-import ast
 import logging
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -30,6 +29,7 @@ from lsp_agent.agent.parsing import ToolCall
 from lsp_agent.agent.upfront import frame_lines
 from lsp_agent.tools.fault_lines import SuspectLine, ranked_lines
 from lsp_agent.tools.test_runs import named_source_files
+from lsp_agent.workspace.proposal import python_syntax_error
 
 if TYPE_CHECKING:
     from lsp_agent.tools.test_runs import TestReport
@@ -88,10 +88,13 @@ def repair_sites(run: Any, report: TestReport) -> list[SuspectLine]:
     budget = min(run.settings.repair_lines, run.settings.max_iterations // 2)
     sites: list[SuspectLine] = []
     tried: set[tuple[str, int]] = set()
+    files: dict[str, list[str]] = {}
     for site in ranked:
         if len(sites) >= budget:
             break
-        lines = _lines_of(run, site.path)
+        if site.path not in files:
+            files[site.path] = _lines_of(run, site.path)
+        lines = files[site.path]
         header = condition_header(lines, site.line)
         for line in (site.line, header):
             if line is None or (site.path, line) in tried or len(sites) >= budget:
@@ -116,7 +119,7 @@ async def _repair_line(run: Any, testing: EditTesting, report: TestReport, site:
     echoes = [lines[n - 1] for n in shown_numbers(lines, site.line) if n != site.line]
     for number, version in enumerate(candidate_lines(reply.content, original, echoes), 1):
         edit = unique_edit(lines, site.line, version)
-        if edit is None or not _parses(lines, site.line, version):
+        if edit is None or python_syntax_error(site.path, _with_line(lines, site.line, version)) is not None:
             continue
         arguments = {"path": site.path, "old_text": edit[0], "new_text": edit[1]}
         call = ToolCall("edit_file", arguments, id=f"line-repair-{run.steps_spent}-{number}")
@@ -125,10 +128,9 @@ async def _repair_line(run: Any, testing: EditTesting, report: TestReport, site:
         if testing.verified(run.ctx):
             run.thought(f"{site.path} line {site.line}: `{original.strip()}` is now `{version.strip()}`.")
             return True
-        if run.ctx.overlay.read_text(site.path) != before:  # kept as progress, or untested: the loop's first
-            run.ctx.overlay.write_text(
-                site.path, before
-            )  # message shows the code as it was, so it stays that way
+        # kept as progress, or untested: the loop's first message shows the code as it was, so it stays that way
+        if run.ctx.overlay.read_text(site.path) != before:
+            run.ctx.overlay.write_text(site.path, before)
         if testing.untested > untested:
             raise _Refused
     return False
@@ -147,13 +149,9 @@ def unique_edit(lines: list[str], number: int, version: str) -> tuple[str, str] 
     return None
 
 
-def _parses(lines: list[str], number: int, version: str) -> bool:
-    """Whether the file still parses with line `number` replaced by `version`."""
-    try:
-        ast.parse("\n".join([*lines[: number - 1], version, *lines[number:]]))
-    except (SyntaxError, ValueError):
-        return False
-    return True
+def _with_line(lines: list[str], number: int, version: str) -> str:
+    """The file's text with line `number` (1-based) replaced by `version`."""
+    return "\n".join([*lines[: number - 1], version, *lines[number:]])
 
 
 def _lines_of(run: Any, path: str) -> list[str]:

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import ast
 import asyncio
-import hashlib
 import inspect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from lsp_agent.index.rows import text_hash
 from lsp_agent.tools.registry import Tool, ToolContext, ToolError, ToolRegistry
 from lsp_agent.tools.test_runs import TestReport, run_pytest
 from lsp_agent.tools.verify import PermissionCheck, fingerprint
@@ -180,7 +180,7 @@ def _refuse_again(testing: EditTesting, result: str) -> None:
 
 def _left(key: str, ctx: ToolContext) -> str:
     """What an edit left: the file's path and a digest of its new text (an edit's key however it was written)."""
-    return "\0".join([key, hashlib.blake2b(ctx.overlay.read_text(key).encode(), digest_size=16).hexdigest()])
+    return "\0".join([key, text_hash(ctx.overlay.read_text(key))])
 
 
 def _undone(key: str, report: TestReport, baseline: Standing | None) -> str:
