@@ -231,7 +231,7 @@ class Settings:
         True, "editDiagnostics", "report undefined names in a Python file after each edit", boolean
     )
     repair_lines: int = setting(
-        8,
+        10,
         "repairLines",
         "small profile: before the tool loop, how many of the lines the failing tests point at get sampled "
         "one-line fixes, each tested (0: off)",

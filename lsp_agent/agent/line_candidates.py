@@ -17,7 +17,7 @@ LINES_BEFORE, LINES_AFTER = 8, 4  # the code shown around the line
 MAX_FAILURE_LINES = 14
 
 _SKIPPED = re.compile(
-    r"""^(async\s+def |def |class |@|import |from \S+ import |try:|else:|finally:|#|"{3}|'{3})"""
+    r"""^(async\s+def |def |class |@|import |from \S+ import |try:|else:|finally:|pass$|#|"{3}|'{3})"""
 )
 _CONDITION = re.compile(r"^(if|elif|while)\b")
 _NUMBERING = re.compile(

@@ -8,30 +8,22 @@ code around the line) asks for a few corrected versions of that line, sampled wa
 the line). Each version that parses goes through the tested edit_file (tools/tested_edit.py): the permission gate,
 then the named tests. The first version the tests pass with ends the run with that proposal; any other is undone
 (even one that helps: the loop's first message shows the code as it was). Each request is a step of max_iterations;
-at most half of them are spent here, and the loop, which starts as before, refuses the versions tried here.
+at most two thirds of them are spent here, and the loop, which starts as before, refuses the versions tried here.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from lsp_agent.agent.line_candidates import (
-    candidate_lines,
-    condition_header,
-    line_request,
-    repairable,
-    shown_numbers,
-)
+from lsp_agent.agent.line_candidates import candidate_lines, line_request, shown_numbers
+from lsp_agent.agent.line_sites import repair_sites
 from lsp_agent.agent.outcome import Outcome
 from lsp_agent.agent.parsing import ToolCall
-from lsp_agent.agent.upfront import frame_lines
-from lsp_agent.tools.fault_lines import SuspectLine, ranked_lines
-from lsp_agent.tools.test_runs import named_source_files
 from lsp_agent.workspace.proposal import python_syntax_error
 
 if TYPE_CHECKING:
+    from lsp_agent.tools.fault_lines import SuspectLine
     from lsp_agent.tools.test_runs import TestReport
     from lsp_agent.tools.tested_edit import EditTesting
 
@@ -73,36 +65,6 @@ async def repair_lines(run: Any, testing: EditTesting) -> Outcome | None:
 
 class _Refused(Exception):
     """A version's test run was not permitted: the repairs stop (the loop goes on, its edits untested too)."""
-
-
-def repair_sites(run: Any, report: TestReport) -> list[SuspectLine]:
-    """The lines to try, best first: the failing tests' lines of the task's source files (else of any non-test
-    file) by Ochiai, ties broken by a traceback passing through them; only statements; each followed by the
-    condition its block runs under (a dropped or inverted condition ranks below the body it lets run); within the
-    step budget."""
-    assert report.spectra is not None
-    named = named_source_files(run.task, run.ctx.overlay.is_file)
-    ranked = ranked_lines(report.spectra, named) or ranked_lines(report.spectra, [])
-    frames = frame_lines(report.first_failure, named)
-    ranked.sort(key=lambda s: (-round(s.score, 9), s.passed, s.line not in frames.get(s.path, [])))
-    budget = min(run.settings.repair_lines, run.settings.max_iterations // 2)
-    sites: list[SuspectLine] = []
-    tried: set[tuple[str, int]] = set()
-    files: dict[str, list[str]] = {}
-    for site in ranked:
-        if len(sites) >= budget:
-            break
-        if site.path not in files:
-            files[site.path] = _lines_of(run, site.path)
-        lines = files[site.path]
-        header = condition_header(lines, site.line)
-        for line in (site.line, header):
-            if line is None or (site.path, line) in tried or len(sites) >= budget:
-                continue
-            if 0 < line <= len(lines) and repairable(lines[line - 1]):
-                tried.add((site.path, line))
-                sites.append(replace(site, line=line))
-    return sites
 
 
 async def _repair_line(run: Any, testing: EditTesting, report: TestReport, site: SuspectLine) -> bool:
@@ -152,11 +114,3 @@ def unique_edit(lines: list[str], number: int, version: str) -> tuple[str, str] 
 def _with_line(lines: list[str], number: int, version: str) -> str:
     """The file's text with line `number` (1-based) replaced by `version`."""
     return "\n".join([*lines[: number - 1], version, *lines[number:]])
-
-
-def _lines_of(run: Any, path: str) -> list[str]:
-    """The lines of a file as the run sees it, or none when it cannot be read."""
-    try:
-        return run.ctx.overlay.read_text(path).splitlines()
-    except (OSError, ValueError):
-        return []

@@ -1,0 +1,79 @@
+"""Which lines sampled line repairs try, in which order: Ochiai first, ties by nearness to the first failure's
+traceback, a statement's continuation lines standing behind its first line, a function's defaults once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+from lsp_agent.agent.line_sites import SourceFile, repair_sites
+from lsp_agent.tools.fault_lines import Spectra
+from lsp_agent.tools.test_runs import TestReport
+from lsp_agent.workspace.overlay import Overlay
+
+SCALE = '''\
+def scale(values, factor=2,
+          offset=0):
+    """Scale values."""
+    total = sum(values)
+    result = [
+        v * factor + offset
+        for v in values
+    ]
+    if total > 0:
+        return result
+    return []
+
+
+def helper(x):
+    return x + 1
+'''
+FAILURE = "pkg/scale.py:10: in scale\n    return result\nE   AssertionError"
+
+
+def test_a_file_maps_continuation_lines_to_their_statement_and_functions_to_their_defaults() -> None:
+    code = SourceFile.parse(SCALE)
+    assert [code.statement_start(n) for n in (2, 4, 5, 6, 7, 8, 10)] == [1, 4, 5, 5, 5, 5, 10]
+    assert code.functions == {(1, 11): [1, 2], (14, 15): []}
+    assert (code.function_of(6), code.function_of(15), code.function_of(12)) == ((1, 11), (14, 15), None)
+
+
+def test_a_file_that_does_not_parse_knows_its_lines_only() -> None:
+    code = SourceFile.parse("def broken(:\n    return 1\n")
+    assert code.lines == ["def broken(:", "    return 1"]
+    assert (code.statement_start(2), code.function_of(2), code.functions) == (2, None, {})
+
+
+def _sites(root: Path, counts: dict[int, tuple[int, int]], failure: str, repair_lines: int = 8) -> list[int]:
+    """The lines repair_sites picks in pkg/scale.py for these per-line (failed, passed) counts."""
+    run = SimpleNamespace(
+        task="The tests in tests/test_scale.py fail; see pkg/scale.py",
+        ctx=SimpleNamespace(overlay=Overlay(root)),
+        settings=SimpleNamespace(repair_lines=repair_lines, max_iterations=20),
+    )
+    spectra = Spectra(failed=1, passed=1, lines={"pkg/scale.py": counts})
+    report = TestReport(False, "pytest", "1 failed, 1 passed", ["t"], failure, spectra=spectra)
+    return [site.line for site in repair_sites(run, report)]
+
+
+def test_ties_go_traceback_line_first_then_its_function_then_the_rest(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "scale.py").write_text(SCALE)
+    only_failing = (1, 0)
+    counts = {n: only_failing for n in (5, 6, 7, 9, 10, 15)} | {4: (1, 1)}
+    # 10 (in the traceback), its `if` (9), scale's defaults (1, 2); then 5, the rest of scale (6 and 7 ran just
+    # like 5, their statement's first line); then helper's 15; then the lower-scored 4
+    assert _sites(tmp_path, counts, FAILURE) == [10, 9, 1, 2, 5, 15, 4]
+    assert _sites(tmp_path, counts, FAILURE, repair_lines=3) == [10, 9, 1]  # within the budget
+    counts[6] = (1, 1)  # a continuation line some passing test did not run like its first line: its own site
+    assert _sites(tmp_path, counts, FAILURE) == [10, 9, 1, 2, 5, 15, 4, 6]
+    # no traceback into the file: ties in line order
+    no_traceback = _sites(tmp_path, {n: only_failing for n in (5, 10, 15)}, "E   AssertionError")
+    assert no_traceback == [5, 1, 2, 10, 9, 15]
+
+
+def test_a_file_that_no_longer_parses_still_gets_its_lines_tried(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "scale.py").write_text(SCALE.replace("def helper(x):", "def helper(x:"))
+    counts = {n: (1, 0) for n in (5, 6, 10)}
+    assert _sites(tmp_path, counts, FAILURE) == [10, 9, 5, 6]  # no statements or defaults known: every line
