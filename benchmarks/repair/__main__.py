@@ -4,6 +4,7 @@ python -m benchmarks.repair build [--seed 1] [--per-project 8] [--project NAME .
 python -m benchmarks.repair run --api-base http://127.0.0.1:PORT/v1 [--limit N] [--tasks ID ...]
     [--project NAME ...] [--agents lsp-agent,mini-swe-agent] [--max-steps 20] [--time-limit 420]
 python -m benchmarks.repair report RESULTS.json
+python -m benchmarks.repair sites [--tasks ID ...] [--budget 10]   # model-free: the lines line repairs ask about
 """
 
 from __future__ import annotations
@@ -39,6 +40,12 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.repair.run import add_run_arguments
 
     add_run_arguments(run)
+    sites = sub.add_parser(
+        "sites", help="model-free: rank the bug's line among line repairs' sites and by Ochiai"
+    )
+    from benchmarks.repair.sites import add_sites_arguments
+
+    add_sites_arguments(sites)
     report = sub.add_parser("report", help="print the tables of a results file again")
     report.add_argument("results", type=Path)
     args = parser.parse_args(argv)
@@ -49,6 +56,10 @@ def main(argv: list[str] | None = None) -> int:
             from benchmarks.repair.run import run_benchmark
 
             return run_benchmark(args, task_file(args.seed) if args.task_file is None else args.task_file)
+        if args.command == "sites":
+            from benchmarks.repair.sites import run_sites
+
+            return run_sites(args, task_file(args.seed) if args.task_file is None else args.task_file)
         from benchmarks.repair.report import print_report, read_results
 
         print_report(read_results(args.results))

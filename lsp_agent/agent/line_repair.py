@@ -41,7 +41,8 @@ async def repair_lines(run: Any, testing: EditTesting) -> Outcome | None:
     report: TestReport | None = getattr(run, "first_report", None)
     if report is None or report.passed or report.spectra is None:
         return None
-    sites = repair_sites(run, report)
+    budget = min(run.settings.repair_lines, run.settings.max_iterations * 2 // 3)
+    sites = repair_sites(run.task, run.ctx.overlay, report, budget)
     client = run.conversation.client
     saved, failures, baseline = dict(client.extra_params), testing.failures, testing.baseline
     try:

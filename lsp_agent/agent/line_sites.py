@@ -7,7 +7,7 @@ import ast
 import io
 import tokenize
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lsp_agent.agent.line_candidates import condition_header, repairable
 from lsp_agent.agent.upfront import frame_lines
@@ -16,6 +16,7 @@ from lsp_agent.tools.test_runs import named_source_files
 
 if TYPE_CHECKING:
     from lsp_agent.tools.test_runs import TestReport
+    from lsp_agent.workspace.overlay import Overlay
 
 
 @dataclass
@@ -63,8 +64,8 @@ class SourceFile:
         return min(spans, key=lambda span: span[1] - span[0]) if spans else None
 
 
-def repair_sites(run: Any, report: TestReport) -> list[SuspectLine]:
-    """The lines to try, best first, within the step budget.
+def repair_sites(task: str, overlay: Overlay, report: TestReport, budget: int) -> list[SuspectLine]:
+    """The `budget` lines to try first, best first.
 
     The failing tests' lines of the task's source files (else of any non-test file) by Ochiai; among lines that tie,
     first those the first failure's traceback passes through, then the rest of those frames' functions, each group in
@@ -75,14 +76,14 @@ def repair_sites(run: Any, report: TestReport) -> list[SuspectLine]:
     """
     spectra = report.spectra
     assert spectra is not None
-    named = named_source_files(run.task, run.ctx.overlay.is_file)
+    named = named_source_files(task, overlay.is_file)
     ranked = ranked_lines(spectra, named) or ranked_lines(spectra, [])
     frames = frame_lines(report.first_failure, named)
     files: dict[str, SourceFile] = {}
 
     def source(path: str) -> SourceFile:
         if path not in files:
-            files[path] = SourceFile.parse(_text_of(run, path))
+            files[path] = SourceFile.parse(_text_of(overlay, path))
         return files[path]
 
     def nearness(site: SuspectLine) -> int:
@@ -100,7 +101,6 @@ def repair_sites(run: Any, report: TestReport) -> list[SuspectLine]:
         return start != line and start in counts and counts[start] == counts.get(line)
 
     ranked.sort(key=lambda s: (-round(s.score, 9), s.passed, nearness(s)))
-    budget = min(run.settings.repair_lines, run.settings.max_iterations * 2 // 3)
     sites: list[SuspectLine] = []
     tried: set[tuple[str, int]] = set()
     seen_functions: set[tuple[str, tuple[int, int]]] = set()
@@ -122,9 +122,9 @@ def repair_sites(run: Any, report: TestReport) -> list[SuspectLine]:
     return sites
 
 
-def _text_of(run: Any, path: str) -> str:
+def _text_of(overlay: Overlay, path: str) -> str:
     """A file's text as the run sees it, or '' when it cannot be read."""
     try:
-        return run.ctx.overlay.read_text(path)
+        return overlay.read_text(path)
     except (OSError, ValueError):
         return ""

@@ -4,7 +4,6 @@ traceback, a statement's continuation lines standing behind its first line, a fu
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 
 from lsp_agent.agent.line_sites import SourceFile, repair_sites
 from lsp_agent.tools.fault_lines import Spectra
@@ -44,16 +43,12 @@ def test_a_file_that_does_not_parse_knows_its_lines_only() -> None:
     assert (code.statement_start(2), code.function_of(2), code.functions) == (2, None, {})
 
 
-def _sites(root: Path, counts: dict[int, tuple[int, int]], failure: str, repair_lines: int = 8) -> list[int]:
+def _sites(root: Path, counts: dict[int, tuple[int, int]], failure: str, budget: int = 8) -> list[int]:
     """The lines repair_sites picks in pkg/scale.py for these per-line (failed, passed) counts."""
-    run = SimpleNamespace(
-        task="The tests in tests/test_scale.py fail; see pkg/scale.py",
-        ctx=SimpleNamespace(overlay=Overlay(root)),
-        settings=SimpleNamespace(repair_lines=repair_lines, max_iterations=20),
-    )
+    task = "The tests in tests/test_scale.py fail; see pkg/scale.py"
     spectra = Spectra(failed=1, passed=1, lines={"pkg/scale.py": counts})
     report = TestReport(False, "pytest", "1 failed, 1 passed", ["t"], failure, spectra=spectra)
-    return [site.line for site in repair_sites(run, report)]
+    return [site.line for site in repair_sites(task, Overlay(root), report, budget)]
 
 
 def test_ties_go_traceback_line_first_then_its_function_then_the_rest(tmp_path: Path) -> None:
@@ -64,7 +59,7 @@ def test_ties_go_traceback_line_first_then_its_function_then_the_rest(tmp_path: 
     # 10 (in the traceback), its `if` (9), scale's defaults (1, 2); then 5, the rest of scale (6 and 7 ran just
     # like 5, their statement's first line); then helper's 15; then the lower-scored 4
     assert _sites(tmp_path, counts, FAILURE) == [10, 9, 1, 2, 5, 15, 4]
-    assert _sites(tmp_path, counts, FAILURE, repair_lines=3) == [10, 9, 1]  # within the budget
+    assert _sites(tmp_path, counts, FAILURE, budget=3) == [10, 9, 1]  # within the budget
     counts[6] = (1, 1)  # a continuation line some passing test did not run like its first line: its own site
     assert _sites(tmp_path, counts, FAILURE) == [10, 9, 1, 2, 5, 15, 4, 6]
     # no traceback into the file: ties in line order

@@ -1,0 +1,47 @@
+"""The model-free `sites` benchmark: the bug's line ranked among line repairs' sites and by plain Ochiai, through the
+real child process, sandbox and coverage on the tiny project."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from test_repair_tasks import CALC, PROJECT, make_project
+
+from benchmarks.repair.build import _try
+from benchmarks.repair.mutations import find_mutations
+from benchmarks.repair.sites import rank_task, recall_table
+from benchmarks.repair.suite import covered_by_name
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_the_bug_line_is_ranked_among_the_sites_and_by_ochiai(tmp_path: Path) -> None:
+    pristine = make_project(tmp_path / "pristine")
+    python = Path(sys.executable)
+    covered = covered_by_name(pristine, ["pkg/calc.py"], ["tests/test_calc.py"])
+    mutation = next(m for m in find_mutations(CALC, "pkg/calc.py") if m.mutated.strip() == "result -= number")
+    task, _ = _try(PROJECT, pristine, python, mutation, covered, 60, index=1)
+    ranks = rank_task(task, PROJECT, pristine, python, budget=6)
+    # total()'s three lines run only by the failing test tie; the loop body is the third, in both orders
+    assert ranks == {"task": task.id, "kind": "swapped_operator", "sites": 3, "ochiai": 3, "problem": ""}
+    assert rank_task(task, PROJECT, pristine, python, budget=2)["sites"] is None  # beyond the budget
+    assert (pristine / "pkg" / "calc.py").read_text() == CALC  # the bug went into a copy
+
+
+def test_recall_counts_the_tasks_ranked_within_k_with_the_ratio_to_ochiai() -> None:
+    results = [
+        {"sites": 1, "ochiai": 2},
+        {"sites": 2, "ochiai": None},
+        {"sites": None, "ochiai": 4},
+        {"sites": 4, "ochiai": 9},
+    ]
+    rows = recall_table(results, budget=4).splitlines()
+    assert rows[0].split()[:3] == ["recall@k", "sites", "ochiai"]
+    assert [row.split() for row in rows[1:]] == [
+        ["@1", "1/4", "0/4", "-"],
+        ["@3", "2/4", "1/4", "2.00"],
+        ["@4", "3/4", "2/4", "1.50"],
+        ["@5", "3/4", "2/4", "1.50"],
+    ]
