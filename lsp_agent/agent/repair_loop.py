@@ -7,7 +7,8 @@ undone and its failure is the next observation, and once the tests pass the run 
 A reply that writes the shown numbered lines back with some changed is read as an edit too (agent/listing_edits.py).
 After a failed attempt (an edit undone or refused, a reply that had to be corrected) the next replies are sampled
 warmer and earlier failed attempts leave the conversation, so the model does not repeat or argue from them; a plain
-answer or an empty finish while the tests fail is refused up to REFUSALS times.
+answer while the tests fail (nothing changed, or still failing with the edits kept as progress) or an empty finish
+is refused up to REFUSALS times.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from lsp_agent.agent.parsing import ACTION_STOP_SEQUENCES, BLOCK_STOP_SEQUENCE
 from lsp_agent.tools.lenient_edit import proposal_text
 from lsp_agent.tools.test_runs import named_source_files
 from lsp_agent.tools.tested_edit import EditTesting, make_edits_tested, standing
+from lsp_agent.tools.verify import fingerprint
 
 if TYPE_CHECKING:
     from lsp_agent.agent.model import ModelClient
@@ -33,10 +35,9 @@ log = logging.getLogger(__name__)
 RETRY_TEMPERATURES = (0.7, 1.0)  # after the first and the later failed edits
 # answers or finishes with nothing changed refused (while the tests fail) before one ends the run
 REFUSALS = 5
-NO_EDIT_YET = (
-    "Your reply has no edit and no ACTION, and the tests the task names still fail ({tests}). Reply with a THOUGHT, "
-    "the file's path and one SEARCH/REPLACE block as in the example, or with one ACTION."
-)
+NO_EDIT_YET = "Your reply has no edit and no ACTION, and the tests the task names still fail ({tests})."
+NO_FIX_YET = "Your reply has no edit and no ACTION, and the tests the task names still fail with the changes so far ({tests})."
+EDIT_PLEASE = " Reply with a THOUGHT, the file's path and one SEARCH/REPLACE block as in the example, or with one ACTION."
 
 
 def install_repair_loop(
@@ -57,7 +58,7 @@ def install_repair_loop(
     if not make_edits_tested(run.registry, testing):
         return None
     run.auto_finish = lambda: _summary(run, testing) if testing.verified(run.ctx) else None
-    run.refuse_answer = lambda: _refusal(run)
+    run.refuse_answer = lambda: _refusal(run, testing)
     run.trim_history = forgetting = _Forgetting(run, testing)
     run.listing_edit = lambda text: _listing_edit(run, text, testing.candidates)
     run.on_correction = lambda messages: (testing.failed(), forgetting(messages))
@@ -106,13 +107,20 @@ def _listing_edit(run: Any, text: str, candidates: list[str]) -> ToolCall | None
     return listing_edit(text, lambda path: proposal_text(run.ctx, path), candidates)
 
 
-def _refusal(run: Any) -> str | None:
-    """Why a plain-text answer cannot end the run: the named tests failed up front and nothing is changed (said
-    up to REFUSALS times per run, shared with task_complete's refusal); None otherwise."""
+def _refusal(run: Any, testing: EditTesting) -> str | None:
+    """Why a plain-text answer cannot end the run: the named tests failed up front and nothing is changed, or they
+    still fail with the proposal kept as progress (said up to REFUSALS times per run, shared with task_complete's
+    refusal); None otherwise."""
     verification = getattr(run, "verification", None)
-    if verification is None or run.ctx.overlay.changed_paths() or not verification.refuse_unchanged():
+    if verification is None:
         return None
-    return NO_EDIT_YET.format(tests=verification.failing_at_start)
+    if not run.ctx.overlay.changed_paths():
+        reason = NO_EDIT_YET.format(tests=verification.failing_at_start)
+    elif testing.kept is not None and testing.kept[0] == fingerprint(run.ctx):
+        reason = NO_FIX_YET.format(tests=testing.kept[1])
+    else:
+        return None  # changed since the tests last ran (or never tested): task_complete tests it
+    return reason + EDIT_PLEASE if verification.refuse_unchanged() else None
 
 
 def _warmer(client: ModelClient, failures: int) -> None:

@@ -67,6 +67,7 @@ class EditTesting:
     tried: dict[str, str] = field(default_factory=dict)
     passed: str | None = None  # fingerprint of the proposal the tests passed with
     passed_report: str = ""
+    kept: tuple[str, str] | None = None  # fingerprint of the proposal kept as progress, and its test result
     failures: int = 0  # edits that failed, were refused or were undone
     untested: int = 0  # edits kept without a test run (running the tests was not permitted)
     on_failure: Callable[[int], None] | None = None  # told how many edits failed so far
@@ -155,7 +156,7 @@ def _tested(tool: Tool, testing: EditTesting) -> Tool:
             return f"{output}\nThe tests the task names pass now: {report.short()}."
         now, baseline = standing(report), testing.baseline
         if now is not None and baseline is not None and now.better_than(baseline):
-            testing.baseline = now
+            testing.baseline, testing.kept = now, (fingerprint(ctx), report.short())
             return (
                 f"{output}\nFewer tests fail now ({baseline.failed} before, {now.failed} now); the edit is kept.\n"
                 f"{report.details()}"

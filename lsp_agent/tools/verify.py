@@ -39,11 +39,13 @@ class Verification:
     allowed: PermissionCheck
     last_failed: str | None = None  # fingerprint of the proposal whose tests failed
     failing_at_start: str = ""  # the named tests' result when they failed before any edit (run up front)
-    unchanged_refusals: int = 0  # finishes (or answers) with nothing changed refused so far
+    unchanged_refusals: int = (
+        0  # finishes with nothing changed (or answers while the tests fail) refused so far
+    )
     refusal_limit: int = 1  # how many such finishes are refused before one is accepted
 
     def refuse_unchanged(self) -> bool:
-        """Count a refusal of finishing with nothing changed while the tests fail, if one is still due."""
+        """Count a refusal of finishing with nothing changed (or answering) while the tests fail, if one is due."""
         if not self.failing_at_start or self.unchanged_refusals >= self.refusal_limit:
             return False
         self.unchanged_refusals += 1

@@ -134,3 +134,32 @@ async def test_a_refused_test_run_stops_the_repairs_and_leaves_no_untested_versi
         for c in out.result.proposal.changes
     )
     assert out.requests[1]["messages"][0]["content"] != SYSTEM  # the loop went on
+
+
+async def test_a_plain_answer_while_the_tests_still_fail_with_a_kept_edit_is_refused(
+    stats_project: Path,
+) -> None:
+    # the line repairs' version that fixes one of the two failing tests is undone; the loop makes it again (kept as
+    # progress, as in inflection-05), then answers in prose: the answer cannot end the run with a test failing
+    helping = "1. `return hi if x < 100 else lo`"
+    again = (
+        "<THOUGHT>clamp</THOUGHT>\npkg/stats.py\n<<<<<<< SEARCH\n        return lo\n    return x\n=======\n"
+        "        return hi if x < 100 else lo\n    return x\n>>>>>>> REPLACE"
+    )
+    finish = (
+        "<THOUGHT>hi</THOUGHT>\npkg/stats.py\n<<<<<<< SEARCH\n        return hi if x < 100 else lo\n=======\n"
+        "        return hi\n>>>>>>> REPLACE"
+    )
+    script = [{"content": helping}, {"content": again}, {"content": "The bug is fixed."}, {"content": finish}]
+    out = await run_scripted(
+        stats_project, script, TASK, permission=asker("allow_once"), repair_lines=1, **SMALL
+    )
+    kept = [r for r in out.of("tool_result") if r["name"] == "edit_file" and not r["id"].startswith("line-")]
+    assert "Fewer tests fail now (2 before, 1 now); the edit is kept." in kept[0]["output"]
+    refusal = out.requests[3]["messages"][-1]["content"]
+    assert refusal.startswith(
+        "Your reply has no edit and no ACTION, and the tests the task names still fail with the changes so far "
+        "(`python -m pytest tests/test_stats.py`: 1 failed, 5 passed)."
+    )
+    assert out.result.success and out.result.stop_reason == "complete"
+    assert out.result.proposal.changes[0].new_text == FIXED
