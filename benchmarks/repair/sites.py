@@ -53,7 +53,10 @@ def site_ranks(root: Path, task: Task, budget: int) -> dict[str, Any]:
     from lsp_agent.workspace.overlay import Overlay
 
     overlay = Overlay(root)
-    ctx = ToolContext(root=root, overlay=overlay, settings=load_settings(root))
+    settings, errors = load_settings(root)  # LSP_AGENT_PYTHON: the test venv
+    if errors:
+        raise RuntimeError("; ".join(errors))
+    ctx = ToolContext(root=root, overlay=overlay, settings=settings)
     report = run_pytest(ctx, named_test_files(task.description, overlay.is_file), spectra=True)
     if report.spectra is None or report.passed:
         return {"task": task.id, "kind": task.kind, "sites": None, "ochiai": None, "problem": "no spectra"}
