@@ -59,7 +59,10 @@ def site_ranks(root: Path, task: Task, budget: int) -> dict[str, Any]:
     ctx = ToolContext(root=root, overlay=overlay, settings=settings)
     report = run_pytest(ctx, named_test_files(task.description, overlay.is_file), spectra=True)
     if report.spectra is None or report.passed:
-        return {"task": task.id, "kind": task.kind, "sites": None, "ochiai": None, "problem": "no spectra"}
+        problem = (
+            "the named tests pass" if report.passed else report.problem or "no spectra (no coverage.py?)"
+        )
+        return {"task": task.id, "kind": task.kind, "sites": None, "ochiai": None, "problem": problem}
     sites = repair_sites(task.description, overlay, report, budget)
     named = named_source_files(task.description, overlay.is_file)
     lines = {path: overlay.read_text(path).splitlines() for path in report.spectra.lines if path in named}
@@ -121,7 +124,10 @@ def run_sites(args: argparse.Namespace, task_path: Path) -> int:
         project = project_named(task.project)
         results.append(rank_task(task, project, fetch(project), python, args.budget))
         r = results[-1]
-        print(f"{task.id:<16} {task.kind:<20} sites {_shown(r['sites']):>4}  ochiai {_shown(r['ochiai']):>4}")
+        print(
+            f"{task.id:<16} {task.kind:<20} sites {_shown(r['sites']):>4}  ochiai {_shown(r['ochiai']):>4}  "
+            f"{r['problem']}".rstrip()
+        )
     print()
     print(recall_table(results, args.budget))
     if args.out:

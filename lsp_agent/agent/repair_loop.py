@@ -33,11 +33,18 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RETRY_TEMPERATURES = (0.7, 1.0)  # after the first and the later failed edits
-# answers or finishes with nothing changed refused (while the tests fail) before one ends the run
+# answers (nothing changed, or the tests still failing with it) or finishes with nothing changed refused while the
+# tests fail, before one ends the run
 REFUSALS = 5
 NO_EDIT_YET = "Your reply has no edit and no ACTION, and the tests the task names still fail ({tests})."
-NO_FIX_YET = "Your reply has no edit and no ACTION, and the tests the task names still fail with the changes so far ({tests})."
-EDIT_PLEASE = " Reply with a THOUGHT, the file's path and one SEARCH/REPLACE block as in the example, or with one ACTION."
+NO_FIX_YET = (
+    "Your reply has no edit and no ACTION, and the tests the task names still fail with the changes so far "
+    "({tests})."
+)
+EDIT_PLEASE = (
+    " Reply with a THOUGHT, the file's path and one SEARCH/REPLACE block as in the example, "
+    "or with one ACTION."
+)
 
 
 def install_repair_loop(

@@ -39,9 +39,7 @@ class Verification:
     allowed: PermissionCheck
     last_failed: str | None = None  # fingerprint of the proposal whose tests failed
     failing_at_start: str = ""  # the named tests' result when they failed before any edit (run up front)
-    unchanged_refusals: int = (
-        0  # finishes with nothing changed (or answers while the tests fail) refused so far
-    )
+    unchanged_refusals: int = 0  # finishes with nothing changed (or answers) refused so far
     refusal_limit: int = 1  # how many such finishes are refused before one is accepted
 
     def refuse_unchanged(self) -> bool:
