@@ -26,7 +26,9 @@ from benchmarks.repair.build import Task, read_task_set
 from benchmarks.repair.projects import Project, copy_tree, fetch, project_named, testenv_python
 
 RECALL_AT = (1, 3, 5)
-DEFAULT_BUDGET = 10  # the sites at --max-iterations 15: min(repairLines 10, two thirds of 15)
+BUDGET_STEPS = (
+    15  # the default budget is the sites of a run with this many steps (the benchmark's --max-steps)
+)
 
 
 def add_sites_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,7 +39,7 @@ def add_sites_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--project", action="append", help="only tasks of these projects (repeatable)")
     parser.add_argument("--limit", type=int, help="only the first N tasks (after --tasks/--project)")
     parser.add_argument(
-        "--budget", type=int, default=DEFAULT_BUDGET, help=f"sites asked about ({DEFAULT_BUDGET})"
+        "--budget", type=int, help=f"sites asked about (default: those of a {BUDGET_STEPS}-step run)"
     )
     parser.add_argument("--out", type=Path, help="results JSON (default: none)")
 
@@ -65,10 +67,13 @@ def site_ranks(root: Path, task: Task, budget: int) -> dict[str, Any]:
         return {"task": task.id, "kind": task.kind, "sites": None, "ochiai": None, "problem": problem}
     sites = repair_sites(task.description, overlay, report, budget)
     named = named_source_files(task.description, overlay.is_file)
-    lines = {path: overlay.read_text(path).splitlines() for path in report.spectra.lines if path in named}
+    ranked = ranked_lines(report.spectra, named) or ranked_lines(
+        report.spectra, []
+    )  # as repair_sites falls back
+    lines = {path: overlay.read_text(path).splitlines() for path in {s.path for s in ranked}}
     ochiai = [
         (s.path, s.line)
-        for s in ranked_lines(report.spectra, named)
+        for s in ranked
         if 0 < s.line <= len(lines[s.path]) and repairable(lines[s.path][s.line - 1])
     ]
     bug = (task.file, task.line)
@@ -115,23 +120,26 @@ def rank_task(task: Task, project: Project, pristine: Path, python: Path, budget
 def run_sites(args: argparse.Namespace, task_path: Path) -> int:
     """Rank the sites of the chosen tasks, print recall against plain Ochiai, save the ranks."""
     from benchmarks.repair.run import select_tasks
+    from lsp_agent.agent.line_sites import site_budget
+    from lsp_agent.config import Settings
 
     _, tasks = read_task_set(task_path)
     tasks = select_tasks(tasks, args.tasks, args.project, args.limit)
+    budget = args.budget or site_budget(Settings().repair_lines, BUDGET_STEPS)
     python = testenv_python()
     results = []
     for task in tasks:
         project = project_named(task.project)
-        results.append(rank_task(task, project, fetch(project), python, args.budget))
+        results.append(rank_task(task, project, fetch(project), python, budget))
         r = results[-1]
         print(
             f"{task.id:<16} {task.kind:<20} sites {_shown(r['sites']):>4}  ochiai {_shown(r['ochiai']):>4}  "
             f"{r['problem']}".rstrip()
         )
     print()
-    print(recall_table(results, args.budget))
+    print(recall_table(results, budget))
     if args.out:
-        args.out.write_text(json.dumps({"budget": args.budget, "results": results}, indent=1) + "\n")
+        args.out.write_text(json.dumps({"budget": budget, "results": results}, indent=1) + "\n")
         print(f"results: {args.out}")
     return 0
 

@@ -17,7 +17,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from lsp_agent.agent.line_candidates import candidate_lines, line_request, shown_numbers
-from lsp_agent.agent.line_sites import repair_sites
+from lsp_agent.agent.line_sites import repair_sites, site_budget
 from lsp_agent.agent.outcome import Outcome
 from lsp_agent.agent.parsing import ToolCall
 from lsp_agent.workspace.proposal import python_syntax_error
@@ -41,7 +41,7 @@ async def repair_lines(run: Any, testing: EditTesting) -> Outcome | None:
     report: TestReport | None = getattr(run, "first_report", None)
     if report is None or report.passed or report.spectra is None:
         return None
-    budget = min(run.settings.repair_lines, run.settings.max_iterations * 2 // 3)
+    budget = site_budget(run.settings.repair_lines, run.settings.max_iterations)
     sites = repair_sites(run.task, run.ctx.overlay, report, budget)
     client = run.conversation.client
     saved, failures, baseline = dict(client.extra_params), testing.failures, testing.baseline

@@ -64,6 +64,11 @@ class SourceFile:
         return min(spans, key=lambda span: span[1] - span[0]) if spans else None
 
 
+def site_budget(repair_lines: int, max_iterations: int) -> int:
+    """How many lines line repairs ask about: `repairLines`, at most two thirds of the run's steps."""
+    return min(repair_lines, max_iterations * 2 // 3)
+
+
 def repair_sites(task: str, overlay: Overlay, report: TestReport, budget: int) -> list[SuspectLine]:
     """The `budget` lines to try first, best first.
 
