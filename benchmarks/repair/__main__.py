@@ -3,8 +3,9 @@
 python -m benchmarks.repair build [--seed 1] [--per-project 8] [--project NAME ...]
 python -m benchmarks.repair run --api-base http://127.0.0.1:PORT/v1 [--limit N] [--tasks ID ...]
     [--project NAME ...] [--agents lsp-agent,mini-swe-agent] [--max-steps 20] [--time-limit 420]
-python -m benchmarks.repair report RESULTS.json
+python -m benchmarks.repair report RESULTS.json [MORE.json ...]   # several: pooled (other samples, one budget)
 python -m benchmarks.repair sites [--tasks ID ...] [--budget 10]   # model-free: the lines line repairs ask about
+python -m benchmarks.repair asks --api-base URL [--tasks ID ...] [--samples 2]  # one request about the bug's line
 """
 
 from __future__ import annotations
@@ -46,8 +47,14 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.repair.sites import add_sites_arguments
 
     add_sites_arguments(sites)
-    report = sub.add_parser("report", help="print the tables of a results file again")
-    report.add_argument("results", type=Path)
+    asks = sub.add_parser(
+        "asks", help="with a model: how often a request about the bug's line brings the fix"
+    )
+    from benchmarks.repair.asks import add_asks_arguments
+
+    add_asks_arguments(asks)
+    report = sub.add_parser("report", help="print the tables of results files again (several: pooled)")
+    report.add_argument("results", type=Path, nargs="+")
     args = parser.parse_args(argv)
     try:
         if args.command == "build":
@@ -60,10 +67,17 @@ def main(argv: list[str] | None = None) -> int:
             from benchmarks.repair.sites import run_sites
 
             return run_sites(args, task_file(args.seed) if args.task_file is None else args.task_file)
-        from benchmarks.repair.report import print_report, read_results
+        if args.command == "asks":
+            from benchmarks.repair.asks import run_asks
 
-        print_report(read_results(args.results))
+            return run_asks(args, task_file(args.seed) if args.task_file is None else args.task_file)
+        from benchmarks.repair.report import pool_results, print_report
+
+        print_report(pool_results(args.results))
         return 0
+    except ValueError as exc:  # results files that do not pool
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except (SetupError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

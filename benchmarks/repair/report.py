@@ -82,9 +82,23 @@ def print_report(data: dict[str, Any]) -> None:
             f"{s['agent']:<15} {s['repaired']:>4}/{s['tasks']:<3} {s['rate']:>6.0%} {s['median_steps']:>9} "
             f"{s['median_seconds']:>8.0f} {s['tokens']:>8}  {failures}"
         )
-    by_agent = {s["agent"]: s for s in summaries}
-    if "lsp-agent" in by_agent and "mini-swe-agent" in by_agent:
-        print(ratio_line(by_agent["lsp-agent"], by_agent["mini-swe-agent"]))
+    if {"lsp-agent", "mini-swe-agent"} <= set(data["agents"]):
+        print(paired_ratio_line(results))
+    for source in data.get("sources", []):
+        at = f", lsp-agent at {source['commit']}" if "lsp-agent" in source["agents"] else ""
+        print(f"from {source['path']}: {source['runs']} runs of {', '.join(source['agents'])}{at}")
+
+
+def paired_ratio_line(results: list[dict[str, Any]]) -> str:
+    """The ratio over the tasks both agents ran (pooled files may give one agent more tasks)."""
+    both = {r["task"] for r in results if r["agent"] == "lsp-agent"} & {
+        r["task"] for r in results if r["agent"] == "mini-swe-agent"
+    }
+    paired = [r for r in results if r["task"] in both]
+    line = ratio_line(summarize(paired, "lsp-agent"), summarize(paired, "mini-swe-agent"))
+    if len(paired) < len(results):
+        line += f" on the {len(both)} tasks both ran"
+    return line
 
 
 def ratio_line(ours: dict[str, Any], baseline: dict[str, Any]) -> str:
@@ -106,3 +120,50 @@ def read_results(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise FileNotFoundError(f"no results file at {path}")
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+POOLED_BUDGET = ("model", "max_steps", "time_limit")  # what pooled results files must share
+
+
+def pool_results(paths: list[Path]) -> dict[str, Any]:
+    """Several results files as one (runs of other samples of one task set on one budget); ValueError when the
+    task sets, budgets or lsp-agent's profiles differ or one agent ran a task twice."""
+    files = [(path, read_results(path)) for path in paths]
+    first_path, first = files[0]
+    profiles = {data["budget"].get("lsp_profile") for _, data in files if "lsp-agent" in data["agents"]}
+    if len(profiles) > 1:
+        raise ValueError(f"lsp-agent ran with the profiles {', '.join(map(str, sorted(profiles)))}")
+    budget = {
+        **first["budget"],
+        "lsp_profile": profiles.pop() if profiles else first["budget"].get("lsp_profile"),
+    }
+    pooled: dict[str, Any] = {**first, "budget": budget, "agents": [], "results": [], "sources": []}
+    where: dict[tuple[str, str], Path] = {}
+    for path, data in files:
+        if Path(data["task_file"]).name != Path(first["task_file"]).name:
+            raise ValueError(
+                f"{path} ran the tasks of {data['task_file']}, {first_path} those of {first['task_file']}"
+            )
+        for key in POOLED_BUDGET:
+            if data["budget"].get(key) != first["budget"].get(key):
+                raise ValueError(
+                    f"{path} ran with {key} {data['budget'].get(key)}, {first_path} with {first['budget'].get(key)}"
+                )
+        for r in data["results"]:
+            if (r["task"], r["agent"]) in where:
+                raise ValueError(
+                    f"{r['agent']} ran {r['task']} in both {where[r['task'], r['agent']]} and {path}; "
+                    "pool each task and agent once"
+                )
+            where[r["task"], r["agent"]] = path
+        pooled["results"] += data["results"]
+        pooled["agents"] += [a for a in data["agents"] if a not in pooled["agents"]]
+        pooled["sources"].append(
+            {
+                "path": str(path),
+                "runs": len(data["results"]),
+                "agents": data["agents"],
+                "commit": data.get("commit", "unknown"),
+            }
+        )
+    return pooled

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import subprocess
 import tempfile
 import time
 import urllib.error
@@ -146,6 +147,7 @@ def run_benchmark(args: argparse.Namespace, task_path: Path) -> int:
         "task_file": str(task_path),
         "agents": agents,
         "budget": asdict(budget),
+        "commit": lsp_agent_commit(),
         "results": [],
     }
     print(
@@ -168,6 +170,19 @@ def run_benchmark(args: argparse.Namespace, task_path: Path) -> int:
     print_report(data)
     print(f"results: {out}")
     return 0
+
+
+def lsp_agent_commit() -> str:
+    """The checkout's commit that lsp-agent runs from, "+changes" when it has uncommitted ones."""
+    git = ["git", "-C", str(Path(__file__).resolve().parents[2])]
+    try:
+        head = subprocess.run(
+            [*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        )
+        status = subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head.stdout.strip() + ("+changes" if status.stdout.strip() else "")
 
 
 def run_one(

@@ -64,7 +64,14 @@ def site_ranks(root: Path, task: Task, budget: int) -> dict[str, Any]:
         problem = (
             "the named tests pass" if report.passed else report.problem or "no spectra (no coverage.py?)"
         )
-        return {"task": task.id, "kind": task.kind, "sites": None, "ochiai": None, "problem": problem}
+        return {
+            "task": task.id,
+            "kind": task.kind,
+            "sites": None,
+            "ochiai": None,
+            "problem": problem,
+            "failure": report.first_failure,
+        }
     sites = repair_sites(task.description, overlay, report, budget)
     named = named_source_files(task.description, overlay.is_file)
     ranked = ranked_lines(report.spectra, named) or ranked_lines(
@@ -83,6 +90,7 @@ def site_ranks(root: Path, task: Task, budget: int) -> dict[str, Any]:
         "sites": _rank(bug, [(s.path, s.line) for s in sites]),
         "ochiai": _rank(bug, ochiai),
         "problem": "",
+        "failure": report.first_failure,  # what a line-repair request shows (`asks`)
     }
 
 

@@ -24,6 +24,8 @@ def test_the_bug_line_is_ranked_among_the_sites_and_by_ochiai(tmp_path: Path) ->
     mutation = next(m for m in find_mutations(CALC, "pkg/calc.py") if m.mutated.strip() == "result -= number")
     task, _ = _try(PROJECT, pristine, python, mutation, covered, 60, index=1)
     ranks = rank_task(task, PROJECT, pristine, python, budget=6)
+    failure = ranks.pop("failure")  # the first failure, as a line-repair request shows it (`asks`)
+    assert "test_total" in failure and "assert -6 == 6" in failure
     # total()'s three lines run only by the failing test tie; the loop body is the third, in both orders
     assert ranks == {"task": task.id, "kind": "swapped_operator", "sites": 3, "ochiai": 3, "problem": ""}
     assert rank_task(task, PROJECT, pristine, python, budget=2)["sites"] is None  # beyond the budget
