@@ -60,6 +60,8 @@ async def repair_lines(run: Any, testing: EditTesting) -> Outcome | None:
         client.extra_params.clear()
         client.extra_params.update(saved)
         testing.failures, testing.baseline = failures, baseline  # the loop starts where the tests stood
+        if (repeats := getattr(run, "repeats", None)) is not None:
+            repeats.forget()  # the loop's model never saw these calls: its first is not a repeat
     log.info("sampled line repairs: none of %d line(s) fixed it", len(sites))
     return None
 

@@ -131,7 +131,7 @@ def _shrink(run: Any) -> None:
     for tool in kept:  # in SMALL_TOOLS order: task_complete last
         run.registry.register(tool)
     make_edits_lenient(run.registry)
-    add_repeat_detection(run.registry)
+    run.repeats = add_repeat_detection(run.registry)  # the line repairs' calls are forgotten (line_repair.py)
     run.ctx.limits.read_max_lines = SMALL_READ_LINES
     run.ctx.limits.search_max_results = SMALL_SEARCH_RESULTS
 

@@ -43,6 +43,10 @@ class RepeatTracker:
         self.seen[key] = self.seen.get(key, 0) + 1
         return self.seen[key]
 
+    def forget(self) -> None:
+        """Start counting afresh (after calls the model never saw, such as the sampled line repairs')."""
+        self.seen, self.state = {}, None
+
 
 def _tracked(tool: Tool, tracker: RepeatTracker) -> Tool:
     """`tool` whose output gets a repeat note on the second identical call."""

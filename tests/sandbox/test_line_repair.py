@@ -139,12 +139,13 @@ async def test_a_refused_test_run_stops_the_repairs_and_leaves_no_untested_versi
 async def test_a_plain_answer_while_the_tests_still_fail_with_a_kept_edit_is_refused(
     stats_project: Path,
 ) -> None:
-    # the line repairs' version that fixes one of the two failing tests is undone; the loop makes it again (kept as
-    # progress, as in inflection-05), then answers in prose: the answer cannot end the run with a test failing
+    # the line repairs' version that fixes one of the two failing tests is undone; the loop makes the same call
+    # again (kept as progress, as in inflection-05), then answers in prose: the answer cannot end the run with a
+    # test failing
     helping = "1. `return hi if x < 100 else lo`"
     again = (
-        "<THOUGHT>clamp</THOUGHT>\npkg/stats.py\n<<<<<<< SEARCH\n        return lo\n    return x\n=======\n"
-        "        return hi if x < 100 else lo\n    return x\n>>>>>>> REPLACE"
+        "<THOUGHT>clamp</THOUGHT>\npkg/stats.py\n<<<<<<< SEARCH\n    if x > hi:\n        return lo\n=======\n"
+        "    if x > hi:\n        return hi if x < 100 else lo\n>>>>>>> REPLACE"
     )
     finish = (
         "<THOUGHT>hi</THOUGHT>\npkg/stats.py\n<<<<<<< SEARCH\n        return hi if x < 100 else lo\n=======\n"
@@ -156,6 +157,9 @@ async def test_a_plain_answer_while_the_tests_still_fail_with_a_kept_edit_is_ref
     )
     kept = [r for r in out.of("tool_result") if r["name"] == "edit_file" and not r["id"].startswith("line-")]
     assert "Fewer tests fail now (2 before, 1 now); the edit is kept." in kept[0]["output"]
+    edits = [c["arguments"] for c in out.of("tool_call") if c["name"] == "edit_file"]
+    assert edits[0] == edits[1]  # the loop's first edit is the very call the line repairs made
+    assert "You made this exact call" not in kept[0]["output"]  # the model never saw the line repairs' calls
     refusal = out.requests[3]["messages"][-1]["content"]
     assert refusal.startswith(
         "Your reply has no edit and no ACTION, and the tests the task names still fail with the changes so far "
