@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from lsp_agent.sandbox.runner import ExecResult
     from lsp_agent.tools.fault_lines import Spectra
     from lsp_agent.tools.registry import ToolContext
+    from lsp_agent.workspace.overlay import Overlay
 
 log = logging.getLogger(__name__)
 
@@ -92,9 +93,14 @@ def _exists(exists: Callable[[str], bool], path: str) -> bool:
 
 
 def run_pytest(
-    ctx: ToolContext, targets: list[str], timeout: float | None = None, *, spectra: bool = False
+    ctx: ToolContext,
+    targets: list[str],
+    timeout: float | None = None,
+    *,
+    spectra: bool = False,
+    overlay: Overlay | None = None,
 ) -> TestReport:
-    """Run pytest on `targets` in the run's sandbox (the proposal applied) and condense its output.
+    """Run pytest on `targets` in the run's sandbox (the proposal applied, or `overlay`'s) and condense its output.
 
     With `spectra`, the same run records per-test line coverage (fault_lines.py) when the project's environment
     has coverage.py; if the traced run gives no report, the tests run once more the plain way.
@@ -104,19 +110,20 @@ def run_pytest(
     from lsp_agent.tools.fault_lines import traced_run
 
     sandbox = sandbox_for(ctx)
+    overlay = ctx.overlay if overlay is None else overlay
     python = sandbox.python().executable
     seconds = exec_timeout(ctx, timeout)
-    command = "python -m pytest " + " ".join(shlex.quote(t) for t in targets)
+    command = " ".join(["python -m pytest", *(shlex.quote(t) for t in targets)])
     args = [*PYTEST_FLAGS, *targets]
     try:
         if spectra:
-            result, found = traced_run(sandbox, ctx.overlay, python, args, timeout=seconds, cancel=ctx.cancel)
+            result, found = traced_run(sandbox, overlay, python, args, timeout=seconds, cancel=ctx.cancel)
             report = _report(result, command)
             if not report.problem or result.timed_out or result.cancelled:
                 report.spectra = found
                 return report
             log.info("the traced test run gave no report (%s); running the tests plainly", report.problem)
-        result = sandbox.run([python, "-m", "pytest", *args], ctx.overlay, timeout=seconds, cancel=ctx.cancel)
+        result = sandbox.run([python, "-m", "pytest", *args], overlay, timeout=seconds, cancel=ctx.cancel)
     except SandboxUnavailable as exc:
         return TestReport(False, command, "", problem=f"could not run the tests: {exc}")
     return _report(result, command)

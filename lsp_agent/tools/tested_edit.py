@@ -1,7 +1,8 @@
 """Tested edits (small profile): each edit of a Python file runs the task's named tests against the proposal at once.
 
 An agentless-style repair loop inside the tool loop: the observation of an edit is the test result.
-- The tests pass: the edit stays and the run may finish with this proposal (`verified`).
+- The tests pass: the edit stays and the run may finish with this proposal (`verified`), unless it breaks tests
+  elsewhere in the suite that pass without it (suite_check.py): then it is undone like any edit that does not fix it.
 - Fewer tests fail, more pass and none fails that passed before: the edit stays, with the report (progress on a fix
   that needs several edits).
 - An edit that leaves the file unparsable is undone at once, without running the tests.
@@ -24,6 +25,7 @@ from typing import Any
 
 from lsp_agent.index.rows import text_hash
 from lsp_agent.tools.registry import Tool, ToolContext, ToolError, ToolRegistry
+from lsp_agent.tools.suite_check import broken_elsewhere, broken_message
 from lsp_agent.tools.test_runs import TestReport, run_pytest
 from lsp_agent.tools.verify import PermissionCheck, fingerprint
 
@@ -71,6 +73,8 @@ class EditTesting:
     failures: int = 0  # edits that failed, were refused or were undone
     untested: int = 0  # edits kept without a test run (running the tests was not permitted)
     on_failure: Callable[[int], None] | None = None  # told how many edits failed so far
+    check_suite: bool = True  # once the named tests pass, the whole suite runs too (suite_check.py)
+    suite_before: TestReport | None = None  # the whole suite without the proposal, run when first needed
 
     def failed(self) -> None:
         """Count a failed edit and tell the listener (which samples the next reply differently)."""
@@ -152,8 +156,18 @@ def _tested(tool: Tool, testing: EditTesting) -> Tool:
             return f"{output}\nThe tests were not run: running them was not permitted."
         report = await asyncio.to_thread(run_pytest, ctx, list(testing.targets))
         if report.passed:
-            testing.passed, testing.passed_report = fingerprint(ctx), report.short()
-            return f"{output}\nThe tests the task names pass now: {report.short()}."
+            broken, suite = await _whole_suite(ctx, testing)
+            if not broken:
+                testing.passed, testing.passed_report = fingerprint(ctx), report.short()
+                wider = suite is not None and suite.counts != report.counts  # else the named tests are all
+                return f"{output}\nThe tests the task names pass now: {report.short()}." + (
+                    f" The whole suite: {suite.short()}." if wider else ""
+                )
+            if before is not None:
+                ctx.overlay.write_text(key, before)
+            testing.tried[signature] = testing.tried[left] = f"the whole suite: {suite.short()}"
+            testing.failed()
+            raise ToolError(broken_message(key, broken, suite))
         now, baseline = standing(report), testing.baseline
         if now is not None and baseline is not None and now.better_than(baseline):
             testing.baseline, testing.kept = now, (fingerprint(ctx), report.short())
@@ -168,6 +182,14 @@ def _tested(tool: Tool, testing: EditTesting) -> Tool:
         raise ToolError(_undone(key, report, baseline))
 
     return Tool(tool.name, tool.description, tool.parameters, run, permission=tool.permission)
+
+
+async def _whole_suite(ctx: ToolContext, testing: EditTesting) -> tuple[list[str], TestReport | None]:
+    """(tests elsewhere the proposal breaks, the whole suite's report); none when the check is off or not
+    permitted."""
+    if not testing.check_suite or not await testing.allowed("run_tests", "exec", {"args": []}):
+        return [], None
+    return await asyncio.to_thread(broken_elsewhere, ctx, testing)
 
 
 def _refuse_again(testing: EditTesting, result: str) -> None:

@@ -68,7 +68,8 @@ async def test_a_wrong_edit_is_undone_and_a_passing_one_ends_the_run(project: Pa
     assert out.result.answer == "add must add\n\nTests pass: `python -m pytest tests/test_calc.py`: 1 passed."
     assert out.result.proposal is not None
     assert out.result.proposal.changes[0].new_text == CALC.replace("a - b", "a + b")
-    assert [a[0] for a in asked] == ["run_tests"] * 3  # up front, then after each edit, through the gate
+    # up front, after each edit and the whole suite once the named tests pass: all through the gate
+    assert [a[0] for a in asked] == ["run_tests"] * 4 and asked[3][1] == {"args": []}
     assert snapshot(project) == before  # nothing applied, the tests ran in the sandbox
 
 

@@ -102,7 +102,8 @@ async def test_small_profile_prompt_context_up_front_and_a_verified_finish(proje
     assert result.success and result.proposal is not None
     assert [c.path for c in result.proposal.changes] == ["pkg/calc.py"]
     assert result.answer == "next\n\nTests pass: `python -m pytest tests/test_calc.py`: 1 passed."
-    assert [a[0] for a in asked] == ["run_tests", "run_tests"]  # up front and after the edit, both asked
+    # up front, after the edit and the whole suite once the named tests pass: each asked
+    assert [a[0] for a in asked] == ["run_tests", "run_tests", "run_tests"] and asked[2][1] == {"args": []}
     upfront = [e.data for e in events if e.kind == "tool_result"][0]
     assert upfront["name"] == "run_tests" and "1 failed" in upfront["output"]
 

@@ -1,0 +1,44 @@
+"""The whole suite once the named tests pass (tested edits): an edit that makes them pass but breaks tests that pass
+without the proposal is not a fix.
+
+The suite runs once with the proposal. Only when something fails does it run on the workspace as it is (the
+proposal left out), once per run; tests failing there too do not count against an edit. A suite that cannot be run
+or read (a timeout, no counts) does not block the edit.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsp_agent.tools.test_runs import TestReport, run_pytest
+from lsp_agent.workspace.overlay import Overlay
+
+if TYPE_CHECKING:
+    from lsp_agent.tools.registry import ToolContext
+    from lsp_agent.tools.tested_edit import EditTesting
+
+MAX_LISTED = 3  # broken tests named in the message
+
+
+def broken_elsewhere(ctx: ToolContext, testing: EditTesting) -> tuple[list[str], TestReport]:
+    """(the tests that fail with the proposal and pass without it, the whole suite's report)."""
+    report = run_pytest(ctx, [])
+    if report.passed or report.problem or not report.failed:
+        return [], report
+    if testing.suite_before is None:
+        testing.suite_before = run_pytest(ctx, [], overlay=Overlay(ctx.root))
+    if testing.suite_before.problem:
+        return [], report
+    return [t for t in report.failed if t not in testing.suite_before.failed], report
+
+
+def broken_message(key: str, broken: list[str], suite: TestReport) -> str:
+    """Why an edit that passes the named tests was undone."""
+    listed = ", ".join(broken[:MAX_LISTED]) + (
+        f" and {len(broken) - MAX_LISTED} more" if len(broken) > MAX_LISTED else ""
+    )
+    return (
+        f"that edit makes the tests the task names pass, but breaks tests elsewhere that pass without it "
+        f"({listed}), so it was undone ({key} is as before; the whole suite with it: {suite.short()}). Make a "
+        "different edit."
+    )
