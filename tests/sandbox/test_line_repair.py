@@ -68,8 +68,12 @@ async def test_a_sampled_version_that_passes_ends_the_run_before_the_loop(stats_
 
 async def test_a_version_that_passes_the_named_tests_but_breaks_others_is_undone(stats_project: Path) -> None:
     # `return 10` passes tests/test_stats.py (its hi is always 10) but breaks a test elsewhere that passes on the
-    # buggy code; the whole suite runs once the named tests pass, and the next version is tried
-    other = "from pkg.stats import clamp\n\n\ndef test_clamp_to_a_point():\n    assert clamp(50, 0, 0) == 0\n"
+    # buggy code; the whole suite runs once the named tests pass, and the next version is tried. A test that fails
+    # without the proposal too counts against neither.
+    other = (
+        "from pkg.stats import clamp\n\n\ndef test_clamp_to_a_point():\n    assert clamp(50, 0, 0) == 0\n\n\n"
+        "def test_already_failing():\n    assert clamp(1, 0, 2) == 2\n"
+    )
     (stats_project / "tests" / "test_other.py").write_text(other)
     reply = "1. `return 10`\n2. `return hi`"
     out = await run_scripted(
@@ -79,11 +83,11 @@ async def test_a_version_that_passes_the_named_tests_but_breaks_others_is_undone
     assert not edits[0]["ok"] and edits[0]["output"].startswith(
         "Error: that edit makes the tests the task names pass, but breaks tests elsewhere that pass without it "
         "(tests/test_other.py::test_clamp_to_a_point), so it was undone (pkg/stats.py is as before; the whole "
-        "suite with it: `python -m pytest`: 1 failed, 6 passed)."
+        "suite with it: `python -m pytest`: 2 failed, 6 passed)."
     )
     assert edits[1]["ok"] and edits[1]["output"].endswith(
         "The tests the task names pass now: `python -m pytest tests/test_stats.py`: 6 passed. "
-        "The whole suite: `python -m pytest`: 7 passed."
+        "The whole suite: `python -m pytest`: 1 failed, 7 passed."
     )
     assert out.result.success and out.result.proposal.changes[0].new_text == FIXED
 
