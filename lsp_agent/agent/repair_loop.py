@@ -143,4 +143,4 @@ def _summary(run: Any, testing: EditTesting) -> str:
     changed = ", ".join(run.ctx.overlay.changed_paths())
     said = (run.last_text or "").strip()
     head = said if said else f"Changed {changed}."
-    return f"{head}\n\nTests pass: {testing.passed_report}."
+    return f"{head}\n\nTests pass: {testing.passed_report}. {testing.passed_suite}".rstrip()

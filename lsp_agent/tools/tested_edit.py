@@ -69,6 +69,7 @@ class EditTesting:
     tried: dict[str, str] = field(default_factory=dict)
     passed: str | None = None  # fingerprint of the proposal the tests passed with
     passed_report: str = ""
+    passed_suite: str = ""  # the whole suite with that proposal, when it is more than the named tests
     kept: tuple[str, str] | None = None  # fingerprint of the proposal kept as progress, and its test result
     failures: int = 0  # edits that failed, were refused or were undone
     untested: int = 0  # edits kept without a test run (running the tests was not permitted)
@@ -158,11 +159,10 @@ def _tested(tool: Tool, testing: EditTesting) -> Tool:
         if report.passed:
             broken, suite = await _whole_suite(ctx, testing)
             if not broken:
-                testing.passed, testing.passed_report = fingerprint(ctx), report.short()
                 wider = suite is not None and suite.counts != report.counts  # else the named tests are all
-                return f"{output}\nThe tests the task names pass now: {report.short()}." + (
-                    f" The whole suite: {suite.short()}." if wider else ""
-                )
+                testing.passed, testing.passed_report = fingerprint(ctx), report.short()
+                testing.passed_suite = f"The whole suite: {suite.short()}." if wider else ""
+                return f"{output}\nThe tests the task names pass now: {report.short()}. {testing.passed_suite}".rstrip()
             if before is not None:
                 ctx.overlay.write_text(key, before)
             testing.tried[signature] = testing.tried[left] = f"the whole suite: {suite.short()}"

@@ -90,6 +90,10 @@ async def test_a_version_that_passes_the_named_tests_but_breaks_others_is_undone
         "The whole suite: `python -m pytest`: 1 failed, 7 passed."
     )
     assert out.result.success and out.result.proposal.changes[0].new_text == FIXED
+    assert out.result.answer.endswith(  # the test still failing elsewhere is in the answer too
+        "Tests pass: `python -m pytest tests/test_stats.py`: 6 passed. "
+        "The whole suite: `python -m pytest`: 1 failed, 7 passed."
+    )
 
 
 async def test_when_no_version_passes_the_loop_takes_over_with_the_steps_left(stats_project: Path) -> None:
