@@ -28,11 +28,9 @@ VARIANTS = ("with failure", "without failure")  # ours, then the baseline
 
 def add_asks_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of `asks`."""
-    parser.add_argument("--seed", type=int, default=1, help="the task set built with this seed (default 1)")
-    parser.add_argument("--task-file", type=Path, help="a task file instead of the seed's")
-    parser.add_argument("--tasks", nargs="+", metavar="ID", help="only these task ids")
-    parser.add_argument("--project", action="append", help="only tasks of these projects (repeatable)")
-    parser.add_argument("--limit", type=int, help="only the first N tasks (after --tasks/--project)")
+    from benchmarks.repair.sites import add_task_arguments
+
+    add_task_arguments(parser)
     parser.add_argument("--api-base", default="http://127.0.0.1:8080/v1", help="OpenAI-compatible endpoint")
     parser.add_argument("--model", default="openai/local", help="litellm model string (default openai/local)")
     parser.add_argument(

@@ -31,13 +31,18 @@ BUDGET_STEPS = (
 )
 
 
-def add_sites_arguments(parser: argparse.ArgumentParser) -> None:
-    """The flags of `sites`."""
+def add_task_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags choosing the task set and the tasks (`sites`, `asks`)."""
     parser.add_argument("--seed", type=int, default=1, help="the task set built with this seed (default 1)")
     parser.add_argument("--task-file", type=Path, help="a task file instead of the seed's")
     parser.add_argument("--tasks", nargs="+", metavar="ID", help="only these task ids")
     parser.add_argument("--project", action="append", help="only tasks of these projects (repeatable)")
     parser.add_argument("--limit", type=int, help="only the first N tasks (after --tasks/--project)")
+
+
+def add_sites_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of `sites`."""
+    add_task_arguments(parser)
     parser.add_argument(
         "--budget", type=int, help=f"sites asked about (default: those of a {BUDGET_STEPS}-step run)"
     )

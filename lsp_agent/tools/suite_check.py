@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from lsp_agent.tools.registry import ToolContext
     from lsp_agent.tools.tested_edit import EditTesting
 
-MAX_LISTED = 3  # broken tests named in the message
+MAX_LISTED = 3  # broken tests named in a message
 
 
 def broken_elsewhere(ctx: ToolContext, testing: EditTesting) -> tuple[list[str], TestReport]:
@@ -32,13 +32,16 @@ def broken_elsewhere(ctx: ToolContext, testing: EditTesting) -> tuple[list[str],
     return [t for t in report.failed if t not in testing.suite_before.failed], report
 
 
+def listed(tests: list[str]) -> str:
+    """Up to MAX_LISTED test ids, and how many more."""
+    more = len(tests) - MAX_LISTED
+    return ", ".join(tests[:MAX_LISTED]) + (f" and {more} more" if more > 0 else "")
+
+
 def broken_message(key: str, broken: list[str], suite: TestReport) -> str:
     """Why an edit that passes the named tests was undone."""
-    listed = ", ".join(broken[:MAX_LISTED]) + (
-        f" and {len(broken) - MAX_LISTED} more" if len(broken) > MAX_LISTED else ""
-    )
     return (
         f"that edit makes the tests the task names pass, but breaks tests elsewhere that pass without it "
-        f"({listed}), so it was undone ({key} is as before; the whole suite with it: {suite.short()}). Make a "
+        f"({listed(broken)}), so it was undone ({key} is as before; the whole suite with it: {suite.short()}). Make a "
         "different edit."
     )

@@ -25,12 +25,11 @@ from typing import Any
 
 from lsp_agent.index.rows import text_hash
 from lsp_agent.tools.registry import Tool, ToolContext, ToolError, ToolRegistry
-from lsp_agent.tools.suite_check import broken_elsewhere, broken_message
+from lsp_agent.tools.suite_check import broken_elsewhere, broken_message, listed
 from lsp_agent.tools.test_runs import TestReport, run_pytest
 from lsp_agent.tools.verify import PermissionCheck, fingerprint
 
 EDIT_TOOL = "edit_file"
-MAX_LISTED = 3  # tests an undone edit broke, by name
 _FAILED = re.compile(r"(\d+) (?:failed|errors?)\b")
 _PASSED = re.compile(r"(\d+) passed\b")
 
@@ -211,11 +210,8 @@ def _undone(key: str, report: TestReport, baseline: Standing | None) -> str:
     only the names of the tests it broke (a small model otherwise sets out to fix the failure its own edit caused)."""
     broken = [t for t in report.failed if baseline is not None and t not in baseline.failing]
     if report.failed and report.failed[0] in broken:
-        listed = ", ".join(broken[:MAX_LISTED]) + (
-            f" and {len(broken) - MAX_LISTED} more" if len(broken) > MAX_LISTED else ""
-        )
         return (
-            f"that edit did not fix it and broke tests that passed before ({listed}), so it was undone ({key} is "
+            f"that edit did not fix it and broke tests that passed before ({listed(broken)}), so it was undone ({key} is "
             f"as before; with it: {report.short()}). The failure to fix is still the one in the first message: "
             "make a different edit."
         )
