@@ -42,6 +42,6 @@ def broken_message(key: str, broken: list[str], suite: TestReport) -> str:
     """Why an edit that passes the named tests was undone."""
     return (
         f"that edit makes the tests the task names pass, but breaks tests elsewhere that pass without it "
-        f"({listed(broken)}), so it was undone ({key} is as before; the whole suite with it: {suite.short()}). Make a "
-        "different edit."
+        f"({listed(broken)}), so it was undone ({key} is as before; the whole suite with it: {suite.short()}). "
+        "Make a different edit."
     )

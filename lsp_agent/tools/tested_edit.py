@@ -161,11 +161,9 @@ def _tested(tool: Tool, testing: EditTesting) -> Tool:
                 wider = suite is not None and suite.counts != report.counts  # else the named tests are all
                 testing.passed, testing.passed_report = fingerprint(ctx), report.short()
                 testing.passed_suite = f"The whole suite: {suite.short()}." if wider else ""
-                return f"{output}\nThe tests the task names pass now: {report.short()}. {testing.passed_suite}".rstrip()
-            if before is not None:
-                ctx.overlay.write_text(key, before)
-            testing.tried[signature] = testing.tried[left] = f"the whole suite: {suite.short()}"
-            testing.failed()
+                passing = f"The tests the task names pass now: {report.short()}. {testing.passed_suite}"
+                return f"{output}\n{passing.rstrip()}"
+            _undo(ctx, testing, key, before, (signature, left), f"the whole suite: {suite.short()}")
             raise ToolError(broken_message(key, broken, suite))
         now, baseline = standing(report), testing.baseline
         if now is not None and baseline is not None and now.better_than(baseline):
@@ -174,10 +172,7 @@ def _tested(tool: Tool, testing: EditTesting) -> Tool:
                 f"{output}\nFewer tests fail now ({baseline.failed} before, {now.failed} now); the edit is kept.\n"
                 f"{report.details()}"
             )
-        if before is not None:
-            ctx.overlay.write_text(key, before)
-        testing.tried[signature] = testing.tried[left] = report.short()
-        testing.failed()
+        _undo(ctx, testing, key, before, (signature, left), report.short())
         raise ToolError(_undone(key, report, baseline))
 
     return Tool(tool.name, tool.description, tool.parameters, run, permission=tool.permission)
@@ -189,6 +184,17 @@ async def _whole_suite(ctx: ToolContext, testing: EditTesting) -> tuple[list[str
     if not testing.check_suite or not await testing.allowed("run_tests", "exec", {"args": []}):
         return [], None
     return await asyncio.to_thread(broken_elsewhere, ctx, testing)
+
+
+def _undo(
+    ctx: ToolContext, testing: EditTesting, key: str, before: str | None, keys: tuple[str, str], result: str
+) -> None:
+    """Put the file back, remember the edit's result under its keys (it is refused if made again), count it."""
+    if before is not None:
+        ctx.overlay.write_text(key, before)
+    for tried in keys:
+        testing.tried[tried] = result
+    testing.failed()
 
 
 def _refuse_again(testing: EditTesting, result: str) -> None:
@@ -211,8 +217,8 @@ def _undone(key: str, report: TestReport, baseline: Standing | None) -> str:
     broken = [t for t in report.failed if baseline is not None and t not in baseline.failing]
     if report.failed and report.failed[0] in broken:
         return (
-            f"that edit did not fix it and broke tests that passed before ({listed(broken)}), so it was undone ({key} is "
-            f"as before; with it: {report.short()}). The failure to fix is still the one in the first message: "
+            f"that edit did not fix it and broke tests that passed before ({listed(broken)}), so it was undone "
+            f"({key} is as before; with it: {report.short()}). The failure to fix is still the one in the first message: "
             "make a different edit."
         )
     return (
