@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.repair.build import Task, read_task_set
-from benchmarks.repair.mutations import Mutation
 from benchmarks.repair.projects import Project, fetch, project_named, testenv_python
 
 VARIANTS = ("with failure", "without failure")  # ours, then the baseline
@@ -40,12 +39,11 @@ def add_asks_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, help="results JSON (default: none)")
 
 
-def fixes(task: Task, pristine: str, reply: str, shown: list[str]) -> tuple[int, bool]:
-    """(versions read from the reply, whether one of them gives the project's own file back)."""
+def fixes(task: Task, pristine: str, lines: list[str], reply: str, shown: list[str]) -> tuple[int, bool]:
+    """(versions read from the reply, whether one of them turns the buggy `lines` back into the project's own
+    file)."""
     from lsp_agent.agent.line_candidates import candidate_lines
 
-    buggy = Mutation(task.file, task.line, task.kind, task.function, task.original, task.mutated)
-    lines = buggy.apply(pristine).splitlines()
     want = ast.dump(ast.parse(pristine))
     versions = candidate_lines(reply, lines[task.line - 1], shown)
     for version in versions:
@@ -58,12 +56,10 @@ def fixes(task: Task, pristine: str, reply: str, shown: list[str]) -> tuple[int,
     return len(versions), False
 
 
-def requests(task: Task, failure: str, pristine: str) -> dict[str, str]:
-    """The request of each variant for the bug's line of the buggy file."""
+def requests(task: Task, failure: str, lines: list[str]) -> dict[str, str]:
+    """The request of each variant for the bug's line of the buggy file's `lines`."""
     from lsp_agent.agent.line_candidates import line_request
 
-    buggy = Mutation(task.file, task.line, task.kind, task.function, task.original, task.mutated)
-    lines = buggy.apply(pristine).splitlines()
     ours = line_request(task.description, failure, task.file, lines, task.line)
     baseline = line_request(task.description, "", task.file, lines, task.line).replace(
         "The failing test:\n\n\n", ""
@@ -71,12 +67,10 @@ def requests(task: Task, failure: str, pristine: str) -> dict[str, str]:
     return dict(zip(VARIANTS, (ours, baseline), strict=True))
 
 
-def shown_lines(task: Task, pristine: str) -> list[str]:
+def shown_lines(task: Task, lines: list[str]) -> list[str]:
     """The lines the request shows around the bug's line, not counting it (echoes are not versions)."""
     from lsp_agent.agent.line_candidates import shown_numbers
 
-    buggy = Mutation(task.file, task.line, task.kind, task.function, task.original, task.mutated)
-    lines = buggy.apply(pristine).splitlines()
     return [lines[n - 1] for n in shown_numbers(lines, task.line) if n != task.line]
 
 
@@ -130,16 +124,18 @@ async def ask_task(
 ) -> list[dict[str, Any]]:
     """One task: its first failure from a real test run (and the site rank), then `samples` requests per
     variant; a record per request."""
+    from benchmarks.repair.run import buggy_source
     from benchmarks.repair.sites import rank_task
 
     pristine = (tree / task.file).read_text(encoding="utf-8")
+    lines = buggy_source(task, pristine).splitlines()
     ranks = rank_task(task, project, tree, python, budget)
-    shown = shown_lines(task, pristine)
+    shown = shown_lines(task, lines)
     records = []
-    for variant, request in requests(task, ranks["failure"], pristine).items():
+    for variant, request in requests(task, ranks["failure"], lines).items():
         for seed in range(1, samples + 1):
             reply, seconds, tokens = await ask(client, request, seed)
-            count, fixed = fixes(task, pristine, reply, shown)
+            count, fixed = fixes(task, pristine, lines, reply, shown)
             records.append(
                 {
                     "task": task.id,

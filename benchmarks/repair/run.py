@@ -223,9 +223,14 @@ def run_one(
 
 def make_buggy(copy: Path, task: Task) -> None:
     """Inject the task's bug into a pristine copy."""
-    mutation = Mutation(task.file, task.line, task.kind, task.function, task.original, task.mutated)
     path = copy / task.file
-    path.write_text(mutation.apply(path.read_text(encoding="utf-8")), encoding="utf-8")
+    path.write_text(buggy_source(task, path.read_text(encoding="utf-8")), encoding="utf-8")
+
+
+def buggy_source(task: Task, source: str) -> str:
+    """The pristine text of the task's file with its bug injected."""
+    mutation = Mutation(task.file, task.line, task.kind, task.function, task.original, task.mutated)
+    return mutation.apply(source)
 
 
 def _progress_line(r: dict[str, Any]) -> str:

@@ -5,16 +5,16 @@ to a scripted server."""
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 
 import pytest
-from test_repair_tasks import CALC, PROJECT, make_project
+from test_repair_sites import total_task
+from test_repair_tasks import CALC, PROJECT
 
 from benchmarks.repair.asks import VARIANTS, ask_task, asks_table, fixes, requests, shown_lines
-from benchmarks.repair.build import Task, _try
+from benchmarks.repair.build import Task
 from benchmarks.repair.mutations import find_mutations
-from benchmarks.repair.suite import covered_by_name
+from benchmarks.repair.run import buggy_source
 from lsp_agent.agent.line_repair import REPLY_TOKENS, TEMPERATURE
 from lsp_agent.agent.model import ModelClient
 from lsp_agent.config import Settings
@@ -46,17 +46,20 @@ def _task() -> Task:
 
 def test_a_version_counts_as_the_fix_only_when_the_file_parses_to_the_projects_own() -> None:
     task = _task()
-    shown = shown_lines(task, CALC)
+    lines = buggy_source(task, CALC).splitlines()
+    shown = shown_lines(task, lines)
     assert "    result = 0" in shown and task.mutated not in shown  # the lines around it, not the bug's own
-    assert fixes(task, CALC, FIX, shown) == (2, True)  # the buggy line echoed is not a version
-    assert fixes(task, CALC, WRONG, shown) == (1, False)  # `return result` is an echo of a shown line
-    assert fixes(task, CALC, "1. result = result + number", shown) == (1, False)  # same result, other tree
-    assert fixes(task, CALC, "Sure! The loop should add.", shown) == (0, False)
+    assert fixes(task, CALC, lines, FIX, shown) == (2, True)  # the buggy line echoed is not a version
+    assert fixes(task, CALC, lines, WRONG, shown) == (1, False)  # `return result` is an echo of a shown line
+    same_result = "1. result = result + number"
+    assert fixes(task, CALC, lines, same_result, shown) == (1, False)  # same result, other tree
+    assert fixes(task, CALC, lines, "Sure! The loop should add.", shown) == (0, False)
 
 
 def test_the_baseline_request_is_ours_without_the_failing_test() -> None:
     task = _task()
-    ours, baseline = requests(task, "tests/test_calc.py:2: AssertionError: assert -6 == 6", CALC).values()
+    lines = buggy_source(task, CALC).splitlines()
+    ours, baseline = requests(task, "tests/test_calc.py:2: AssertionError: assert -6 == 6", lines).values()
     assert "The failing test:\ntests/test_calc.py:2: AssertionError" in ours
     assert "failing test" not in baseline and "AssertionError" not in baseline
     assert ours.replace(
@@ -99,11 +102,7 @@ def test_the_table_counts_asks_and_tasks_fixed_and_the_ratio_to_the_baseline() -
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_each_variant_is_asked_with_the_agents_sampling_and_judged(tmp_path: Path) -> None:
-    pristine = make_project(tmp_path / "pristine")
-    python = Path(sys.executable)
-    covered = covered_by_name(pristine, ["pkg/calc.py"], ["tests/test_calc.py"])
-    mutation = next(m for m in find_mutations(CALC, "pkg/calc.py") if m.mutated.strip() == "result -= number")
-    task, _ = _try(PROJECT, pristine, python, mutation, covered, 60, index=1)
+    pristine, python, task = total_task(tmp_path)
     # the failing test's assertion helps the scripted model as it should help a real one
     script = [{"match": "assert -6 == 6", "content": FIX}] * 2 + [{"content": WRONG}] * 2
     with ScriptedModelServer(script) as server:

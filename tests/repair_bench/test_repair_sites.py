@@ -9,20 +9,27 @@ from pathlib import Path
 import pytest
 from test_repair_tasks import CALC, PROJECT, make_project
 
-from benchmarks.repair.build import _try
+from benchmarks.repair.build import Task, _try
 from benchmarks.repair.mutations import find_mutations
 from benchmarks.repair.sites import rank_task, recall_table
 from benchmarks.repair.suite import covered_by_name
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(300)
-def test_the_bug_line_is_ranked_among_the_sites_and_by_ochiai(tmp_path: Path) -> None:
+def total_task(tmp_path: Path) -> tuple[Path, Path, Task]:
+    """The tiny project, this interpreter, and the task built (with a real test run) from the bug that turns
+    total()'s `result += number` into `result -= number`."""
     pristine = make_project(tmp_path / "pristine")
     python = Path(sys.executable)
     covered = covered_by_name(pristine, ["pkg/calc.py"], ["tests/test_calc.py"])
     mutation = next(m for m in find_mutations(CALC, "pkg/calc.py") if m.mutated.strip() == "result -= number")
     task, _ = _try(PROJECT, pristine, python, mutation, covered, 60, index=1)
+    return pristine, python, task
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_the_bug_line_is_ranked_among_the_sites_and_by_ochiai(tmp_path: Path) -> None:
+    pristine, python, task = total_task(tmp_path)
     ranks = rank_task(task, PROJECT, pristine, python, budget=6)
     failure = ranks.pop("failure")  # the first failure, as a line-repair request shows it (`asks`)
     assert "test_total" in failure and "assert -6 == 6" in failure
