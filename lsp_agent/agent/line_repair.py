@@ -7,13 +7,18 @@ runs under; for each of the best few, one short request (a conversation of its o
 code around the line) asks for a few corrected versions of that line, sampled warm (a greedy reply mostly repeats
 the line). Each version that parses goes through the tested edit_file (tools/tested_edit.py): the permission gate,
 then the named tests. The first version the tests pass with ends the run with that proposal; any other is undone
-(even one that helps: the loop's first message shows the code as it was). Each request is a step of max_iterations;
-at most two thirds of them are spent here, and the loop, which starts as before, refuses the versions tried here.
+(even one that helps: the loop's first message shows the code as it was). A version the named tests pass with while
+the whole suite still fails tests that may share the bug (tools/suite_check.py's `unfinished`) is a partial fix: it is
+undone too and the search goes on, up to EXTRA_SITES more lines, for a version that fixes those as well; failing that,
+the run ends with the partial fix that left the fewest.
+Each request is a step of max_iterations; at most two thirds of them are spent here, and the loop, which starts as
+before, refuses the versions tried here.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lsp_agent.agent.line_candidates import candidate_lines, line_request, shown_numbers
@@ -33,6 +38,7 @@ TEMPERATURE = 0.8  # unless the user set one
 REPLY_TOKENS = 240
 SYSTEM = "You fix bugs in Python code. Answer with lines of code only."
 MAX_CONTEXT_LINES = 3  # neighbouring lines added (each side) until the edited text occurs once in its file
+EXTRA_SITES = 3  # lines still tried after the first partial fix
 
 
 async def repair_lines(run: Any, testing: EditTesting) -> Outcome | None:
@@ -45,14 +51,22 @@ async def repair_lines(run: Any, testing: EditTesting) -> Outcome | None:
     sites = repair_sites(run.task, run.ctx.overlay, report, budget)
     client = run.conversation.client
     saved, failures, baseline = dict(client.extra_params), testing.failures, testing.baseline
+    partial: _Partial | None = None
     try:
-        for site in sites:
+        for index, site in enumerate(sites):
+            if partial is not None and index > partial.site + EXTRA_SITES:
+                break
             run.check_stop()
             client.extra_params.update(max_tokens=REPLY_TOKENS)
             if "temperature" not in saved:
                 client.extra_params.update(temperature=TEMPERATURE, seed=run.steps_spent + 1)
-            if await _repair_line(run, testing, report, site):
+            found = await _repair_line(run, testing, report, site, index)
+            if found is True:
                 return Outcome("complete", run.auto_finish() or run.last_text, True)
+            if isinstance(found, _Partial) and (partial is None or found.failing < partial.failing):
+                partial = found
+        if partial is not None:
+            return _finish_partial(run, testing, partial)
     except _Refused:
         log.info("sampled line repairs stopped: running the tests was not permitted")
         return None
@@ -70,8 +84,32 @@ class _Refused(Exception):
     """A version's test run was not permitted: the repairs stop (the loop goes on, its edits untested too)."""
 
 
-async def _repair_line(run: Any, testing: EditTesting, report: TestReport, site: SuspectLine) -> bool:
-    """One request for versions of the site's line, each tried as a tested edit; True once the tests pass."""
+@dataclass
+class _Partial:
+    """A version the named tests pass with while the whole suite still fails: the fix when none clears the suite."""
+
+    site: int  # index of its line among the sites
+    path: str
+    text: str  # the file with the version
+    failing: int  # tests the whole suite still fails
+    passed: tuple[str | None, str, str]  # the tested edits' passed, passed_report and passed_suite with it
+    change: str  # what the version changes, said when the run ends with it
+
+
+def _finish_partial(run: Any, testing: EditTesting, partial: _Partial) -> Outcome:
+    """End the run with the partial fix that left the fewest failing tests (no version cleared the suite)."""
+    run.ctx.overlay.write_text(partial.path, partial.text)
+    testing.passed, testing.passed_report, testing.passed_suite = partial.passed
+    testing.suite_failing = partial.failing
+    run.thought(f"{partial.change} No version tried made the whole suite pass.")
+    return Outcome("complete", run.auto_finish() or run.last_text, True)
+
+
+async def _repair_line(
+    run: Any, testing: EditTesting, report: TestReport, site: SuspectLine, index: int
+) -> bool | _Partial | None:
+    """One request for versions of the site's line, each tried as a tested edit: True once the tests pass, else the
+    best partial fix among its versions, if any."""
     lines = run.ctx.overlay.read_text(site.path).splitlines()
     messages = run.conversation.open(
         line_request(run.task, report.first_failure, site.path, lines, site.line), system=SYSTEM
@@ -82,6 +120,7 @@ async def _repair_line(run: Any, testing: EditTesting, report: TestReport, site:
     )
     original = lines[site.line - 1]
     echoes = [lines[n - 1] for n in shown_numbers(lines, site.line) if n != site.line]
+    partial: _Partial | None = None
     for number, version in enumerate(candidate_lines(reply.content, original, echoes), 1):
         edit = unique_edit(lines, site.line, version)
         if edit is None or python_syntax_error(site.path, _with_line(lines, site.line, version)) is not None:
@@ -90,15 +129,21 @@ async def _repair_line(run: Any, testing: EditTesting, report: TestReport, site:
         call = ToolCall("edit_file", arguments, id=f"line-repair-{run.steps_spent}-{number}")
         before, untested = run.ctx.overlay.read_text(site.path), testing.untested
         await run.tools.execute(call)
+        change = f"{site.path} line {site.line}: `{original.strip()}` is now `{version.strip()}`."
         if testing.verified(run.ctx):
-            run.thought(f"{site.path} line {site.line}: `{original.strip()}` is now `{version.strip()}`.")
-            return True
-        # kept as progress, or untested: the loop's first message shows the code as it was, so it stays that way
+            if not testing.suite_failing:
+                run.thought(change)
+                return True
+            if partial is None or testing.suite_failing < partial.failing:
+                state = (testing.passed, testing.passed_report, testing.passed_suite)
+                text = run.ctx.overlay.read_text(site.path)
+                partial = _Partial(index, site.path, text, testing.suite_failing, state, change)
+        # partial, kept as progress or untested: the loop's first message shows the code as it was, so it stays so
         if run.ctx.overlay.read_text(site.path) != before:
             run.ctx.overlay.write_text(site.path, before)
         if testing.untested > untested:
             raise _Refused
-    return False
+    return partial
 
 
 def unique_edit(lines: list[str], number: int, version: str) -> tuple[str, str] | None:

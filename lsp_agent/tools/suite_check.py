@@ -3,7 +3,8 @@ without the proposal is not a fix.
 
 The suite runs once with the proposal. Only when something fails does it run on the workspace as it is (the
 proposal left out), once per run; tests failing there too do not count against an edit. A suite that cannot be run
-or read (a timeout, no counts) does not block the edit.
+or read (a timeout, no counts) does not block the edit. When the proposal fixes failing tests beyond the named ones
+but others still fail, those may share the bug: `unfinished` counts them (line repairs look on for a fuller fix).
 """
 
 from __future__ import annotations
@@ -30,6 +31,17 @@ def broken_elsewhere(ctx: ToolContext, testing: EditTesting) -> tuple[list[str],
     if testing.suite_before.problem:
         return [], report
     return [t for t in report.failed if t not in testing.suite_before.failed], report
+
+
+def unfinished(suite: TestReport | None, testing: EditTesting) -> int:
+    """Tests the whole suite still fails with a passing proposal that also fixed failing tests the task does not
+    name (a sign the rest share the bug); 0 when it fixed none of those (they fail for reasons of their own)."""
+    before = testing.suite_before
+    if suite is None or suite.passed or suite.problem or before is None or before.problem:
+        return 0
+    named = testing.baseline.failing if testing.baseline is not None else frozenset()
+    fixed_elsewhere = set(before.failed) - set(suite.failed) - named
+    return len(suite.failed) if fixed_elsewhere else 0
 
 
 def listed(tests: list[str]) -> str:

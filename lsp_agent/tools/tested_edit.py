@@ -25,7 +25,7 @@ from typing import Any
 
 from lsp_agent.index.rows import text_hash
 from lsp_agent.tools.registry import Tool, ToolContext, ToolError, ToolRegistry
-from lsp_agent.tools.suite_check import broken_elsewhere, broken_message, listed
+from lsp_agent.tools.suite_check import broken_elsewhere, broken_message, listed, unfinished
 from lsp_agent.tools.test_runs import TestReport, run_pytest
 from lsp_agent.tools.verify import PermissionCheck, fingerprint
 
@@ -69,6 +69,7 @@ class EditTesting:
     passed: str | None = None  # fingerprint of the proposal the tests passed with
     passed_report: str = ""
     passed_suite: str = ""  # the whole suite with that proposal, when it is more than the named tests
+    suite_failing: int = 0  # tests the whole suite still fails with that proposal that may share the bug
     kept: tuple[str, str] | None = None  # fingerprint of the proposal kept as progress, and its test result
     failures: int = 0  # edits that failed, were refused or were undone
     untested: int = 0  # edits kept without a test run (running the tests was not permitted)
@@ -161,6 +162,7 @@ def _tested(tool: Tool, testing: EditTesting) -> Tool:
                 wider = suite is not None and suite.counts != report.counts  # else the named tests are all
                 testing.passed, testing.passed_report = fingerprint(ctx), report.short()
                 testing.passed_suite = f"The whole suite: {suite.short()}." if wider else ""
+                testing.suite_failing = unfinished(suite, testing)
                 passing = f"The tests the task names pass now: {report.short()}. {testing.passed_suite}"
                 return f"{output}\n{passing.rstrip()}"
             _undo(ctx, testing, key, before, (signature, left), f"the whole suite: {suite.short()}")

@@ -94,6 +94,55 @@ async def test_a_version_that_passes_the_named_tests_but_breaks_others_is_undone
         "Tests pass: `python -m pytest tests/test_stats.py`: 6 passed. "
         "The whole suite: `python -m pytest`: 1 failed, 7 passed."
     )
+    assert len(out.requests) == 1  # a test failing for reasons of its own does not send the search on
+
+
+# Tests elsewhere that the bug fails too: `return 10` fixes clamp(20, 0, 10) but not clamp(50, 0, 20).
+SAME_BUG_ELSEWHERE = (
+    "from pkg.stats import clamp\n\n\ndef test_high_again():\n    assert clamp(20, 0, 10) == 10\n\n\n"
+    "def test_high_twenty():\n    assert clamp(50, 0, 20) == 20\n"
+)
+PARTIAL = STATS.replace("        return lo\n    return x", "        return 10\n    return x")
+
+
+async def test_a_version_that_leaves_tests_of_the_same_bug_failing_gives_way_to_one_that_fixes_them(
+    stats_project: Path,
+) -> None:
+    (stats_project / "tests" / "test_other.py").write_text(SAME_BUG_ELSEWHERE)
+    reply = "1. `return 10`\n2. `return hi`"
+    out = await run_scripted(
+        stats_project, [{"content": reply}], TASK, permission=asker("allow_once"), **SMALL
+    )
+    edits = line_edits(out)
+    assert edits[0]["ok"] and edits[0]["output"].endswith(  # passes the named tests, fixes test_high_again
+        "The whole suite: `python -m pytest`: 1 failed, 7 passed."
+    )
+    assert edits[1]["ok"] and edits[1]["output"].endswith(
+        "The tests the task names pass now: `python -m pytest tests/test_stats.py`: 6 passed. "
+        "The whole suite: `python -m pytest`: 8 passed."
+    )
+    assert out.result.success and out.result.proposal.changes[0].new_text == FIXED
+    assert out.result.answer.startswith(f"pkg/stats.py line {BUGGY_LINE}: `return lo` is now `return hi`.")
+
+
+async def test_when_no_version_fixes_the_rest_the_run_ends_with_the_partial_fix(stats_project: Path) -> None:
+    (stats_project / "tests" / "test_other.py").write_text(SAME_BUG_ELSEWHERE)
+    script = [{"content": "1. `return 10`"}, {"content": "I am not sure."}]
+    out = await run_scripted(
+        stats_project, script, TASK, permission=asker("allow_once"), repair_lines=2, **SMALL
+    )
+    assert len(out.requests) == 2  # the next line was asked about before settling
+    assert [e["ok"] for e in line_edits(out)] == [True]
+    result = out.result
+    assert result.success and result.stop_reason == "complete" and result.iterations == 2
+    assert result.proposal.changes[0].new_text == PARTIAL
+    assert result.answer.startswith(
+        f"pkg/stats.py line {BUGGY_LINE}: `return lo` is now `return 10`. No version tried made the whole suite pass."
+    )
+    assert result.answer.endswith(
+        "Tests pass: `python -m pytest tests/test_stats.py`: 6 passed. "
+        "The whole suite: `python -m pytest`: 1 failed, 7 passed."
+    )
 
 
 async def test_when_no_version_passes_the_loop_takes_over_with_the_steps_left(stats_project: Path) -> None:
