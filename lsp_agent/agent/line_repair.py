@@ -51,22 +51,21 @@ async def repair_lines(run: Any, testing: EditTesting) -> Outcome | None:
     sites = repair_sites(run.task, run.ctx.overlay, report, budget)
     client = run.conversation.client
     saved, failures, baseline = dict(client.extra_params), testing.failures, testing.baseline
-    partial: _Partial | None = None
+    best: _Passing | None = None
     try:
         for index, site in enumerate(sites):
-            if partial is not None and index > partial.site + EXTRA_SITES:
+            if best is not None and index > best.site + EXTRA_SITES:
                 break
             run.check_stop()
             client.extra_params.update(max_tokens=REPLY_TOKENS)
             if "temperature" not in saved:
                 client.extra_params.update(temperature=TEMPERATURE, seed=run.steps_spent + 1)
-            found = await _repair_line(run, testing, report, site, index)
-            if found is True:
+            best = await _repair_line(run, testing, report, site, index, best)
+            if best is not None and not best.failing:
+                run.thought(best.change)
                 return Outcome("complete", run.auto_finish() or run.last_text, True)
-            if isinstance(found, _Partial) and (partial is None or found.failing < partial.failing):
-                partial = found
-        if partial is not None:
-            return _finish_partial(run, testing, partial)
+        if best is not None:
+            return _finish_partial(run, testing, best)
     except _Refused:
         log.info("sampled line repairs stopped: running the tests was not permitted")
         return None
@@ -85,18 +84,19 @@ class _Refused(Exception):
 
 
 @dataclass
-class _Partial:
-    """A version the named tests pass with while the whole suite still fails: the fix when none clears the suite."""
+class _Passing:
+    """A version the named tests pass with: the fix when `failing` is 0, else a partial fix (the whole suite still
+    fails tests that may share the bug), the run's answer when no version does better."""
 
     site: int  # index of its line among the sites
     path: str
     text: str  # the file with the version
-    failing: int  # tests the whole suite still fails
+    failing: int  # tests the whole suite still fails that may share the bug
     passed: tuple[str | None, str, str]  # the tested edits' passed, passed_report and passed_suite with it
     change: str  # what the version changes, said when the run ends with it
 
 
-def _finish_partial(run: Any, testing: EditTesting, partial: _Partial) -> Outcome:
+def _finish_partial(run: Any, testing: EditTesting, partial: _Passing) -> Outcome:
     """End the run with the partial fix that left the fewest failing tests (no version cleared the suite)."""
     run.ctx.overlay.write_text(partial.path, partial.text)
     testing.passed, testing.passed_report, testing.passed_suite = partial.passed
@@ -106,10 +106,11 @@ def _finish_partial(run: Any, testing: EditTesting, partial: _Partial) -> Outcom
 
 
 async def _repair_line(
-    run: Any, testing: EditTesting, report: TestReport, site: SuspectLine, index: int
-) -> bool | _Partial | None:
-    """One request for versions of the site's line, each tried as a tested edit: True once the tests pass, else the
-    best partial fix among its versions, if any."""
+    run: Any, testing: EditTesting, report: TestReport, site: SuspectLine, index: int, best: _Passing | None
+) -> _Passing | None:
+    """One request for versions of the site's line (the `index`th site), each tried as a tested edit; the best
+    passing version so far (`best`, or one of these with fewer failing tests elsewhere). A version that leaves none
+    is returned at once, the file left with it."""
     lines = run.ctx.overlay.read_text(site.path).splitlines()
     messages = run.conversation.open(
         line_request(run.task, report.first_failure, site.path, lines, site.line), system=SYSTEM
@@ -120,7 +121,6 @@ async def _repair_line(
     )
     original = lines[site.line - 1]
     echoes = [lines[n - 1] for n in shown_numbers(lines, site.line) if n != site.line]
-    partial: _Partial | None = None
     for number, version in enumerate(candidate_lines(reply.content, original, echoes), 1):
         edit = unique_edit(lines, site.line, version)
         if edit is None or python_syntax_error(site.path, _with_line(lines, site.line, version)) is not None:
@@ -129,21 +129,19 @@ async def _repair_line(
         call = ToolCall("edit_file", arguments, id=f"line-repair-{run.steps_spent}-{number}")
         before, untested = run.ctx.overlay.read_text(site.path), testing.untested
         await run.tools.execute(call)
-        change = f"{site.path} line {site.line}: `{original.strip()}` is now `{version.strip()}`."
-        if testing.verified(run.ctx):
-            if not testing.suite_failing:
-                run.thought(change)
-                return True
-            if partial is None or testing.suite_failing < partial.failing:
-                state = (testing.passed, testing.passed_report, testing.passed_suite)
-                text = run.ctx.overlay.read_text(site.path)
-                partial = _Partial(index, site.path, text, testing.suite_failing, state, change)
+        if testing.verified(run.ctx) and (best is None or testing.suite_failing < best.failing):
+            state = (testing.passed, testing.passed_report, testing.passed_suite)
+            change = f"{site.path} line {site.line}: `{original.strip()}` is now `{version.strip()}`."
+            text = run.ctx.overlay.read_text(site.path)
+            best = _Passing(index, site.path, text, testing.suite_failing, state, change)
+            if not best.failing:
+                return best
         # partial, kept as progress or untested: the loop's first message shows the code as it was, so it stays so
         if run.ctx.overlay.read_text(site.path) != before:
             run.ctx.overlay.write_text(site.path, before)
         if testing.untested > untested:
             raise _Refused
-    return partial
+    return best
 
 
 def unique_edit(lines: list[str], number: int, version: str) -> tuple[str, str] | None:
