@@ -231,10 +231,11 @@ class Settings:
         True, "editDiagnostics", "report undefined names in a Python file after each edit", boolean
     )
     repair_lines: int = setting(
-        10,
+        13,
         "repairLines",
-        "small profile: before the tool loop, how many of the lines the failing tests point at get sampled "
-        "one-line fixes, each tested (0: off)",
+        "small profile: before the tool loop, how many requests for sampled one-line fixes, each tested: one per "
+        "line the failing tests point at (at most two thirds of maxIterations), then the best lines again while "
+        "the loop keeps two steps (0: off)",
         whole_number,
         env="LSP_AGENT_REPAIR_LINES",
     )

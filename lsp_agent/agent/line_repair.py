@@ -11,8 +11,10 @@ then the named tests. The first version the tests pass with ends the run with th
 the whole suite still fails tests that may share the bug (tools/suite_check.py's `unfinished`) is a partial fix: it is
 undone too and the search goes on, up to EXTRA_SITES more lines, for a version that fixes those as well; failing that,
 the run ends with the partial fix that left the fewest.
-Each request is a step of max_iterations; at most two thirds of them are spent here, and the loop, which starts as
-before, refuses the versions tried here.
+Each request is a step of max_iterations. One line gets one request, and at most two thirds of the steps go to
+different lines; requests `repairLines` has left then go to the best-ranked lines again (another sample, without the
+versions already tried), as long as the loop keeps a few steps. The loop, which starts as before, refuses the
+versions tried here.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lsp_agent.agent.line_candidates import candidate_lines, line_request, shown_numbers
-from lsp_agent.agent.line_sites import repair_sites, site_budget
+from lsp_agent.agent.line_sites import repair_sites, second_requests, site_budget
 from lsp_agent.agent.outcome import Outcome
 from lsp_agent.agent.parsing import ToolCall
 from lsp_agent.workspace.proposal import python_syntax_error
@@ -47,8 +49,12 @@ async def repair_lines(run: Any, testing: EditTesting) -> Outcome | None:
     report: TestReport | None = getattr(run, "first_report", None)
     if report is None or report.passed or report.spectra is None:
         return None
-    budget = site_budget(run.settings.repair_lines, run.settings.max_iterations)
-    sites = repair_sites(run.task, run.ctx.overlay, report, budget)
+    settings = run.settings
+    sites = repair_sites(
+        run.task, run.ctx.overlay, report, site_budget(settings.repair_lines, settings.max_iterations)
+    )
+    sites += sites[: second_requests(settings.repair_lines, settings.max_iterations, len(sites))]
+    tried: dict[tuple[str, int], set[str]] = {}  # a line -> the versions of it tried so far
     client = run.conversation.client
     saved, failures, baseline = dict(client.extra_params), testing.failures, testing.baseline
     best: _Passing | None = None
@@ -60,7 +66,8 @@ async def repair_lines(run: Any, testing: EditTesting) -> Outcome | None:
             client.extra_params.update(max_tokens=REPLY_TOKENS)
             if "temperature" not in saved:
                 client.extra_params.update(temperature=TEMPERATURE, seed=run.steps_spent + 1)
-            best = await _repair_line(run, testing, report, site, index, best)
+            versions = tried.setdefault((site.path, site.line), set())
+            best = await _repair_line(run, testing, report, site, index, best, versions)
             if best is not None and not best.failing:
                 run.thought(best.change)
                 return Outcome("complete", run.auto_finish() or run.last_text, True)
@@ -75,7 +82,7 @@ async def repair_lines(run: Any, testing: EditTesting) -> Outcome | None:
         testing.failures, testing.baseline = failures, baseline  # the loop starts where the tests stood
         if (repeats := getattr(run, "repeats", None)) is not None:
             repeats.forget()  # the loop's model never saw these calls: its first is not a repeat
-    log.info("sampled line repairs: none of %d line(s) fixed it", len(sites))
+    log.info("sampled line repairs: none of %d request(s) fixed it", len(sites))
     return None
 
 
@@ -106,11 +113,17 @@ def _finish_partial(run: Any, testing: EditTesting, partial: _Passing) -> Outcom
 
 
 async def _repair_line(
-    run: Any, testing: EditTesting, report: TestReport, site: SuspectLine, index: int, best: _Passing | None
+    run: Any,
+    testing: EditTesting,
+    report: TestReport,
+    site: SuspectLine,
+    index: int,
+    best: _Passing | None,
+    tried: set[str],
 ) -> _Passing | None:
-    """One request for versions of the site's line (the `index`th site), each tried as a tested edit; the best
-    passing version so far (`best`, or one of these with fewer failing tests elsewhere). A version that leaves none
-    is returned at once, the file left with it."""
+    """One request for versions of the site's line (the `index`th site), each not in `tried` tried as a tested edit
+    (and added to it); the best passing version so far (`best`, or one of these with fewer failing tests elsewhere).
+    A version that leaves none is returned at once, the file left with it."""
     lines = run.ctx.overlay.read_text(site.path).splitlines()
     messages = run.conversation.open(
         line_request(run.task, report.first_failure, site.path, lines, site.line), system=SYSTEM
@@ -121,7 +134,8 @@ async def _repair_line(
     )
     original = lines[site.line - 1]
     echoes = [lines[n - 1] for n in shown_numbers(lines, site.line) if n != site.line]
-    for number, version in enumerate(candidate_lines(reply.content, original, echoes), 1):
+    for number, version in enumerate(candidate_lines(reply.content, original, [*echoes, *tried]), 1):
+        tried.add(version)
         edit = unique_edit(lines, site.line, version)
         if edit is None or python_syntax_error(site.path, _with_line(lines, site.line, version)) is not None:
             continue

@@ -64,9 +64,18 @@ class SourceFile:
         return min(spans, key=lambda span: span[1] - span[0]) if spans else None
 
 
+LOOP_STEPS = 2  # steps a second request about a line leaves to the tool loop
+
+
 def site_budget(repair_lines: int, max_iterations: int) -> int:
     """How many lines line repairs ask about: `repairLines`, at most two thirds of the run's steps."""
     return min(repair_lines, max_iterations * 2 // 3)
+
+
+def second_requests(repair_lines: int, max_iterations: int, sites: int) -> int:
+    """How many of the best `sites` get a second request: the requests `repairLines` has left after one per line,
+    as long as the tool loop keeps LOOP_STEPS of the run's steps."""
+    return max(0, min(repair_lines - sites, sites, max_iterations - sites - LOOP_STEPS))
 
 
 def repair_sites(task: str, overlay: Overlay, report: TestReport, budget: int) -> list[SuspectLine]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lsp_agent.agent.line_sites import SourceFile, repair_sites
+from lsp_agent.agent.line_sites import SourceFile, repair_sites, second_requests, site_budget
 from lsp_agent.tools.fault_lines import Spectra
 from lsp_agent.tools.test_runs import TestReport
 from lsp_agent.workspace.overlay import Overlay
@@ -72,3 +72,13 @@ def test_a_file_that_no_longer_parses_still_gets_its_lines_tried(tmp_path: Path)
     (tmp_path / "pkg" / "scale.py").write_text(SCALE.replace("def helper(x):", "def helper(x:"))
     counts = {n: (1, 0) for n in (5, 6, 10)}
     assert _sites(tmp_path, counts, FAILURE) == [10, 9, 5, 6]  # no statements or defaults known: every line
+
+
+def test_requests_left_go_to_the_best_lines_again_while_the_loop_keeps_two_steps() -> None:
+    assert (
+        site_budget(13, 15) == 10 and second_requests(13, 15, 10) == 3
+    )  # the benchmark's 15 steps: 10 + 3 + 2
+    assert second_requests(13, 15, 4) == 4  # few lines: each asked about twice at most
+    assert second_requests(13, 12, 8) == 2  # the loop keeps its two steps
+    assert site_budget(13, 30) == 13 and second_requests(13, 30, 13) == 0  # no request left
+    assert second_requests(1, 6, 1) == 0 and second_requests(13, 3, 2) == 0

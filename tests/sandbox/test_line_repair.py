@@ -246,3 +246,30 @@ async def test_a_plain_answer_while_the_tests_still_fail_with_a_kept_edit_is_ref
     )
     assert out.result.success and out.result.stop_reason == "complete"
     assert out.result.proposal.changes[0].new_text == FIXED
+
+
+async def test_requests_left_ask_about_the_best_line_again_without_the_versions_tried(
+    stats_project: Path,
+) -> None:
+    # 3 lines, one request each; `repairLines` has 2 requests left and the loop keeps 2 of 7 steps, so the best
+    # line is asked about again: its first version is not tried twice, the new one passes
+    unsure = {"content": "I am not sure."}
+    script = [{"content": "1. `return lo if x > hi else x`"}, unsure, unsure, {"content": WRONG_THEN_RIGHT}]
+    out = await run_scripted(
+        stats_project,
+        script,
+        TASK,
+        permission=asker("allow_once"),
+        **{**SMALL, "max_iterations": 7, "repair_lines": 5},
+    )
+    asked = [request["messages"][-1]["content"] for request in out.requests]
+    wrong = [a.split("is likely wrong: ")[1].split(".")[0] for a in asked]
+    assert len(asked) == 4 and asked[3] == asked[0]  # the same request, another sample
+    assert wrong == ["`return lo`", "`if x > hi:`", "`if x < lo:`", "`return lo`"]
+    assert [request["seed"] for request in out.requests] == [1, 2, 3, 4]
+    edits = line_edits(out)
+    assert [e["id"] for e in edits] == ["line-repair-1-1", "line-repair-4-1"]  # `return hi`: the only new one
+    assert not edits[0]["ok"] and edits[1]["ok"]
+    result = out.result
+    assert result.success and result.iterations == 4 and result.proposal.changes[0].new_text == FIXED
+    assert result.answer.startswith(f"pkg/stats.py line {BUGGY_LINE}: `return lo` is now `return hi`.")
