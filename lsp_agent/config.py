@@ -15,6 +15,7 @@ from typing import Any
 from lsp_agent.settings_values import (
     boolean,
     choice,
+    infill_template,
     mcp_servers,
     model_list,
     number_between,
@@ -238,6 +239,16 @@ class Settings:
         "the loop keeps two steps (0: off)",
         whole_number,
         env="LSP_AGENT_REPAIR_LINES",
+    )
+
+    infill_template: str | None = setting(
+        None,
+        "infillTemplate",
+        "small profile: the model's fill-in-the-middle prompt (qwen, starcoder, deepseek, codellama, or a template "
+        "with {prefix} and {suffix}); set, line repairs first have the model fill in each line in its place, "
+        "through the server's text completions (empty: off)",
+        infill_template,
+        env="LSP_AGENT_INFILL_TEMPLATE",
     )
 
     def require_model(self, where: str = "cli") -> str:

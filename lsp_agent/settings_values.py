@@ -171,3 +171,27 @@ def mcp_servers(value: Any) -> dict[str, dict[str, Any]]:
             raise ValueError(f"server {name!r}: 'env' must be an object")
         out[str(name)] = dict(spec)
     return out
+
+
+# Fill-in-the-middle prompts of code models that were trained with them ({prefix} and {suffix} are filled in).
+INFILL_PRESETS = {
+    "qwen": "<|fim_prefix|>{prefix}<|fim_suffix|>{suffix}<|fim_middle|>",  # Qwen2.5-Coder, CodeGemma
+    "starcoder": "<fim_prefix>{prefix}<fim_suffix>{suffix}<fim_middle>",  # StarCoder, StarCoder2
+    "deepseek": "<｜fim▁begin｜>{prefix}<｜fim▁hole｜>{suffix}<｜fim▁end｜>",  # DeepSeek-Coder
+    "codellama": "<PRE> {prefix} <SUF>{suffix} <MID>",  # Code Llama
+}
+
+
+def infill_template(value: Any) -> str | None:
+    """A fill-in-the-middle prompt: a preset's name or a template with {prefix} and {suffix}; empty means off."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ValueError("expected a preset name or a template string")
+    if value.strip() in INFILL_PRESETS:
+        return value.strip()  # agent/line_infill.py fills in the preset's template
+    if "{prefix}" not in value or "{suffix}" not in value:
+        raise ValueError(
+            f"expected one of {', '.join(INFILL_PRESETS)} or a template with {{prefix}} and {{suffix}}"
+        )
+    return value

@@ -46,6 +46,7 @@ class Budget:
     max_steps: int
     time_limit: float
     lsp_profile: str = "auto"  # lsp-agent's --profile (mini-swe-agent has one prompt)
+    lsp_infill: str = ""  # lsp-agent's infillTemplate for the model (empty: off)
 
 
 @dataclass
@@ -117,6 +118,8 @@ def run_lsp_agent(
 ) -> AgentOutcome:
     """`lsp-agent ask --apply` on the copy; steps, tokens and format errors from its JSONL transcript."""
     transcript = logs / "lsp-agent.transcript.jsonl"
+    if budget.lsp_infill:
+        env = {**env, "LSP_AGENT_INFILL_TEMPLATE": budget.lsp_infill}
     cmd = [
         *lsp_agent_command(),
         "ask",

@@ -133,6 +133,11 @@ def pool_results(paths: list[Path]) -> dict[str, Any]:
     profiles = {data["budget"].get("lsp_profile") for _, data in files if "lsp-agent" in data["agents"]}
     if len(profiles) > 1:
         raise ValueError(f"lsp-agent ran with the profiles {', '.join(map(str, sorted(profiles)))}")
+    infills = {data["budget"].get("lsp_infill") or "" for _, data in files if "lsp-agent" in data["agents"]}
+    if len(infills) > 1:
+        raise ValueError(
+            f"lsp-agent ran with the infill templates {', '.join(repr(t) for t in sorted(infills))}"
+        )
     budget = {
         **first["budget"],
         "lsp_profile": profiles.pop() if profiles else first["budget"].get("lsp_profile"),

@@ -58,6 +58,12 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="lsp-agent's prompt and tool profile (default auto; `small` for a small local model)",
     )
+    parser.add_argument(
+        "--lsp-infill",
+        default="",
+        metavar="TEMPLATE",
+        help="lsp-agent's infillTemplate for the model, e.g. qwen for Qwen2.5-Coder (default: off)",
+    )
     parser.add_argument("--limit", type=int, help="only the first N tasks (after --tasks/--project)")
     parser.add_argument("--tasks", nargs="+", metavar="ID", help="only these task ids")
     parser.add_argument("--project", action="append", help="only tasks of these projects (repeatable)")
@@ -137,7 +143,13 @@ def run_benchmark(args: argparse.Namespace, task_path: Path) -> int:
         raise FileNotFoundError(f"unknown agents {unknown}; choose from {', '.join(AGENTS)}")
     check_endpoint(args.api_base, args.api_key)
     budget = Budget(
-        args.model, args.api_base, args.api_key, args.max_steps, args.time_limit, lsp_profile=args.lsp_profile
+        args.model,
+        args.api_base,
+        args.api_key,
+        args.max_steps,
+        args.time_limit,
+        lsp_profile=args.lsp_profile,
+        lsp_infill=args.lsp_infill,
     )
     python = testenv_python()
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -152,7 +164,7 @@ def run_benchmark(args: argparse.Namespace, task_path: Path) -> int:
     }
     print(
         f"{len(tasks)} tasks x {len(agents)} agents; budget {args.max_steps} steps, {args.time_limit:.0f}s each; "
-        f"lsp-agent profile {args.lsp_profile}"
+        f"lsp-agent profile {args.lsp_profile}" + (f", infill {args.lsp_infill}" if args.lsp_infill else "")
     )
     for task in tasks:
         for agent in agents:

@@ -158,6 +158,23 @@ class Conversation:
             raise StopRun("refusal", refusal_text(reply))
         return reply
 
+    async def infill(self, prompt: str, stop: list[str], *, step: tuple[int, int]) -> ModelReply:
+        """One fill-in-the-middle text completion, counted and recorded like a request; a model error is raised
+        (recorded first), so that the caller can go on without infill."""
+        n, of = step
+        messages = [{"role": "user", "content": prompt}]
+        number = self.usage.requests + 1
+        self.events.emit(
+            "request", model=self.client.model, messages=messages, tools=[], number=number, step=n, steps=of
+        )
+        try:
+            reply = await self.cancellation.guard(self.client.infill(prompt, stop))
+        except ModelError as exc:
+            self.events.emit("model_error", message=str(exc), kind=exc.kind)
+            raise
+        self._account(reply)
+        return reply
+
     async def _send(
         self,
         messages: list[Message],

@@ -70,7 +70,7 @@ def candidate_lines(reply: str, original: str, shown: Iterable[str] = ()) -> lis
     seen = {_key(original), *(_key(line) for line in shown)}
     found: list[str] = []
     for piece in _pieces(reply, original):
-        text = _without_comment(piece.strip())
+        text = without_comment(piece.strip())
         if not text or _key(text) in seen:
             continue
         if not _is_code(text) or SequenceMatcher(None, text, original.strip()).ratio() < MIN_LIKENESS:
@@ -108,7 +108,7 @@ def _is_code(text: str) -> bool:
     return False
 
 
-def _without_comment(text: str) -> str:
+def without_comment(text: str) -> str:
     """A line of code without its trailing comment ("x = 1  # Corrected version 1" -> "x = 1"); other text as is."""
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))

@@ -11,8 +11,11 @@ then the named tests. The first version the tests pass with ends the run with th
 the whole suite still fails tests that may share the bug (tools/suite_check.py's `unfinished`) is a partial fix: it is
 undone too and the search goes on, up to EXTRA_SITES more lines, for a version that fixes those as well; failing that,
 the run ends with the partial fix that left the fewest.
+With `infillTemplate` set, the first request about each line is a fill-in-the-middle completion instead
+(agent/line_infill.py): the model writes the line in its place without seeing it; a server without text completions
+turns that off for the rest of the run.
 Each request is a step of max_iterations. One line gets one request, and at most two thirds of the steps go to
-different lines; requests `repairLines` has left then go to the best-ranked lines again (another sample, without the
+different lines; requests `repairLines` has left then go to the best-ranked lines again (a line request, without the
 versions already tried), as long as the loop keeps a few steps. The loop, which starts as before, refuses the
 versions tried here.
 """
@@ -24,7 +27,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lsp_agent.agent.line_candidates import candidate_lines, line_request, shown_numbers
+from lsp_agent.agent.line_infill import MAX_TOKENS as INFILL_TOKENS
+from lsp_agent.agent.line_infill import STOP, filled_line, infill_prompt
 from lsp_agent.agent.line_sites import repair_sites, second_requests, site_budget
+from lsp_agent.agent.model_errors import ModelError
 from lsp_agent.agent.outcome import Outcome
 from lsp_agent.agent.parsing import ToolCall
 from lsp_agent.workspace.proposal import python_syntax_error
@@ -53,21 +59,31 @@ async def repair_lines(run: Any, testing: EditTesting) -> Outcome | None:
     sites = repair_sites(
         run.task, run.ctx.overlay, report, site_budget(settings.repair_lines, settings.max_iterations)
     )
-    sites += sites[: second_requests(settings.repair_lines, settings.max_iterations, len(sites))]
+    again = sites[: second_requests(settings.repair_lines, settings.max_iterations, len(sites))]
+    infill = settings.infill_template  # the first request about each line fills it in, when set
+    requests = [(site, infill) for site in sites] + [(site, None) for site in again]
     tried: dict[tuple[str, int], set[str]] = {}  # a line -> the versions of it tried so far
     client = run.conversation.client
     saved, failures, baseline = dict(client.extra_params), testing.failures, testing.baseline
     best: _Passing | None = None
     try:
-        for index, site in enumerate(sites):
+        for index, (site, template) in enumerate(requests):
             if best is not None and index > best.site + EXTRA_SITES:
                 break
             run.check_stop()
-            client.extra_params.update(max_tokens=REPLY_TOKENS)
-            if "temperature" not in saved:
-                client.extra_params.update(temperature=TEMPERATURE, seed=run.steps_spent + 1)
-            versions = tried.setdefault((site.path, site.line), set())
-            best = await _repair_line(run, testing, report, site, index, best, versions)
+            client.extra_params.update(max_tokens=INFILL_TOKENS if template else REPLY_TOKENS)
+            if "temperature" not in saved:  # an infill is greedy: the likeliest line; versions are sampled
+                client.extra_params.update(
+                    temperature=0 if template else TEMPERATURE, seed=run.steps_spent + 1
+                )
+            lines = run.ctx.overlay.read_text(site.path).splitlines()
+            done = tried.setdefault((site.path, site.line), set())
+            versions = await _versions(run, report, site, lines, done, template)
+            if versions is None:  # the server has no text completions: line requests from here on
+                requests[index + 1 :] = [(later, None) for later, _ in requests[index + 1 :]]
+                versions = await _versions(run, report, site, lines, done, None)
+            done.update(versions)
+            best = await _try_versions(run, testing, site, lines, versions, index, best)
             if best is not None and not best.failing:
                 run.thought(best.change)
                 return Outcome("complete", run.auto_finish() or run.last_text, True)
@@ -82,7 +98,7 @@ async def repair_lines(run: Any, testing: EditTesting) -> Outcome | None:
         testing.failures, testing.baseline = failures, baseline  # the loop starts where the tests stood
         if (repeats := getattr(run, "repeats", None)) is not None:
             repeats.forget()  # the loop's model never saw these calls: its first is not a repeat
-    log.info("sampled line repairs: none of %d request(s) fixed it", len(sites))
+    log.info("sampled line repairs: none of %d request(s) fixed it", len(requests))
     return None
 
 
@@ -112,30 +128,43 @@ def _finish_partial(run: Any, testing: EditTesting, partial: _Passing) -> Outcom
     return Outcome("complete", run.auto_finish() or run.last_text, True)
 
 
-async def _repair_line(
-    run: Any,
-    testing: EditTesting,
-    report: TestReport,
-    site: SuspectLine,
-    index: int,
-    best: _Passing | None,
-    tried: set[str],
-) -> _Passing | None:
-    """One request for versions of the site's line (the `index`th site), each not in `tried` tried as a tested edit
-    (and added to it); the best passing version so far (`best`, or one of these with fewer failing tests elsewhere).
-    A version that leaves none is returned at once, the file left with it."""
-    lines = run.ctx.overlay.read_text(site.path).splitlines()
+async def _versions(
+    run: Any, report: TestReport, site: SuspectLine, lines: list[str], tried: set[str], template: str | None
+) -> list[str] | None:
+    """The new versions of the site's line that one request brings: the line the model fills in (`template` set),
+    else the line request's versions; None when the infill request failed (the server cannot fill in)."""
+    run.steps_spent += 1
+    step = (run.steps_spent, run.settings.max_iterations)
+    original = lines[site.line - 1]
+    if template is not None:
+        try:
+            reply = await run.conversation.infill(infill_prompt(template, lines, site.line), STOP, step=step)
+        except ModelError as error:
+            log.warning("fill-in-the-middle failed (%s): line repairs go on with line requests", error)
+            return None
+        return candidate_lines(filled_line(reply.content), original, tried)
     messages = run.conversation.open(
         line_request(run.task, report.first_failure, site.path, lines, site.line), system=SYSTEM
     )
-    run.steps_spent += 1
-    reply = await run.conversation.complete(
-        messages, None, step=(run.steps_spent, run.settings.max_iterations)
-    )
-    original = lines[site.line - 1]
+    reply = await run.conversation.complete(messages, None, step=step)
     echoes = [lines[n - 1] for n in shown_numbers(lines, site.line) if n != site.line]
-    for number, version in enumerate(candidate_lines(reply.content, original, [*echoes, *tried]), 1):
-        tried.add(version)
+    return candidate_lines(reply.content, original, [*echoes, *tried])
+
+
+async def _try_versions(
+    run: Any,
+    testing: EditTesting,
+    site: SuspectLine,
+    lines: list[str],
+    versions: list[str],
+    index: int,
+    best: _Passing | None,
+) -> _Passing | None:
+    """Each version of the site's line (the `index`th request) tried as a tested edit; the best passing version so
+    far (`best`, or one of these with fewer failing tests elsewhere). A version that leaves none is returned at once,
+    the file left with it."""
+    original = lines[site.line - 1]
+    for number, version in enumerate(versions, 1):
         edit = unique_edit(lines, site.line, version)
         if edit is None or python_syntax_error(site.path, _with_line(lines, site.line, version)) is not None:
             continue

@@ -203,6 +203,28 @@ class ModelClient:
         reply.attempts = attempts
         return reply
 
+    async def infill(self, prompt: str, stop: list[str]) -> ModelReply:
+        """One text completion of a fill-in-the-middle `prompt` (not streamed: a short reply, bounded by max_tokens),
+        retried on transient errors; raises ModelError."""
+        litellm = get_litellm()
+        params = self._text_params(prompt, stop)
+        start = time.perf_counter()
+
+        async def attempt() -> ModelReply:
+            try:
+                return await self._bounded(litellm, params)
+            except (asyncio.CancelledError, ModelError):
+                raise
+            except Exception as exc:  # noqa: BLE001 - classified here
+                raise classify_error(exc, self.model, self.settings.api_base) from None
+
+        policy = RetryPolicy(self.max_retries, self.retry_base, self.retry_cap)
+        reply, attempts = await with_retries(
+            attempt, policy, deadline=self.deadline, on_retry=self._report_retry
+        )
+        reply.seconds, reply.attempts = time.perf_counter() - start, attempts
+        return reply
+
     def _report_retry(self, attempt: int, delay: float, error: ModelError) -> None:
         """Log a retry and tell the run (which shows it to the user)."""
         # info, not warning: the run reports the retry as an event, so a terminal shows it once
@@ -313,10 +335,30 @@ class ModelClient:
         params.update(self.extra_params)
         return params
 
+    def _text_params(self, prompt: str, stop: list[str]) -> dict[str, Any]:
+        """The keyword arguments for litellm.atext_completion (`infill`)."""
+        params: dict[str, Any] = {
+            "model": self.model,
+            "prompt": prompt,
+            "stop": stop,
+            "timeout": self.settings.request_timeout,
+            "max_retries": 0,
+            "drop_params": True,
+            "max_tokens": self.settings.max_tokens,
+        }
+        if self.settings.api_base:
+            params["api_base"] = self.settings.api_base
+        if self.api_key:
+            params["api_key"] = self.api_key
+        params.update(self.extra_params)
+        return params
+
     async def _once(
         self, litellm: Any, params: dict[str, Any], on_text: Callable[[str], None] | None = None
     ) -> ModelReply:
-        """A single request, streamed or not."""
+        """A single request, streamed or not (a text completion when it has a prompt)."""
+        if "prompt" in params:
+            return self._text_reply(litellm, params, await litellm.atext_completion(**params))
         if params.get("stream"):
             response = await read_stream(litellm, params, on_text)
         else:
@@ -333,6 +375,20 @@ class ModelClient:
         reply.cost = self._cost(litellm, response)
         if not reply.prompt_tokens and not reply.completion_tokens:
             self._estimate_usage(litellm, reply, params["messages"])
+        return reply
+
+    def _text_reply(self, litellm: Any, params: dict[str, Any], response: Any) -> ModelReply:
+        """A text completion's reply: its text, finish reason and usage (counted locally when not sent)."""
+        choice = response.choices[0] if response.choices else None
+        text = (getattr(choice, "text", None) or "") if choice is not None else ""
+        reply = ModelReply(text, [], {"role": "assistant", "content": text})
+        reply.finish_reason = getattr(choice, "finish_reason", None)
+        usage = getattr(response, "usage", None)
+        reply.prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        reply.completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        reply.cost = self._cost(litellm, response)
+        if not reply.prompt_tokens and not reply.completion_tokens:
+            self._estimate_usage(litellm, reply, [{"role": "user", "content": params["prompt"]}])
         return reply
 
     def _api_key(self) -> str | None:

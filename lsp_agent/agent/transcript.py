@@ -25,6 +25,7 @@ REPLAY_SETTINGS = (
     "test_before_finish",
     "edit_diagnostics",
     "repair_lines",
+    "infill_template",
 )
 
 

@@ -29,6 +29,7 @@ class Recording:
     replies: list[dict[str, Any]] = field(default_factory=list)
     tools: list[dict[str, Any]] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)  # model_error records
+    answers: list[dict[str, Any]] = field(default_factory=list)  # reply and model_error records, in order
     done: dict[str, Any] | None = None
 
     @property
@@ -39,11 +40,15 @@ class Recording:
 
     def script(self) -> list[dict[str, Any]]:
         """Scripted-model steps answering the run's requests with its recorded replies, in order."""
-        steps = [_step_of(reply) for reply in self.replies]
-        if self.errors and len(self.requests) > len(self.replies):
-            # the run ended on a model error: end the replay the same way (a permanent one, not retried)
-            steps.append({"status": 400, "error": str(self.errors[-1].get("message") or "model error")})
-        elif not self.finished:
+        # a model error (a permanent one, not retried) where the run met one: the error that ended it, or a failed
+        # fill-in-the-middle request that it went on from
+        steps = [
+            _step_of(answer)
+            if answer.get("type") == "reply"
+            else {"status": 400, "error": str(answer.get("message") or "model error")}
+            for answer in self.answers
+        ]
+        if not self.finished and not (self.answers and self.answers[-1].get("type") == "model_error"):
             steps.append(
                 {"status": 400, "error": "the recording ends here (its run was stopped before it finished)"}
             )
@@ -97,10 +102,12 @@ def _recording_of(records: list[dict[str, Any]]) -> Recording:
             recording.requests.append(RecordedRequest(messages, int(record.get("first_index") or 0)))
         elif kind == "reply":
             recording.replies.append(record)
+            recording.answers.append(record)
         elif kind == "tool":
             recording.tools.append(record)
         elif kind == "model_error":
             recording.errors.append(record)
+            recording.answers.append(record)
         elif kind == "done":
             recording.done = record
     return recording

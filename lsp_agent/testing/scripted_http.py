@@ -19,6 +19,7 @@ from lsp_agent.testing.scripted_replies import (
     estimate_tokens,
     last_user_or_tool_text,
     stream_chunks,
+    text_completion,
 )
 
 if TYPE_CHECKING:
@@ -111,9 +112,10 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         endpoint = self.path.rstrip("/")
-        if not endpoint.endswith(("/chat/completions", "/embeddings")):
+        if not endpoint.endswith(("/completions", "/embeddings")):
             self._error(
-                404, f"no such endpoint: POST {self.path} (only /v1/chat/completions, /v1/embeddings)"
+                404,
+                f"no such endpoint: POST {self.path} (only /v1/chat/completions, /v1/completions, /v1/embeddings)",
             )
             return
         try:
@@ -155,6 +157,8 @@ class ScriptedHandler(BaseHTTPRequestHandler):
                 "rate_limit_error" if status == 429 else "api_error",
                 headers,
             )
+        elif "prompt" in body:  # a text completion (/v1/completions), never streamed here
+            self._send_json(200, text_completion(body, step, index), headers, float(step.get("trickle") or 0))
         elif body.get("stream") and not step.get("trickle"):
             self._stream(body, step, index)
         else:

@@ -135,7 +135,7 @@ class ScriptedModelServer:
 
     def take_step(self, body: dict, headers: dict[str, str] | None = None) -> tuple[int, dict | None]:
         """Record the request and consume the step that answers it: (index, step) or (-1, None) if exhausted."""
-        last = last_user_or_tool_text(body.get("messages") or [])
+        last = last_user_or_tool_text(body.get("messages") or []) or str(body.get("prompt") or "")
         with self._lock:
             self.requests.append(body)
             self.headers.append(dict(headers or {}))

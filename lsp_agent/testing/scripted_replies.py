@@ -129,6 +129,25 @@ def completion(body: dict, step: dict, index: int) -> dict:
     return reply
 
 
+def text_completion(body: dict, step: dict, index: int) -> dict:
+    """A whole text_completion body (/v1/completions: a prompt's continuation, not streamed)."""
+    counted = usage({"messages": [{"content": str(body.get("prompt") or "")}]}, step)
+    choice = {
+        "index": 0,
+        "text": step.get("content") or "",
+        "logprobs": None,
+        "finish_reason": finish_reason(step),
+    }
+    return {
+        "id": f"cmpl-scripted-{index}",
+        "object": "text_completion",
+        "created": int(time.time()),
+        "model": body.get("model") or MODEL_ID,
+        "choices": [choice],
+        "usage": counted,
+    }
+
+
 def stream_chunks(body: dict, step: dict, index: int) -> Iterable[dict]:
     """The chat.completion.chunk events of a streamed reply (usage last when the request asks for it)."""
     base = {

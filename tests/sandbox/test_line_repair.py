@@ -11,7 +11,12 @@ import test_sandbox_fault_lines
 from sandbox_helpers import asker, run_scripted, snapshot
 from test_sandbox_fault_lines import BUGGY_LINE, STATS, TASK
 
+from lsp_agent.agent.line_infill import MAX_TOKENS as INFILL_TOKENS
+from lsp_agent.agent.line_infill import STOP
 from lsp_agent.agent.line_repair import REPLY_TOKENS, SYSTEM, TEMPERATURE
+from lsp_agent.cli.main import main
+from lsp_agent.replay.recording import load_recording
+from lsp_agent.testing.scripted_model import ScriptedModelServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_pytest_plugins", "litellm_imported")]
 stats_project = test_sandbox_fault_lines.stats_project  # the fixture: clamp() with a one-line bug
@@ -273,3 +278,69 @@ async def test_requests_left_ask_about_the_best_line_again_without_the_versions_
     result = out.result
     assert result.success and result.iterations == 4 and result.proposal.changes[0].new_text == FIXED
     assert result.answer.startswith(f"pkg/stats.py line {BUGGY_LINE}: `return lo` is now `return hi`.")
+
+
+async def test_with_an_infill_template_the_model_fills_in_the_line_without_seeing_it(
+    stats_project: Path,
+) -> None:
+    out = await run_scripted(
+        stats_project,
+        [{"content": "        return hi\n\n    # the rest"}],
+        TASK,
+        permission=asker("allow_once"),
+        infill_template="qwen",
+        **SMALL,
+    )
+    assert len(out.requests) == 1 and "messages" not in out.requests[0]  # a text completion (/v1/completions)
+    request = out.requests[0]
+    head, tail = STATS.split("        return lo\n    return x")
+    assert (
+        request["prompt"]
+        == f"<|fim_prefix|>{head}<|fim_suffix|>\n    return x{tail.rstrip()}\n<|fim_middle|>"
+    )
+    assert request["temperature"] == 0 and request["max_tokens"] == INFILL_TOKENS and request["stop"] == STOP
+    assert [e["ok"] for e in line_edits(out)] == [True]
+    result = out.result
+    assert result.success and result.iterations == 1 and result.proposal.changes[0].new_text == FIXED
+    assert result.answer.startswith(f"pkg/stats.py line {BUGGY_LINE}: `return lo` is now `return hi`.")
+
+
+def test_a_server_without_text_completions_turns_infill_off_for_line_requests(
+    stats_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the infill request fails (a server that only chats); the same line is asked about with a line request, and
+    # the next line gets a line request too; the recorded run replays the same way, the failure where it was
+    refused = {"status": 404, "error": "no such endpoint: POST /v1/completions"}
+    script = [refused, {"content": "1. `return lo if x > hi else x`"}, {"content": "1. `if x >= hi:`"}]
+    script.append({"content": RIGHT_EDIT})  # the loop's fix
+    transcript = tmp_path / "run.jsonl"
+    monkeypatch.setenv("LSP_AGENT_INFILL_TEMPLATE", "qwen")
+    monkeypatch.setenv("LSP_AGENT_REPAIR_LINES", "2")
+    with ScriptedModelServer(script) as server:
+        status = main(
+            [
+                "ask",
+                TASK,
+                "--repo",
+                str(stats_project),
+                "--model",
+                "openai/scripted",
+                "--api-base",
+                server.base_url,
+            ]
+            + ["--api-key", "k", "--tool-calling", "prompt", "--profile", "small", "--max-iterations", "6"]
+            + ["--allow-exec", "--transcript", str(transcript)]
+        )
+        requests = server.requests
+    assert status == 0
+    assert ["prompt" in r for r in requests] == [True, False, False, False]
+    asked = [r["messages"][-1]["content"] for r in requests[1:3]]
+    assert (
+        f"Line {BUGGY_LINE} is likely wrong" in asked[0]
+        and f"Line {BUGGY_LINE - 1} is likely wrong" in asked[1]
+    )
+    recording = load_recording(transcript)
+    assert [a["type"] for a in recording.answers] == ["model_error", "reply", "reply", "reply"]
+    assert recording.done["success"] and recording.start["infill_template"] == "qwen"
+    monkeypatch.delenv("LSP_AGENT_INFILL_TEMPLATE")  # the replay takes the recorded settings
+    assert main(["replay", str(transcript), "--allow-exec"]) == 0
