@@ -14,7 +14,7 @@ import re
 from lsp_agent.agent.line_candidates import without_comment
 from lsp_agent.settings_values import INFILL_PRESETS
 
-LINES_BEFORE, LINES_AFTER = 30, 10  # the code around the hole
+LINES_BEFORE, LINES_AFTER = 60, 20  # the code around the hole (30 and 10 lost the fix in boltons-01)
 STOP = ["\n\n"]  # one statement is enough: the first line is the version
 MAX_TOKENS = 60
 
