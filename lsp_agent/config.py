@@ -240,7 +240,6 @@ class Settings:
         whole_number,
         env="LSP_AGENT_REPAIR_LINES",
     )
-
     infill_template: str | None = setting(
         None,
         "infillTemplate",

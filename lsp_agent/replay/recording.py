@@ -28,7 +28,6 @@ class Recording:
     requests: list[RecordedRequest] = field(default_factory=list)
     replies: list[dict[str, Any]] = field(default_factory=list)
     tools: list[dict[str, Any]] = field(default_factory=list)
-    errors: list[dict[str, Any]] = field(default_factory=list)  # model_error records
     answers: list[dict[str, Any]] = field(default_factory=list)  # reply and model_error records, in order
     done: dict[str, Any] | None = None
 
@@ -106,7 +105,6 @@ def _recording_of(records: list[dict[str, Any]]) -> Recording:
         elif kind == "tool":
             recording.tools.append(record)
         elif kind == "model_error":
-            recording.errors.append(record)
             recording.answers.append(record)
         elif kind == "done":
             recording.done = record
