@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsp_agent.agent.edit_blocks import close_cut_block
 from lsp_agent.agent.model_errors import ModelError, classify_error
-from lsp_agent.agent.model_reply import ModelReply, read_stream, reply_from_response
+from lsp_agent.agent.model_reply import ModelReply, read_stream, reply_from_response, reply_from_text
 from lsp_agent.agent.model_retry import RetryPolicy, with_retries
 from lsp_agent.agent.parsing import ACTION_STOP_SEQUENCES, close_cut_action, first_action_only
 
@@ -204,23 +204,24 @@ class ModelClient:
         return reply
 
     async def infill(self, prompt: str, stop: list[str]) -> ModelReply:
-        """One text completion of a fill-in-the-middle `prompt` (not streamed: a short reply, bounded by max_tokens),
-        retried on transient errors; raises ModelError."""
+        """One fill-in-the-middle text completion (short, so not streamed), retried like a chat; raises ModelError."""
         litellm = get_litellm()
-        params = self._text_params(prompt, stop)
+        chat = self._params([], None)  # the same endpoint, key, limits and extra parameters, not streamed
+        params = {k: v for k, v in chat.items() if k not in ("messages", "stream", "stream_options")}
+        params.update(prompt=prompt, stop=stop)
         start = time.perf_counter()
 
-        async def attempt() -> ModelReply:
+        async def once() -> ModelReply:
             try:
                 return await self._bounded(litellm, params)
-            except (asyncio.CancelledError, ModelError):
+            except ModelError:
                 raise
             except Exception as exc:  # noqa: BLE001 - classified here
                 raise classify_error(exc, self.model, self.settings.api_base) from None
 
         policy = RetryPolicy(self.max_retries, self.retry_base, self.retry_cap)
         reply, attempts = await with_retries(
-            attempt, policy, deadline=self.deadline, on_retry=self._report_retry
+            once, policy, deadline=self.deadline, on_retry=self._report_retry
         )
         reply.seconds, reply.attempts = time.perf_counter() - start, attempts
         return reply
@@ -335,38 +336,21 @@ class ModelClient:
         params.update(self.extra_params)
         return params
 
-    def _text_params(self, prompt: str, stop: list[str]) -> dict[str, Any]:
-        """The keyword arguments for litellm.atext_completion (`infill`)."""
-        params: dict[str, Any] = {
-            "model": self.model,
-            "prompt": prompt,
-            "stop": stop,
-            "timeout": self.settings.request_timeout,
-            "max_retries": 0,
-            "drop_params": True,
-            "max_tokens": self.settings.max_tokens,
-        }
-        if self.settings.api_base:
-            params["api_base"] = self.settings.api_base
-        if self.api_key:
-            params["api_key"] = self.api_key
-        params.update(self.extra_params)
-        return params
-
     async def _once(
         self, litellm: Any, params: dict[str, Any], on_text: Callable[[str], None] | None = None
     ) -> ModelReply:
         """A single request, streamed or not (a text completion when it has a prompt)."""
-        if "prompt" in params:
-            return self._text_reply(litellm, params, await litellm.atext_completion(**params))
-        if params.get("stream"):
+        text = "prompt" in params  # a fill-in-the-middle completion: its text as it came
+        if text:
+            response = await litellm.atext_completion(**params)
+        elif params.get("stream"):
             response = await read_stream(litellm, params, on_text)
         else:
             response = await litellm.acompletion(**params)
-        reply = reply_from_response(response)
+        reply = reply_from_text(response) if text else reply_from_response(response)
         if on_text is not None and not params.get("stream") and reply.content:
             on_text(reply.content)  # a provider that does not stream: the whole text as one piece
-        if "stop" in params:
+        if "stop" in params and not text:
             # a server that ignores stop sequences still leaves no invented observation in the history
             content = first_action_only(reply.content)
             if reply.finish_reason == "stop":
@@ -374,21 +358,8 @@ class ModelClient:
             reply.close_action(content)
         reply.cost = self._cost(litellm, response)
         if not reply.prompt_tokens and not reply.completion_tokens:
-            self._estimate_usage(litellm, reply, params["messages"])
-        return reply
-
-    def _text_reply(self, litellm: Any, params: dict[str, Any], response: Any) -> ModelReply:
-        """A text completion's reply: its text, finish reason and usage (counted locally when not sent)."""
-        choice = response.choices[0] if response.choices else None
-        text = (getattr(choice, "text", None) or "") if choice is not None else ""
-        reply = ModelReply(text, [], {"role": "assistant", "content": text})
-        reply.finish_reason = getattr(choice, "finish_reason", None)
-        usage = getattr(response, "usage", None)
-        reply.prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
-        reply.completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
-        reply.cost = self._cost(litellm, response)
-        if not reply.prompt_tokens and not reply.completion_tokens:
-            self._estimate_usage(litellm, reply, [{"role": "user", "content": params["prompt"]}])
+            sent = [{"role": "user", "content": params["prompt"]}] if text else params["messages"]
+            self._estimate_usage(litellm, reply, sent)
         return reply
 
     def _api_key(self) -> str | None:

@@ -187,3 +187,21 @@ def _count(value: Any) -> int:
         return max(0, int(value or 0))
     except (TypeError, ValueError):
         return 0
+
+
+def reply_from_text(response: Any) -> ModelReply:
+    """A ModelReply from a litellm TextCompletionResponse (a fill-in-the-middle completion: text only)."""
+    choices = getattr(response, "choices", None)
+    if not choices:
+        raise ModelError("the model returned no choices", kind="empty", transient=True)
+    text = getattr(choices[0], "text", None)
+    text = clean_text(text) if isinstance(text, str) else ""
+    usage = getattr(response, "usage", None)
+    return ModelReply(
+        content=text,
+        tool_calls=[],
+        message={"role": "assistant", "content": text},
+        prompt_tokens=_count(getattr(usage, "prompt_tokens", 0)),
+        completion_tokens=_count(getattr(usage, "completion_tokens", 0)),
+        finish_reason=getattr(choices[0], "finish_reason", None),
+    )
