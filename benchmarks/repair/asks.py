@@ -6,7 +6,9 @@ small profile's request for the bug's line (agent/line_candidates.line_request, 
 from a real test run in a fresh buggy copy) goes to the endpoint `--samples` times, with the seeds, temperature and
 reply bound the agent uses, through the agent's own model client (litellm). A version counts as the fix when the
 file it gives parses to the same tree as the project's own file. The baseline, in the same run, is the same
-request without the failing test: what the model makes of the code and the task alone.
+request without the failing test: what the model makes of the code and the task alone. With `--infill TEMPLATE`,
+a third variant is the fill-in-the-middle request line repairs send first with `infillTemplate` set
+(agent/line_infill.py: greedy, the bug's line left out, so one request per task whatever `--samples` says).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 from benchmarks.repair.build import Task, read_task_set
 from benchmarks.repair.projects import Project, fetch, project_named, testenv_python
 
-VARIANTS = ("with failure", "without failure")  # ours, then the baseline
+VARIANTS = ("with failure", "without failure", "infill")  # ours, the baseline, then infill when asked for
 
 
 def add_asks_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,6 +38,11 @@ def add_asks_arguments(parser: argparse.ArgumentParser) -> None:
         "--api-key", default="sk-local", help="API key for the endpoint (a local one needs none)"
     )
     parser.add_argument("--samples", type=int, default=2, help="requests per task and variant (seeds 1..N)")
+    parser.add_argument(
+        "--infill",
+        default="",
+        help="also the infill request with this infillTemplate, e.g. qwen (default: off)",
+    )
     parser.add_argument("--out", type=Path, help="results JSON (default: none)")
 
 
@@ -64,7 +71,7 @@ def requests(task: Task, failure: str, lines: list[str]) -> dict[str, str]:
     baseline = line_request(task.description, "", task.file, lines, task.line).replace(
         "The failing test:\n\n\n", ""
     )
-    return dict(zip(VARIANTS, (ours, baseline), strict=True))
+    return dict(zip(VARIANTS[:2], (ours, baseline), strict=True))
 
 
 def shown_lines(task: Task, lines: list[str]) -> list[str]:
@@ -72,6 +79,15 @@ def shown_lines(task: Task, lines: list[str]) -> list[str]:
     from lsp_agent.agent.line_candidates import shown_numbers
 
     return [lines[n - 1] for n in shown_numbers(lines, task.line) if n != task.line]
+
+
+async def ask_infill(client: Any, template: str, lines: list[str], number: int) -> tuple[str, float, int]:
+    """The infill request about line `number` as line repairs send it: (the line filled in, seconds, tokens)."""
+    from lsp_agent.agent.line_infill import MAX_TOKENS, STOP, filled_line, infill_prompt
+
+    client.extra_params.update(max_tokens=MAX_TOKENS, temperature=0, seed=1)
+    reply = await client.infill(infill_prompt(template, lines, number), STOP)
+    return filled_line(reply.content or ""), reply.seconds, reply.completion_tokens
 
 
 async def ask(client: Any, request: str, seed: int) -> tuple[str, float, int]:
@@ -106,7 +122,9 @@ def run_asks(args: argparse.Namespace, task_path: Path) -> int:
         for task in tasks:
             project = project_named(task.project)
             results.extend(
-                await ask_task(task, project, fetch(project), python, client, args.samples, budget)
+                await ask_task(
+                    task, project, fetch(project), python, client, args.samples, budget, args.infill
+                )
             )
             print(_task_line(task, results), flush=True)
 
@@ -120,10 +138,17 @@ def run_asks(args: argparse.Namespace, task_path: Path) -> int:
 
 
 async def ask_task(
-    task: Task, project: Project, tree: Path, python: Path, client: Any, samples: int, budget: int
+    task: Task,
+    project: Project,
+    tree: Path,
+    python: Path,
+    client: Any,
+    samples: int,
+    budget: int,
+    infill: str = "",
 ) -> list[dict[str, Any]]:
     """One task: its first failure from a real test run (and the site rank), then `samples` requests per
-    variant; a record per request."""
+    variant (one infill request, when `infill` names a template); a record per request."""
     from benchmarks.repair.run import buggy_source
     from benchmarks.repair.sites import rank_task
 
@@ -131,25 +156,31 @@ async def ask_task(
     lines = buggy_source(task, pristine).splitlines()
     ranks = rank_task(task, project, tree, python, budget)
     shown = shown_lines(task, lines)
+    asked = [
+        (variant, seed, ask(client, request, seed))
+        for variant, request in requests(task, ranks["failure"], lines).items()
+        for seed in range(1, samples + 1)
+    ]
+    if infill:
+        asked.append((VARIANTS[2], 1, ask_infill(client, infill, lines, task.line)))
     records = []
-    for variant, request in requests(task, ranks["failure"], lines).items():
-        for seed in range(1, samples + 1):
-            reply, seconds, tokens = await ask(client, request, seed)
-            count, fixed = fixes(task, pristine, lines, reply, shown)
-            records.append(
-                {
-                    "task": task.id,
-                    "kind": task.kind,
-                    "variant": variant,
-                    "seed": seed,
-                    "site": ranks["sites"],
-                    "versions": count,
-                    "fixed": fixed,
-                    "seconds": round(seconds, 1),
-                    "tokens": tokens,
-                    "reply": reply,
-                }
-            )
+    for variant, seed, request in asked:
+        reply, seconds, tokens = await request
+        count, fixed = fixes(task, pristine, lines, reply, shown)
+        records.append(
+            {
+                "task": task.id,
+                "kind": task.kind,
+                "variant": variant,
+                "seed": seed,
+                "site": ranks["sites"],
+                "versions": count,
+                "fixed": fixed,
+                "seconds": round(seconds, 1),
+                "tokens": tokens,
+                "reply": reply,
+            }
+        )
     return records
 
 
@@ -174,10 +205,18 @@ def asks_table(results: list[dict[str, Any]], samples: int) -> str:
             f"{sum(r['versions'] for r in mine) / len(mine):>12.1f} "
             f"{sum(r['seconds'] for r in mine) / len(mine):>8.1f}"
         )
-    ours, baseline = (fixed_counts.get(v, 0) for v in VARIANTS)
-    ratio = f"{ours / baseline:.2f}x" if baseline else ("inf" if ours else "n/a")
-    rows.append(f"ratio asks fixed, {VARIANTS[0]} / {VARIANTS[1]}: {ratio} ({samples} sample(s) per task)")
+    ours, baseline, infill = (fixed_counts.get(v, 0) for v in VARIANTS)
+    rows.append(
+        f"ratio asks fixed, {VARIANTS[0]} / {VARIANTS[1]}: {_ratio(ours, baseline)} ({samples} sample(s) per task)"
+    )
+    if VARIANTS[2] in fixed_counts:
+        rows.append(f"ratio asks fixed, {VARIANTS[2]} (1 request) / {VARIANTS[0]}: {_ratio(infill, ours)}")
     return "\n".join(rows)
+
+
+def _ratio(a: int, b: int) -> str:
+    """a / b as a ratio, or what stands for it when b is 0."""
+    return f"{a / b:.2f}x" if b else ("inf" if a else "n/a")
 
 
 def _task_line(task: Task, results: list[dict[str, Any]]) -> str:
@@ -187,5 +226,6 @@ def _task_line(task: Task, results: list[dict[str, Any]]) -> str:
         f"{variant} {sum(r['fixed'] for r in mine if r['variant'] == variant)}/"
         f"{sum(1 for r in mine if r['variant'] == variant)}"
         for variant in VARIANTS
+        if any(r["variant"] == variant for r in mine)
     ]
     return f"{task.id:<16} {task.kind:<20} " + "  ".join(parts) + f"  ({time.strftime('%H:%M:%S')})"

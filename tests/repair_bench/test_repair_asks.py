@@ -119,3 +119,29 @@ def test_each_variant_is_asked_with_the_agents_sampling_and_judged(tmp_path: Pat
     assert [b["seed"] for b in bodies] == [1, 2, 1, 2]
     assert {(b["temperature"], b["max_tokens"]) for b in bodies} == {(TEMPERATURE, REPLY_TOKENS)}
     assert (pristine / "pkg" / "calc.py").read_text() == CALC  # the bug went into a copy
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_the_infill_variant_sends_the_agents_fill_in_the_middle_request_once(tmp_path: Path) -> None:
+    from lsp_agent.agent.line_infill import MAX_TOKENS, STOP
+
+    pristine, python, task = total_task(tmp_path)
+    script = [{"content": WRONG}] * 2 + [{"content": "        result += number\n\n    # done"}]
+    with ScriptedModelServer(script) as server:
+        client = ModelClient(Settings(model="openai/local", api_base=server.base_url), stream=True)
+        records = asyncio.run(
+            ask_task(task, PROJECT, pristine, python, client, samples=1, budget=6, infill="qwen")
+        )
+        bodies = server.requests
+    assert [(r["variant"], r["fixed"], r["versions"]) for r in records] == [
+        (VARIANTS[0], False, 1),
+        (VARIANTS[1], False, 1),
+        (VARIANTS[2], True, 1),
+    ]
+    infill = bodies[2]
+    assert "messages" not in infill and infill["prompt"].startswith("<|fim_prefix|>")
+    assert task.mutated.strip() not in infill["prompt"]  # the model never sees the line it fills in
+    assert (infill["temperature"], infill["max_tokens"], infill["stop"]) == (0, MAX_TOKENS, STOP)
+    rows = asks_table(records, samples=1).splitlines()
+    assert rows[-1] == "ratio asks fixed, infill (1 request) / with failure: inf"
