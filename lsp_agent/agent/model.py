@@ -19,6 +19,7 @@ from lsp_agent.agent.model_errors import ModelError, classify_error
 from lsp_agent.agent.model_reply import ModelReply, read_stream, reply_from_response, reply_from_text
 from lsp_agent.agent.model_retry import RetryPolicy, with_retries
 from lsp_agent.agent.parsing import ACTION_STOP_SEQUENCES, close_cut_action, first_action_only
+from lsp_agent.agent.text_client import own_text_client
 
 if TYPE_CHECKING:
     from lsp_agent.config import Settings
@@ -29,8 +30,7 @@ log = logging.getLogger(__name__)
 NO_NATIVE_TOOLS = ("gemma", "deepseek-r1", "deepseek-reasoner", "phi-2", "tinyllama")
 NO_SYSTEM_ROLE = ("gemma",)
 DEFAULT_CONTEXT_WINDOW = 32_768
-# litellm's OpenAI client refuses to send a request without a key; local servers (llama.cpp, vLLM, LM Studio)
-# ignore it, so a keyless --api-base gets this placeholder.
+# A keyless --api-base (llama.cpp, vLLM, LM Studio) gets this: litellm sends no OpenAI request without a key.
 PLACEHOLDER_KEY = "sk-no-key-required"
 KEYLESS_PROVIDERS = ("openai", "text-completion-openai", "custom_openai")
 # Provider errors that mean "no system role for this model".
@@ -205,7 +205,6 @@ class ModelClient:
 
     async def infill(self, prompt: str, stop: list[str]) -> ModelReply:
         """One fill-in-the-middle text completion (short, so not streamed), retried like a chat; raises ModelError."""
-        litellm = get_litellm()
         chat = self._params([], None)  # the same endpoint, key, limits and extra parameters, not streamed
         params = {k: v for k, v in chat.items() if k not in ("messages", "stream", "stream_options")}
         params.update(prompt=prompt, stop=stop)
@@ -213,7 +212,8 @@ class ModelClient:
 
         async def once() -> ModelReply:
             try:
-                return await self._bounded(litellm, params)
+                async with own_text_client(self.model, self.api_key, self.settings.api_base) as client:
+                    return await self._bounded(get_litellm(), {**params, **client})
             except ModelError:
                 raise
             except Exception as exc:  # noqa: BLE001 - classified here

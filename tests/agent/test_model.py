@@ -245,3 +245,23 @@ async def test_forced_native_mode_does_not_fall_back(workspace):
         workspace, [{"status": 400, "error": "this model does not support tools"}], tool_calling="native"
     )
     assert o.result.stop_reason == "error" and "does not support tools" in o.result.error
+
+
+async def test_fill_in_the_middle_requests_leave_no_connection_open(caplog):
+    """litellm's text completions open an HTTP client per request and never close it ('Unclosed connector' in the
+    user's terminal); each infill request gets a client of its own, closed after it."""
+    import gc
+
+    with ScriptedModelServer([{"content": "    return a + b\n\n"}] * 3) as server:
+        client = ModelClient(scripted_settings(server), retry_base=0.01)
+        replies = [
+            await client.infill("<|fim_prefix|>def add(a, b):\n<|fim_suffix|><|fim_middle|>", ["\n\n"])
+        ]
+        replies += [
+            await client.infill("<|fim_prefix|>x<|fim_suffix|>y<|fim_middle|>", ["\n\n"]) for _ in "ab"
+        ]
+        requests = server.requests
+    gc.collect()  # an unclosed client says so when it is collected
+    assert [r.content for r in replies] == ["    return a + b"] * 3
+    assert [r["prompt"] for r in requests][0].startswith("<|fim_prefix|>def add") and len(requests) == 3
+    assert not [r for r in caplog.records if "Unclosed" in r.getMessage()]
