@@ -241,11 +241,12 @@ class Settings:
         env="LSP_AGENT_REPAIR_LINES",
     )
     infill_template: str | None = setting(
-        None,
+        "auto",
         "infillTemplate",
-        "small profile: the model's fill-in-the-middle prompt (qwen, starcoder, deepseek, codellama, or a template "
-        "with {prefix} and {suffix}); set, line repairs first have the model fill in each line in its place, "
-        "through the server's text completions (empty: off)",
+        "small profile: the model's fill-in-the-middle prompt (auto: by the model's name, for Qwen2.5-Coder, "
+        "CodeGemma, StarCoder, DeepSeek-Coder and Code Llama behind an OpenAI-compatible server; qwen, starcoder, "
+        "deepseek, codellama, or a template with {prefix} and {suffix}); set, line repairs first have the model "
+        "fill in each line in its place, through the server's text completions (empty: off)",
         infill_template,
         env="LSP_AGENT_INFILL_TEMPLATE",
     )

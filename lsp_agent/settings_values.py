@@ -183,15 +183,16 @@ INFILL_PRESETS = {
 
 
 def infill_template(value: Any) -> str | None:
-    """A fill-in-the-middle prompt: a preset's name or a template with {prefix} and {suffix}; empty means off."""
+    """A fill-in-the-middle prompt: `auto` (the preset the model's name calls for), a preset's name or a template
+    with {prefix} and {suffix}; empty means off."""
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise ValueError("expected a preset name or a template string")
-    if value.strip() in INFILL_PRESETS:
-        return value.strip()  # agent/line_infill.py fills in the preset's template
+        raise ValueError("expected auto, a preset name or a template string")
+    if value.strip() in ("auto", *INFILL_PRESETS):
+        return value.strip()  # agent/line_infill.py resolves auto and fills in the preset's template
     if "{prefix}" not in value or "{suffix}" not in value:
         raise ValueError(
-            f"expected one of {', '.join(INFILL_PRESETS)} or a template with {{prefix}} and {{suffix}}"
+            f"expected auto, one of {', '.join(INFILL_PRESETS)} or a template with {{prefix}} and {{suffix}}"
         )
     return value

@@ -12,11 +12,29 @@ from __future__ import annotations
 import re
 
 from lsp_agent.agent.line_candidates import without_comment
+from lsp_agent.agent.text_client import TEXT_PROVIDERS
 from lsp_agent.settings_values import INFILL_PRESETS
 
 LINES_BEFORE, LINES_AFTER = 60, 20  # the code around the hole (30 and 10 lost the fix in boltons-01)
 STOP = ["\n\n"]  # one statement is enough: the first line is the version
 MAX_TOKENS = 60
+# `auto`: code models trained to fill in the middle, by a part of their name, and the preset with their tokens
+MODEL_PRESETS = (
+    (re.compile(r"qwen[\w.-]*coder|codegemma", re.I), "qwen"),
+    (re.compile(r"starcoder", re.I), "starcoder"),
+    (re.compile(r"deepseek[\w.-]*coder", re.I), "deepseek"),
+    (re.compile(r"code-?llama", re.I), "codellama"),
+)
+
+
+def template_for(setting: str | None, model: str) -> str | None:
+    """The infill template a run uses: the setting, or for `auto` the preset the model's name calls for (none for
+    other models, or behind a provider that does not send the prompt as written)."""
+    if setting != "auto":
+        return setting or None  # "" is off too
+    if model.split("/", 1)[0] not in TEXT_PROVIDERS:
+        return None
+    return next((preset for pattern, preset in MODEL_PRESETS if pattern.search(model)), None)
 
 
 def infill_prompt(template: str, lines: list[str], number: int) -> str:

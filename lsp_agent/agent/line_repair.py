@@ -11,9 +11,9 @@ then the named tests. The first version the tests pass with ends the run with th
 the whole suite still fails tests that may share the bug (tools/suite_check.py's `unfinished`) is a partial fix: it is
 undone too and the search goes on, up to EXTRA_SITES more lines, for a version that fixes those as well; failing that,
 the run ends with the partial fix that left the fewest.
-With `infillTemplate` set, the first request about each line is a fill-in-the-middle completion instead
-(agent/line_infill.py): the model writes the line in its place without seeing it; a server without text completions
-turns that off for the rest of the run.
+With an infill template (`infillTemplate`; `auto` picks one for a code model it knows by name), the first request
+about each line is a fill-in-the-middle completion instead (agent/line_infill.py): the model writes the line in its
+place without seeing it; a server without text completions turns that off for the rest of the run.
 Each request is a step of max_iterations. One line gets one request, and at most two thirds of the steps go to
 different lines; requests `repairLines` has left then go to the best-ranked lines again (a line request, without the
 versions already tried), as long as the loop keeps a few steps. The loop, which starts as before, refuses the
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsp_agent.agent.line_candidates import candidate_lines, line_request, shown_numbers
 from lsp_agent.agent.line_infill import MAX_TOKENS as INFILL_TOKENS
-from lsp_agent.agent.line_infill import STOP, filled_line, infill_prompt
+from lsp_agent.agent.line_infill import STOP, filled_line, infill_prompt, template_for
 from lsp_agent.agent.line_sites import repair_sites, second_requests, site_budget
 from lsp_agent.agent.model_errors import ModelError
 from lsp_agent.agent.outcome import Outcome
@@ -60,10 +60,12 @@ async def repair_lines(run: Any, testing: EditTesting) -> Outcome | None:
         run.task, run.ctx.overlay, report, site_budget(settings.repair_lines, settings.max_iterations)
     )
     again = sites[: second_requests(settings.repair_lines, settings.max_iterations, len(sites))]
-    infill = settings.infill_template  # the first request about each line fills it in, when set
+    client = run.conversation.client
+    infill = template_for(
+        settings.infill_template, client.model
+    )  # the first request about each line fills it in
     requests = [(site, infill) for site in sites] + [(site, None) for site in again]
     tried: dict[tuple[str, int], set[str]] = {}  # a line -> the versions of it tried so far
-    client = run.conversation.client
     saved, failures, baseline = dict(client.extra_params), testing.failures, testing.baseline
     best: _Passing | None = None
     try:

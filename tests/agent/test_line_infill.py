@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lsp_agent.agent.line_infill import LINES_AFTER, LINES_BEFORE, filled_line, infill_prompt
+from lsp_agent.agent.line_infill import LINES_AFTER, LINES_BEFORE, filled_line, infill_prompt, template_for
 from lsp_agent.settings_values import INFILL_PRESETS, infill_template
 
 LINES = [
@@ -45,7 +45,34 @@ def test_the_setting_takes_a_preset_name_or_a_template_with_both_holes() -> None
         infill_template(" qwen ") == "qwen" and infill_template("") is None and infill_template(None) is None
     )
     assert infill_template("<A>{prefix}<B>{suffix}<C>") == "<A>{prefix}<B>{suffix}<C>"
-    assert set(INFILL_PRESETS) == {"qwen", "starcoder", "deepseek", "codellama"}
+    assert (
+        set(INFILL_PRESETS) == {"qwen", "starcoder", "deepseek", "codellama"}
+        and infill_template("auto") == "auto"
+    )
     for bad in ("llama", "<A>{prefix}<C>", 3):
-        with pytest.raises(ValueError, match="qwen, starcoder, deepseek, codellama|expected a preset"):
+        with pytest.raises(ValueError, match="qwen, starcoder, deepseek, codellama|expected auto, a preset"):
             infill_template(bad)
+
+
+@pytest.mark.parametrize(
+    ("model", "template"),
+    [
+        ("openai/qwen2.5-coder-1.5b-instruct", "qwen"),
+        ("hosted_vllm/Qwen/Qwen2.5-Coder-7B-Instruct", "qwen"),
+        ("llamafile/codegemma-7b", "qwen"),
+        ("openai/starcoder2-3b", "starcoder"),
+        ("text-completion-openai/deepseek-coder-6.7b-base", "deepseek"),
+        ("openai/CodeLlama-7b", "codellama"),
+        ("openai/local", None),  # a served alias says nothing: set the preset
+        ("openai/gpt-4o-mini", None),
+        ("ollama/qwen2.5-coder:1.5b", None),  # ollama and LM Studio wrap a text prompt in a chat
+        ("lm_studio/qwen2.5-coder-7b-instruct", None),
+        ("anthropic/claude-sonnet-4", None),
+    ],
+)
+def test_auto_picks_the_preset_a_code_model_behind_an_openai_compatible_server_calls_for(
+    model: str, template: str | None
+) -> None:
+    assert template_for("auto", model) == template
+    assert template_for("starcoder", model) == "starcoder"
+    assert template_for(None, model) is None and template_for("", model) is None

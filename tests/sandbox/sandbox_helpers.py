@@ -47,7 +47,7 @@ async def run_scripted(root: Path, script: list[dict], task: str, **kw: Any) -> 
     run_kw = {k: kw.pop(k) for k in list(kw) if k in ("permission", "registry", "overlay", "index")}
     events: list[Any] = []
     with ScriptedModelServer(script) as server:
-        settings = Settings(model="openai/scripted", api_base=server.base_url, api_key="test", **kw)
+        settings = Settings(**{"model": "openai/scripted", **kw}, api_base=server.base_url, api_key="test")
         client = ModelClient(settings, retry_base=0.01, max_retries=1)
         run = AgentRun(task, settings, root, sink=events.append, model_client=client, **run_kw)
         result = await run.run()

@@ -305,6 +305,28 @@ async def test_with_an_infill_template_the_model_fills_in_the_line_without_seein
     assert result.answer.startswith(f"pkg/stats.py line {BUGGY_LINE}: `return lo` is now `return hi`.")
 
 
+@pytest.mark.parametrize("setting", ["auto", ""])
+async def test_auto_fills_in_lines_with_a_code_model_it_knows_by_name(
+    stats_project: Path, setting: str
+) -> None:
+    # a Qwen2.5-Coder behind an OpenAI-compatible server: `auto` (the default) sends its preset's prompt; "" is off
+    script = [{"content": "        return hi\n\n"}, {"content": "1. `return hi`"}]
+    out = await run_scripted(
+        stats_project,
+        script,
+        TASK,
+        permission=asker("allow_once"),
+        model="openai/Qwen2.5-Coder-1.5B-Instruct",
+        infill_template=setting,
+        **SMALL,
+    )
+    assert len(out.requests) == 1 and out.result.success
+    if setting:
+        assert out.requests[0]["prompt"].startswith("<|fim_prefix|>")
+    else:
+        assert "prompt" not in out.requests[0] and out.requests[0]["messages"][0]["content"] == SYSTEM
+
+
 def test_a_server_without_text_completions_turns_infill_off_for_line_requests(
     stats_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
