@@ -33,6 +33,7 @@ class RecordedRun:
     max_iterations: int
     profile: str = "auto"  # lsp-agent's --profile (auto resolves to full for "openai/local")
     allow_exec: bool = False  # recorded (and replayed) with the exec permission granted
+    infill: str = ""  # the infillTemplate recorded with (the replay takes it from the recording)
 
     def transcript(self, name: str) -> Path:
         """Where the recording lives."""
@@ -51,6 +52,14 @@ RECORDINGS = {
         5,
         profile="small",
         allow_exec=True,
+    ),
+    "fix_longest_word_infill": RecordedRun(
+        "wordstats",
+        "The tests in tests/test_text.py fail since the last change to wordstats/text.py; fix it.",
+        5,
+        profile="small",
+        allow_exec=True,
+        infill="qwen",
     ),
     "explain_word_count": RecordedRun(
         "wordstats",
@@ -75,7 +84,7 @@ def record(name: str, model: str, api_base: str) -> int:
         command += ["--allow-exec"] if run.allow_exec else []
         # Not streamed: llama-cpp-python's server (interrupt_requests, on by default) ends a streamed reply early
         # whenever another client's request is waiting, and the shared model server has other clients.
-        env = {**os.environ, "LSP_AGENT_STREAM": "false"}
+        env = {**os.environ, "LSP_AGENT_STREAM": "false", "LSP_AGENT_INFILL_TEMPLATE": run.infill}
         status = subprocess.call(command, stdin=subprocess.DEVNULL, env=env)
         shutil.copyfile(transcript, target)
     print(f"recorded {target} (ask exited {status})")
