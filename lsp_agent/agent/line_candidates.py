@@ -3,12 +3,13 @@ from a small model's free-form reply (numbered lists, inline code, code fences, 
 
 from __future__ import annotations
 
-import ast
 import io
 import re
 import tokenize
 from collections.abc import Iterable, Iterator
 from difflib import SequenceMatcher
+
+from lsp_agent.workspace.python_parse import parse_python
 
 VERSIONS = 5  # corrected versions asked for per request
 MAX_CANDIDATES = 6  # versions tested per request, in reply order
@@ -101,7 +102,7 @@ def _is_code(text: str) -> bool:
     """Whether a line parses as Python on its own (a block's first line with a body added): prose does not."""
     for source in (text, text + "\n    pass"):
         try:
-            ast.parse(source)
+            parse_python(source)
         except (SyntaxError, ValueError):
             continue
         return True

@@ -13,6 +13,7 @@ from lsp_agent.agent.line_candidates import condition_header, repairable
 from lsp_agent.agent.upfront import frame_lines
 from lsp_agent.tools.fault_lines import SuspectLine, ranked_lines
 from lsp_agent.tools.test_runs import named_source_files
+from lsp_agent.workspace.python_parse import parse_python
 
 if TYPE_CHECKING:
     from lsp_agent.tools.test_runs import TestReport
@@ -31,7 +32,7 @@ class SourceFile:
     def parse(cls, text: str) -> SourceFile:
         lines = text.splitlines()
         try:
-            tree = ast.parse(text)
+            tree = parse_python(text)
             tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
         except (SyntaxError, ValueError, tokenize.TokenError):
             return cls(lines, {}, {})

@@ -6,12 +6,11 @@ edit are not the model's doing). Syntax errors are already reported by the edit 
 
 from __future__ import annotations
 
-import ast
 import inspect
-import warnings
 from collections import Counter
 
 from lsp_agent.tools.registry import Tool, ToolContext, ToolRegistry
+from lsp_agent.workspace.python_parse import parse_python
 
 EDIT_TOOLS = ("edit_file", "write_file")
 PYTHON_SUFFIXES = (".py", ".pyi")
@@ -25,9 +24,7 @@ def runtime_problems(path: str, text: str) -> list[tuple[int, str]]:
     from pyflakes.checker import Checker
 
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text, filename=path)
+        tree = parse_python(text, path)
     except (SyntaxError, ValueError):
         return []
     found = []
@@ -71,7 +68,7 @@ def _checked(tool: Tool) -> Tool:
             return output
         after = ctx.overlay.read_text(key)
         try:
-            ast.parse(after)
+            parse_python(after, key)
         except (SyntaxError, ValueError):
             return output  # the edit tool already says where it does not parse
         return output + diagnostics_note(key, new_problems(key, before, after))

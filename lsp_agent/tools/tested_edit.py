@@ -15,7 +15,6 @@ then those changed) that contains its old text.
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import inspect
 import re
@@ -28,6 +27,7 @@ from lsp_agent.tools.registry import Tool, ToolContext, ToolError, ToolRegistry
 from lsp_agent.tools.suite_check import broken_elsewhere, broken_message, listed, unfinished
 from lsp_agent.tools.test_runs import TestReport, run_pytest
 from lsp_agent.tools.verify import PermissionCheck, fingerprint
+from lsp_agent.workspace.python_parse import parse_python
 
 EDIT_TOOL = "edit_file"
 _FAILED = re.compile(r"(\d+) (?:failed|errors?)\b")
@@ -232,7 +232,7 @@ def _undone(key: str, report: TestReport, baseline: Standing | None) -> str:
 def _syntax_problem(ctx: ToolContext, key: str) -> str | None:
     """Why the proposed Python file does not parse, or None."""
     try:
-        ast.parse(ctx.overlay.read_text(key))
+        parse_python(ctx.overlay.read_text(key), key)
     except SyntaxError as exc:
         return f"line {exc.lineno}: {exc.msg}"
     except ValueError as exc:

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import ast
 import difflib
 import os
 import stat
 import tempfile
 import threading
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from lsp_agent.workspace.paths import PathError, check_writable_rel, resolve_in_workspace
+from lsp_agent.workspace.python_parse import parse_python
 
 CHANGE_KINDS = ("modify", "create", "delete")
 PYTHON_SUFFIXES = (".py", ".pyi")
@@ -277,9 +276,7 @@ def check_syntax(source: Proposal | _HasProposal) -> list[str]:
 def python_syntax_error(path: str, text: str) -> str | None:
     """'path:line: message' for the first syntax error in `text`, or None when it parses."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarning (invalid escapes) is not an error
-            ast.parse(text, filename=path)
+        parse_python(text, path)
     except SyntaxError as exc:
         line = exc.lineno or 1
         msg = exc.msg or "invalid syntax"
