@@ -61,9 +61,8 @@ async def repair_lines(run: Any, testing: EditTesting) -> Outcome | None:
     )
     again = sites[: second_requests(settings.repair_lines, settings.max_iterations, len(sites))]
     client = run.conversation.client
-    infill = template_for(
-        settings.infill_template, client.model
-    )  # the first request about each line fills it in
+    # with an infill template, the first request about each line fills it in
+    infill = template_for(settings.infill_template, client.model)
     requests = [(site, infill) for site in sites] + [(site, None) for site in again]
     tried: dict[tuple[str, int], set[str]] = {}  # a line -> the versions of it tried so far
     saved, failures, baseline = dict(client.extra_params), testing.failures, testing.baseline
