@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from lsp_agent.agent.line_candidates import without_comment
-from lsp_agent.agent.text_client import TEXT_PROVIDERS
+from lsp_agent.agent.text_client import sends_prompt_as_written
 from lsp_agent.settings_values import INFILL_PRESETS
 
 LINES_BEFORE, LINES_AFTER = 60, 20  # the code around the hole (30 and 10 lost the fix in boltons-01)
@@ -32,7 +32,7 @@ def template_for(setting: str | None, model: str) -> str | None:
     other models, or behind a provider that does not send the prompt as written)."""
     if setting != "auto":
         return setting or None  # "" is off too
-    if model.split("/", 1)[0] not in TEXT_PROVIDERS:
+    if not sends_prompt_as_written(model):
         return None
     return next((preset for pattern, preset in MODEL_PRESETS if pattern.search(model)), None)
 

@@ -15,13 +15,18 @@ from typing import Any
 TEXT_PROVIDERS = ("openai", "text-completion-openai", "hosted_vllm", "llamafile")
 
 
+def sends_prompt_as_written(model: str) -> bool:
+    """Whether litellm sends this model's text completions, prompt as written, through its OpenAI handler."""
+    return model.split("/", 1)[0] in TEXT_PROVIDERS
+
+
 @asynccontextmanager
 async def own_text_client(
     model: str, api_key: str | None, api_base: str | None
 ) -> AsyncIterator[dict[str, Any]]:
     """The parameters that give the request an OpenAI client of its own (none for other providers), closed on
     leaving; litellm's own retries stay off (the model client retries)."""
-    if model.split("/", 1)[0] not in TEXT_PROVIDERS:
+    if not sends_prompt_as_written(model):
         yield {}
         return
     from openai import AsyncOpenAI  # litellm's own dependency, which it sends these requests through
