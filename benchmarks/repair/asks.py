@@ -18,6 +18,7 @@ import ast
 import asyncio
 import json
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -156,16 +157,16 @@ async def ask_task(
     lines = buggy_source(task, pristine).splitlines()
     ranks = rank_task(task, project, tree, python, budget)
     shown = shown_lines(task, lines)
-    asked = [
-        (variant, seed, ask(client, request, seed))
+    asked = [  # each request is made when its turn comes
+        (variant, seed, partial(ask, client, request, seed))
         for variant, request in requests(task, ranks["failure"], lines).items()
         for seed in range(1, samples + 1)
     ]
     if infill:
-        asked.append((VARIANTS[2], 1, ask_infill(client, infill, lines, task.line)))
+        asked.append((VARIANTS[2], 1, partial(ask_infill, client, infill, lines, task.line)))
     records = []
     for variant, seed, request in asked:
-        reply, seconds, tokens = await request
+        reply, seconds, tokens = await request()
         count, fixed = fixes(task, pristine, lines, reply, shown)
         records.append(
             {
