@@ -198,7 +198,7 @@ async def run_alone(root: Path, env: dict[str, str], prompts: int) -> tuple[floa
     os.environ.update(env)
     from lsp_agent.acp.workspace import IndexPool
     from lsp_agent.assembly import build_run
-    from lsp_agent.config import load_settings
+    from lsp_agent.settings_sources import load_settings
 
     settings, _ = load_settings(root)
     pool = IndexPool()

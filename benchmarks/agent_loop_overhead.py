@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from lsp_agent.agent.model import ModelClient, ModelReply, get_litellm  # noqa: E402
 from lsp_agent.agent.run import AgentRun  # noqa: E402
 from lsp_agent.agent.stream_reply import assemble_stream  # noqa: E402
-from lsp_agent.config import load_settings  # noqa: E402
+from lsp_agent.settings_sources import load_settings  # noqa: E402
 from lsp_agent.testing.scripted_model import ScriptedModelServer  # noqa: E402
 
 TARGET_MS = 20.0

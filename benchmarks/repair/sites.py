@@ -53,7 +53,7 @@ def site_ranks(root: Path, task: Task, budget: int) -> dict[str, Any]:
     """In the task's environment: the 1-based ranks of the bug's line among the sites and in plain Ochiai."""
     from lsp_agent.agent.line_candidates import repairable
     from lsp_agent.agent.line_sites import repair_sites
-    from lsp_agent.config import load_settings
+    from lsp_agent.settings_sources import load_settings
     from lsp_agent.tools.fault_lines import ranked_lines
     from lsp_agent.tools.registry import ToolContext
     from lsp_agent.tools.test_runs import named_source_files, named_test_files, run_pytest

@@ -40,7 +40,8 @@ from lsp_agent.acp.turns import run_turn
 from lsp_agent.acp.workspace import IndexPool, mcp_manager
 from lsp_agent.agent.permission_store import PermissionStore
 from lsp_agent.agent.session import Session
-from lsp_agent.config import ModelNotConfigured, Settings, load_settings
+from lsp_agent.config import ModelNotConfigured, Settings
+from lsp_agent.settings_sources import load_settings
 
 log = logging.getLogger(__name__)
 

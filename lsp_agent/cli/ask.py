@@ -170,7 +170,8 @@ def _flags(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_ask(args: argparse.Namespace) -> int:
     """Handler of `lsp-agent ask`; returns the exit status."""
-    from lsp_agent.config import ModelNotConfigured, export_provider_keys, load_settings
+    from lsp_agent.config import ModelNotConfigured
+    from lsp_agent.settings_sources import export_provider_keys, load_settings
 
     setup_logging(getattr(args, "log_level", None), getattr(args, "log_file", None))
     _tolerant_output()

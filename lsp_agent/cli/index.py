@@ -78,7 +78,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 def _config(args: argparse.Namespace) -> IndexConfig:
     """IndexConfig from flags over the project settings (env, workspace .env); bad settings are warned about."""
     from lsp_agent.assembly import index_config
-    from lsp_agent.config import load_settings
+    from lsp_agent.settings_sources import load_settings
 
     max_size = getattr(args, "max_file_size", None)
     if max_size is not None and max_size <= 0:

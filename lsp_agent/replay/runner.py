@@ -112,7 +112,7 @@ async def _run_again(recording: Recording, root: Path, transcript: Path, allow_e
 def _settings(recording: Recording, root: Path, api_base: str, transcript: Path) -> Any:
     """The workspace's settings (not the environment's) with the recorded run's, pointed at the replay server."""
     from lsp_agent.agent.model import context_window
-    from lsp_agent.config import load_settings
+    from lsp_agent.settings_sources import load_settings
 
     model = str(recording.start.get("model") or "replay")
     recorded = {name: recording.start[name] for name in REPLAY_SETTINGS if name in recording.start}

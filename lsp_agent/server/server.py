@@ -13,7 +13,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from lsp_agent import __version__
 from lsp_agent.agent.rules import rules_status
-from lsp_agent.config import Settings, load_settings
+from lsp_agent.config import Settings
 from lsp_agent.server.ask_choices import model_choices
 from lsp_agent.server.conversations import EditorConversations
 from lsp_agent.server.edits import DocumentState, EditSupport
@@ -24,6 +24,7 @@ from lsp_agent.server.runs import RunManager, RunRecord
 from lsp_agent.server.setting_names import editor_wording
 from lsp_agent.server.settle import reconcile_applied
 from lsp_agent.server.transport import HardenedServer
+from lsp_agent.settings_sources import load_settings
 
 log = logging.getLogger(__name__)
 

@@ -30,7 +30,7 @@ def test_auto_picks_small_for_small_or_local_models(model: str, changes: dict, e
 
 
 def test_profile_setting_is_checked_and_read_from_the_environment() -> None:
-    from lsp_agent.config import load_settings
+    from lsp_agent.settings_sources import load_settings
 
     settings, errors = load_settings(None, environ={"LSP_AGENT_PROFILE": "small"})
     assert settings.profile == "small" and errors == []

@@ -6,7 +6,8 @@ import dataclasses
 
 import pytest
 
-from lsp_agent.config import CLIENT_KEYS, ENV_VARS, SPECS, Settings, load_settings
+from lsp_agent.config import CLIENT_KEYS, ENV_VARS, SPECS, Settings
+from lsp_agent.settings_sources import load_settings
 
 
 def test_every_field_is_declared_with_a_description_and_a_unique_key() -> None:

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.config import ModelNotConfigured, Settings, load_settings
+from lsp_agent.config import ModelNotConfigured, Settings
+from lsp_agent.settings_sources import load_settings
 
 
 def test_defaults_without_any_source(tmp_path: Path) -> None:

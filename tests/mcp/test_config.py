@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.config import load_settings
 from lsp_agent.mcp.config import (
     DEFAULT_STARTUP_TIMEOUT,
     collect_servers,
@@ -17,6 +16,7 @@ from lsp_agent.mcp.config import (
     read_config_file,
     server_from_flag,
 )
+from lsp_agent.settings_sources import load_settings
 
 
 def test_stdio_and_http_entries_in_the_editors_shape():

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from sandbox_helpers import asker, run_scripted
 
-from lsp_agent.config import load_settings
 from lsp_agent.sandbox.isolation import (
     DISABLE_ENV,
     Isolation,
@@ -23,6 +22,7 @@ from lsp_agent.sandbox.isolation import (
     user_home,
 )
 from lsp_agent.sandbox.session import Sandbox
+from lsp_agent.settings_sources import load_settings
 from lsp_agent.tools.exec_tools import close_sandbox, run_python
 from lsp_agent.tools.registry import ToolContext, ToolError
 from lsp_agent.workspace.overlay import Overlay

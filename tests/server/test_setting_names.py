@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lsp_agent.config import load_settings
 from lsp_agent.server.setting_names import editor_wording
+from lsp_agent.settings_sources import load_settings
 
 
 def test_bad_settings_are_named_as_the_user_wrote_them(tmp_path: Path):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.config import load_settings
+from lsp_agent.settings_sources import load_settings
 from lsp_agent.workspace.redaction import Redactor, collect_secrets, looks_secret_name, worth_hiding
 from lsp_agent.workspace.secrets import SecretFileError, SecretFiles, secret_files_of
 from lsp_agent.workspace.walk import is_ignored, walk_workspace
