@@ -171,6 +171,13 @@ class Settings:
     mcp_servers: dict[str, dict[str, Any]] = setting(
         {}, "mcpServers", "MCP servers: {name: {command, args?, env?} | {url, headers?}}", mcp_servers
     )
+    mcp_startup_timeout: float = setting(
+        10.0,
+        "mcpStartupTimeout",
+        "seconds an MCP server may take to start (a server's own startupTimeout wins)",
+        positive_number,
+        env="LSP_AGENT_MCP_STARTUP_TIMEOUT",
+    )
     exec_timeout: float = setting(
         60.0, "execTimeout", "wall-clock limit of code the agent runs (s)", positive_number
     )

@@ -1,28 +1,74 @@
-"""Where settings come from: command-line flags, editor settings, the environment, the workspace `.env`, defaults.
+"""Where settings come from: flags, editor settings, the environment, the workspace's files, the user's file.
 
-Precedence, highest first: flags, editor settings, the environment, the workspace `.env`, defaults.
+Precedence, highest first (one table: docs/configuration.md shows the same, generated from PRECEDENCE):
+
+| source | where | note |
+|---|---|---|
+| command line | `lsp-agent ask/index/search/acp` flags | |
+| editor settings | the `lspAgent` section of the editor | |
+| environment | `LSP_AGENT_*` variables | |
+| workspace .env | `<workspace>/.env` | guarded settings only when trusted |
+| workspace file | `<workspace>/.lsp-agent/config.toml` | guarded settings only when trusted |
+| user file | `$XDG_CONFIG_HOME/lsp-agent/config.toml` | `trustedWorkspaces` lives here |
+| default | the declaration in `config.py` | |
+
+Local beats global (the workspace's files over the user's, as git's local config over its global one) and the
+environment beats files (as `GIT_*` variables beat git's config). Object settings (`permissions`, `mcpServers`)
+merge by entry across sources: a higher source replaces an entry of the same name and keeps the others.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from lsp_agent.config import CLIENT_KEYS, EDITOR_ONLY_PREFIXES, SPECS, Settings, merge_values
+from lsp_agent.config_files import (
+    flatten_keys,
+    guard_workspace,
+    read_config_file,
+    user_config_file,
+    workspace_config_file,
+    workspace_trusted,
+)
+
+# (source, where, note), highest first: the table above, and the one docs/configuration.md is generated with.
+PRECEDENCE = (
+    ("command line", "`lsp-agent ask/index/search/acp` flags", ""),
+    ("editor settings", "the `lspAgent` section of the editor's settings", ""),
+    ("environment", "`LSP_AGENT_*` variables", ""),
+    ("workspace .env", "`<workspace>/.env`", "guarded settings only in a trusted workspace"),
+    (
+        "workspace file",
+        "`<workspace>/.lsp-agent/config.toml`",
+        "guarded settings only in a trusted workspace",
+    ),
+    ("user file", "`$XDG_CONFIG_HOME/lsp-agent/config.toml`", "also `trustedWorkspaces`"),
+    ("default", "the declaration in `lsp_agent/config.py`", ""),
+)
+MERGED_BY_ENTRY = tuple(
+    name for name, value in dataclasses.asdict(Settings()).items() if isinstance(value, dict)
+)
 
 
-def _flatten(client: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Flatten nested editor settings into dotted keys, keeping known object-valued settings whole."""
-    out: dict[str, Any] = {}
-    for key, value in client.items():
-        dotted = f"{prefix}{key}"
-        if isinstance(value, Mapping) and dotted not in CLIENT_KEYS:
-            out.update(_flatten(value, dotted + "."))
-        else:
-            out[dotted] = value
-    return out
+@dataclass
+class LoadedSettings:
+    """Settings with where each value came from (`lsp-agent config` shows it), the problems, the files read."""
+
+    settings: Settings
+    origins: dict[str, str] = field(default_factory=dict)  # field -> origin; absent: the default
+    entry_origins: dict[str, dict[str, str]] = field(default_factory=dict)  # merged objects: entry -> origin
+    errors: list[str] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)  # config files that exist
+    trusted: bool = False  # the user file trusts this workspace
+
+    def origin(self, name: str) -> str:
+        """Where a field's value came from: `default`, `file:PATH`, `env:VAR`, `editor`, `command line`..."""
+        return self.origins.get(name, "default")
 
 
 def client_values(client: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -31,7 +77,7 @@ def client_values(client: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]
         client = client["lspAgent"]
     values: dict[str, Any] = {}
     errors: list[str] = []
-    for key, value in _flatten(client).items():
+    for key, value in flatten_keys(client).items():
         name = CLIENT_KEYS.get(key)
         if name is None and key.startswith(EDITOR_ONLY_PREFIXES):
             continue
@@ -73,24 +119,68 @@ def load_settings(
     client: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> tuple[Settings, list[str]]:
-    """Settings from all sources, highest first: flags, editor settings, environment, workspace .env, defaults.
+    """Settings from all sources (see the table above); returns (settings, errors).
 
-    The environment and .env fill the gaps of what the user set explicitly (flags on the CLI, settings in the
-    editor). Returns (settings, errors); each error names the bad setting, whose value falls back to the next source.
+    Each error names the bad setting and where it was set; its value falls back to the next source.
     """
-    settings = Settings()
-    errors: list[str] = []
-    layers: list[tuple[str, Mapping[str, Any]]] = [
-        (".env", env_values(read_dotenv(root))),
-        ("environment", env_values(os.environ if environ is None else environ)),
-    ]
+    loaded = load_sources(root, flags=flags, client=client, environ=environ)
+    return loaded.settings, loaded.errors
+
+
+def load_sources(
+    root: Path | None,
+    *,
+    flags: Mapping[str, Any] | None = None,
+    client: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> LoadedSettings:
+    """load_settings() with the origin of every value, the config files found and whether the workspace is trusted."""
+    user = read_config_file(user_config_file(), user=True)
+    loaded = LoadedSettings(
+        Settings(), errors=list(user.errors), trusted=workspace_trusted(root, user.trusted)
+    )
+    layers = [(f"file:{user.path}", user.values, {})]
+    loaded.files = [user.path] if user.path.is_file() else []
+    if root is not None:
+        ws = read_config_file(workspace_config_file(root), user=False)
+        values, refused = guard_workspace(ws.values, ws.keys, str(ws.path), root, loaded.trusted)
+        loaded.errors += ws.errors + refused
+        layers.append((f"file:{ws.path}", values, {}))
+        loaded.files += [ws.path] if ws.path.is_file() else []
+        dotenv = env_values(read_dotenv(root))
+        keys = {name: SPECS[name].env or name for name in dotenv}
+        values, refused = guard_workspace(dotenv, keys, str(Path(root) / ".env"), root, loaded.trusted)
+        loaded.errors += refused
+        layers.append((f".env:{Path(root) / '.env'}", values, keys))
+    environment = env_values(os.environ if environ is None else environ)
+    layers.append(("env", environment, {name: SPECS[name].env or name for name in environment}))
     if client:
         values, client_errors = client_values(client)
-        errors.extend(client_errors)
-        layers.append(("editor settings", values))
+        loaded.errors += client_errors
+        layers.append(("editor settings", values, {}))
     if flags:
-        layers.append(("command line", {k: v for k, v in flags.items() if v is not None}))
-    for source, values in layers:
-        settings, layer_errors = merge_values(settings, values, source)
-        errors.extend(layer_errors)
-    return settings, errors
+        layers.append(("command line", {k: v for k, v in flags.items() if v is not None}, {}))
+    for source, values, keys in layers:
+        _apply(loaded, source, values, keys)
+    return loaded
+
+
+def _apply(loaded: LoadedSettings, source: str, values: Mapping[str, Any], keys: Mapping[str, str]) -> None:
+    """One layer over the settings so far: each valid value recorded with its origin, objects merged by entry."""
+    label = {"env": "environment"}.get(source, source.split(":")[0])
+    for name, raw in values.items():
+        before = getattr(loaded.settings, name, None)
+        settings, errors = merge_values(loaded.settings, {name: raw}, label)
+        loaded.errors += errors
+        if errors:
+            continue
+        origin = f"{source}:{keys[name]}" if source == "env" else source
+        if source.startswith(".env:"):
+            origin = f"{source} ({keys[name]})"
+        if name in MERGED_BY_ENTRY and isinstance(before, dict):
+            value = getattr(settings, name)
+            settings = dataclasses.replace(settings, **{name: {**before, **value}})
+            entries = loaded.entry_origins.setdefault(name, {})
+            entries.update(dict.fromkeys(value, origin))
+            origin = ", ".join(dict.fromkeys(entries.values()))
+        loaded.settings, loaded.origins[name] = settings, origin
