@@ -114,15 +114,17 @@ def client_server_spec(server: Any) -> tuple[str, dict[str, Any]]:
 
 def mcp_manager(root: Path, settings: Settings, client_servers: list[Any]) -> McpManager | None:
     """The session's MCP servers: the workspace and user configuration plus the client's (the client wins)."""
-    from lsp_agent.mcp.config import collect_servers, parse_server
+    from lsp_agent.mcp.config import parse_server, servers_for
     from lsp_agent.mcp.manager import McpManager
 
-    servers, errors = collect_servers(root, settings.mcp_servers)
+    servers, errors = servers_for(settings, root)
     by_name = {s.name: s for s in servers}
     for entry in client_servers:
         name, spec = client_server_spec(entry)
         try:
-            server = parse_server(name, spec, "the ACP client", root=root)
+            server = parse_server(
+                name, spec, "the ACP client", root=root, startup_timeout=settings.mcp_startup_timeout
+            )
         except ValueError as exc:
             errors.append(str(exc))
             continue

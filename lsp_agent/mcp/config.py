@@ -53,20 +53,29 @@ def safe_name(name: str) -> str:
 
 
 def parse_server(
-    name: str, spec: Any, source: str = "settings", *, root: Path | None = None
+    name: str,
+    spec: Any,
+    source: str = "settings",
+    *,
+    root: Path | None = None,
+    startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
 ) -> McpServerConfig:
     """One {command, args, env, cwd} or {url, headers, type} entry; ValueError says what is wrong.
+
+    The entry's `startupTimeout` wins over `startup_timeout` (the `mcpStartupTimeout` setting).
 
     `${VAR}`, `${env:VAR}`, `${VAR:-default}`, `${workspaceFolder}` (`root`) and `${userHome}` are filled in
     in command, args, env, cwd, url and headers; an unset variable is an error naming it.
     """
     try:
-        return _parse_server(name, spec, source, root)
+        return _parse_server(name, spec, source, root, startup_timeout)
     except ExpansionError as exc:
         raise ValueError(f"MCP server {name!r} ({source}): {exc}") from None
 
 
-def _parse_server(name: str, spec: Any, source: str, root: Path | None) -> McpServerConfig:
+def _parse_server(
+    name: str, spec: Any, source: str, root: Path | None, startup_timeout: float
+) -> McpServerConfig:
     """parse_server() without the error prefix for expansion errors."""
     if not isinstance(spec, Mapping):
         raise ValueError(f"MCP server {name!r} ({source}): expected an object with 'command' or 'url'")
@@ -74,9 +83,7 @@ def _parse_server(name: str, spec: Any, source: str, root: Path | None) -> McpSe
     kind = {"streamable-http": "http", "streamablehttp": "http", "streamable_http": "http"}.get(kind, kind)
     if kind and kind not in TRANSPORTS:
         raise ValueError(f"MCP server {name!r} ({source}): unknown type {kind!r} (use stdio, http or sse)")
-    startup = _positive(
-        spec.get("startupTimeout", spec.get("timeout")), DEFAULT_STARTUP_TIMEOUT, name, source
-    )
+    startup = _positive(spec.get("startupTimeout", spec.get("timeout")), startup_timeout, name, source)
     call = _positive(spec.get("toolTimeout", spec.get("callTimeout")), DEFAULT_CALL_TIMEOUT, name, source)
     url, command = spec.get("url"), spec.get("command")
     if isinstance(url, str) and url.strip() and kind != "stdio":
@@ -121,7 +128,11 @@ def _parse_server(name: str, spec: Any, source: str, root: Path | None) -> McpSe
 
 
 def parse_servers(
-    value: Any, source: str = "settings", *, root: Path | None = None
+    value: Any,
+    source: str = "settings",
+    *,
+    root: Path | None = None,
+    startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
 ) -> tuple[list[McpServerConfig], list[str]]:
     """All entries of an `mcpServers` object; bad entries are reported and skipped."""
     if value is None:
@@ -134,14 +145,17 @@ def parse_servers(
         if isinstance(spec, Mapping) and spec.get("disabled") is True:
             continue
         try:
-            servers.append(parse_server(str(name), spec, source, root=root))
+            servers.append(parse_server(str(name), spec, source, root=root, startup_timeout=startup_timeout))
         except ValueError as exc:
             errors.append(str(exc))
     return servers, errors
 
 
-def server_from_flag(value: str, taken: Sequence[str] = ()) -> McpServerConfig:
-    """`--mcp-server URL_OR_COMMAND`: a URL is a streamable HTTP server, anything else a shell-split command."""
+def server_from_flag(
+    value: str, taken: Sequence[str] = (), startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
+) -> McpServerConfig:
+    """`--mcp-server URL_OR_COMMAND`: a URL is a streamable HTTP server, anything else a shell-split command
+    (started within `startup_timeout`, the `mcpStartupTimeout` setting)."""
     text = value.strip()
     if not text:
         raise ValueError("--mcp-server needs a URL or a command")
@@ -152,7 +166,11 @@ def server_from_flag(value: str, taken: Sequence[str] = ()) -> McpServerConfig:
         if parts.port:
             base = f"{base}_{parts.port}"
         return McpServerConfig(
-            name=_unique(safe_name(base), taken), transport="http", url=text, source="flag"
+            name=_unique(safe_name(base), taken),
+            transport="http",
+            url=text,
+            startup_timeout=startup_timeout,
+            source="flag",
         )
     try:
         words = shlex.split(text)
@@ -163,6 +181,7 @@ def server_from_flag(value: str, taken: Sequence[str] = ()) -> McpServerConfig:
         transport="stdio",
         command=words[0],
         args=tuple(words[1:]),
+        startup_timeout=startup_timeout,
         source="flag",
     )
 
@@ -180,7 +199,9 @@ def config_file_paths(root: Path | None) -> list[Path]:
     return paths
 
 
-def read_config_file(path: Path, root: Path | None = None) -> tuple[list[McpServerConfig], list[str]]:
+def read_config_file(
+    path: Path, root: Path | None = None, startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
+) -> tuple[list[McpServerConfig], list[str]]:
     """Servers under the top-level "mcpServers" (or VS Code's "servers") key of one JSON file."""
     if not path.is_file():
         return [], []
@@ -195,7 +216,7 @@ def read_config_file(path: Path, root: Path | None = None) -> tuple[list[McpServ
     servers = data.get("mcpServers", data.get("servers"))
     if servers is None:
         return [], [f'{path}: no "mcpServers" key; expected {{"mcpServers": {{"name": {{"command": ...}}}}}}']
-    return parse_servers(servers, source=str(path), root=root)
+    return parse_servers(servers, source=str(path), root=root, startup_timeout=startup_timeout)
 
 
 def collect_servers(
@@ -204,25 +225,66 @@ def collect_servers(
     flags: Sequence[str] = (),
     *,
     read_files: bool = True,
+    startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
 ) -> tuple[list[McpServerConfig], list[str]]:
-    """Servers from the config files, the editor settings and flags (later sources replace same-named ones)."""
+    """Servers from the config files, the editor settings and flags (later sources replace same-named ones).
+
+    The workspace's `.lsp-agent/mcp.json` starts programs a repository chose: its servers are taken only when
+    the user's config.toml trusts the workspace (`trustedWorkspaces`), else one error says how to allow them.
+    """
     by_name: dict[str, McpServerConfig] = {}
     errors: list[str] = []
     sources: list[tuple[list[McpServerConfig], list[str]]] = []
     if read_files:
-        sources.extend(read_config_file(p, root) for p in config_file_paths(root))
-    sources.append(parse_servers(settings_servers or {}, source="settings", root=root))
+        for path in config_file_paths(root):
+            servers, errs = read_config_file(path, root, startup_timeout)
+            if servers and root is not None and path == Path(root) / WORKSPACE_CONFIG:
+                servers, errs = _trusted_only(servers, errs, path, root)
+            sources.append((servers, errs))
+    sources.append(
+        parse_servers(settings_servers or {}, source="settings", root=root, startup_timeout=startup_timeout)
+    )
     for servers, errs in sources:
         errors.extend(errs)
         by_name.update((s.name, s) for s in servers)
     for flag in flags:
         try:
-            server = server_from_flag(flag, taken=list(by_name))
+            server = server_from_flag(flag, taken=list(by_name), startup_timeout=startup_timeout)
         except ValueError as exc:
             errors.append(str(exc))
             continue
         by_name[server.name] = server
     return list(by_name.values()), errors
+
+
+def servers_for(
+    settings: Any, root: Path | None, flags: Sequence[str] = (), *, read_files: bool = True
+) -> tuple[list[McpServerConfig], list[str]]:
+    """collect_servers() with a run's settings: its `mcpServers` and its `mcpStartupTimeout`."""
+    return collect_servers(
+        root,
+        getattr(settings, "mcp_servers", None) or {},
+        flags,
+        read_files=read_files,
+        startup_timeout=getattr(settings, "mcp_startup_timeout", None) or DEFAULT_STARTUP_TIMEOUT,
+    )
+
+
+def _trusted_only(
+    servers: list[McpServerConfig], errors: list[str], path: Path, root: Path
+) -> tuple[list[McpServerConfig], list[str]]:
+    """The workspace file's servers when the user trusts the workspace; else none and a message saying why."""
+    from lsp_agent.config_files import TRUST_KEY, user_config_file, user_trusts
+
+    if user_trusts(root):
+        return servers, errors
+    names = ", ".join(s.name for s in servers)
+    return [], [
+        *errors,
+        f"{path}: MCP servers from a workspace file are not started ({names}): a cloned repository must not "
+        f"start programs without your consent; put them in {user_config_file()} or trust this workspace there: "
+        f'{TRUST_KEY} = ["{Path(root).resolve()}"]',
+    ]
 
 
 def _name_from_command(words: Sequence[str]) -> str:

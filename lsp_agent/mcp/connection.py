@@ -83,8 +83,8 @@ class McpConnection:
             await asyncio.wait_for(asyncio.shield(self._ready), self.config.startup_timeout)
         except TimeoutError:
             self._fail(
-                f"did not start within {self.config.startup_timeout:g}s (raise 'startupTimeout' in its "
-                "settings if it is just slow)"
+                f"did not start within {self.config.startup_timeout:g}s (if it is just slow, raise its "
+                "'startupTimeout', or the mcpStartupTimeout setting for every server)"
             )
             await self._stop_task()
         return self.error if self.state == "failed" else None

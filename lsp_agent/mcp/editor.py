@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lsp_agent.mcp.config import collect_servers
+from lsp_agent.mcp.config import servers_for
 from lsp_agent.mcp.manager import McpManager
 
 log = logging.getLogger(__name__)
@@ -52,9 +52,7 @@ class EditorMcp:
         if self.current_settings is None:
             return []
         root = self.current_root() if self.current_root is not None else None
-        servers, _ = collect_servers(
-            root, getattr(self.current_settings(), "mcp_servers", None) or {}, read_files=self.read_files
-        )
+        servers, _ = servers_for(self.current_settings(), root, read_files=self.read_files)
         return McpManager(servers, root=root).status()
 
     def close(self) -> None:
@@ -64,9 +62,7 @@ class EditorMcp:
 
     async def _manager(self, settings: Any, root: Path | None) -> McpManager:
         """The manager, created on first use and reconfigured when the server definitions changed."""
-        servers, errors = collect_servers(
-            root, getattr(settings, "mcp_servers", None) or {}, read_files=self.read_files
-        )
+        servers, errors = servers_for(settings, root, read_files=self.read_files)
         if self.manager is None:
             self.manager = McpManager(servers, root=root)
             self.manager.config_errors = errors

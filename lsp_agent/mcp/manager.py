@@ -13,7 +13,7 @@ from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from lsp_agent.mcp.config import McpServerConfig, collect_servers
+from lsp_agent.mcp.config import McpServerConfig, servers_for
 from lsp_agent.mcp.connection import McpConnection, McpUnavailable, RemoteTool
 
 log = logging.getLogger(__name__)
@@ -51,9 +51,7 @@ class McpManager:
         read_files: bool = True,
     ) -> McpManager:
         """A manager for the servers in the config files, `settings.mcp_servers` and `--mcp-server` flags."""
-        servers, errors = collect_servers(
-            root, getattr(settings, "mcp_servers", None) or {}, flags, read_files=read_files
-        )
+        servers, errors = servers_for(settings, root, flags, read_files=read_files)
         manager = cls(servers, root=root)
         manager.config_errors = errors
         return manager
@@ -82,9 +80,7 @@ class McpManager:
 
     def configure_from(self, settings: Any, flags: Sequence[str] = (), *, read_files: bool = True) -> None:
         """configure() from settings, config files and flags (for didChangeConfiguration)."""
-        servers, errors = collect_servers(
-            self.root, getattr(settings, "mcp_servers", None) or {}, flags, read_files=read_files
-        )
+        servers, errors = servers_for(settings, self.root, flags, read_files=read_files)
         self.configure(servers, errors)
 
     # -- starting and calling --------------------------------------------------------------------

@@ -116,6 +116,8 @@ def test_config_files_settings_and_flags_in_precedence_order(tmp_path: Path, mon
     (root / ".lsp-agent" / "mcp.json").write_text(
         json.dumps({"mcpServers": {"shared": {"command": "ws-srv"}}})
     )
+    # a workspace's servers start only in a workspace the user trusts (tests/config/test_config_mcp.py)
+    (tmp_path / "xdg" / "lsp-agent" / "config.toml").write_text(f'trustedWorkspaces = ["{root}"]\n')
     servers, errors = collect_servers(
         root, {"editor": {"command": "ed-srv"}}, ["http://127.0.0.1:5000/mcp", "python extra.py"]
     )

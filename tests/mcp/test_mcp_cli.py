@@ -64,6 +64,9 @@ def test_config_file_and_flag_servers_with_allow_exec(tmp_path: Path, http_notes
         }
     }
     (root / ".lsp-agent" / "mcp.json").write_text(json.dumps(config))
+    user_config = tmp_path / "no-user-config" / "lsp-agent" / "config.toml"  # the workspace is trusted
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text(f'trustedWorkspaces = ["{root}"]\n')
     web = _port_name(http_notes_url)
     script = [
         step("notes__lookup_note", topic="oncall"),
