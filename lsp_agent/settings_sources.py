@@ -28,6 +28,7 @@ from typing import Any
 
 from lsp_agent.config import CLIENT_KEYS, EDITOR_ONLY_PREFIXES, SPECS, Settings, merge_values
 from lsp_agent.config_files import (
+    FileValues,
     flatten_keys,
     guard_workspace,
     read_config_file,
@@ -118,12 +119,14 @@ def load_settings(
     flags: Mapping[str, Any] | None = None,
     client: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
+    user_file: bool = True,
 ) -> tuple[Settings, list[str]]:
     """Settings from all sources (see the table above); returns (settings, errors).
 
-    Each error names the bad setting and where it was set; its value falls back to the next source.
+    Each error names the bad setting and where it was set; its value falls back to the next source. `environ`
+    stands for os.environ and `user_file=False` leaves the user's config file out (a replay takes neither).
     """
-    loaded = load_sources(root, flags=flags, client=client, environ=environ)
+    loaded = load_sources(root, flags=flags, client=client, environ=environ, user_file=user_file)
     return loaded.settings, loaded.errors
 
 
@@ -133,9 +136,10 @@ def load_sources(
     flags: Mapping[str, Any] | None = None,
     client: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
+    user_file: bool = True,
 ) -> LoadedSettings:
     """load_settings() with the origin of every value, the config files found and whether the workspace is trusted."""
-    user = read_config_file(user_config_file(), user=True)
+    user = read_config_file(user_config_file(), user=True) if user_file else FileValues(user_config_file())
     loaded = LoadedSettings(
         Settings(), errors=list(user.errors), trusted=workspace_trusted(root, user.trusted)
     )

@@ -110,7 +110,8 @@ async def _run_again(recording: Recording, root: Path, transcript: Path, allow_e
 
 
 def _settings(recording: Recording, root: Path, api_base: str, transcript: Path) -> Any:
-    """The workspace's settings (not the environment's) with the recorded run's, pointed at the replay server."""
+    """The workspace's settings (not the environment's or the user file's) with the recorded run's, pointed at the
+    replay server."""
     from lsp_agent.agent.model import context_window
     from lsp_agent.settings_sources import load_settings
 
@@ -129,7 +130,7 @@ def _settings(recording: Recording, root: Path, api_base: str, transcript: Path)
         # the profile the run resolved (recordings from before profiles ran the full one)
         "profile": recording.start.get("profile") or "full",
     }
-    settings, errors = load_settings(root, flags=flags, environ={})
+    settings, errors = load_settings(root, flags=flags, environ={}, user_file=False)
     if errors:
         raise RecordingError("the recorded settings do not load: " + "; ".join(errors))
     return settings

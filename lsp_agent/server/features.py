@@ -14,6 +14,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
+from lsp_agent.config_files import workspace_config_file
 from lsp_agent.server.client_requests import request_within
 from lsp_agent.server.code_actions import code_actions
 from lsp_agent.server.commands import COMMANDS, CommandError
@@ -216,7 +217,16 @@ def _register_documents(server: AgentServer) -> None:
 
 
 def _watched_files_changed(ls: AgentServer, params: types.DidChangeWatchedFilesParams) -> None:
-    """Files changed outside the editor: the index follows the disk (an open buffer is followed instead)."""
+    """Files changed outside the editor: the index follows the disk (an open buffer is followed instead); a
+    changed workspace config file or .env reloads the settings."""
+    root = ls.primary_root
+    if root is not None:
+        settings_files = {workspace_config_file(root).absolute(), (Path(root) / ".env").absolute()}
+        if any(_path(change.uri) in settings_files for change in params.changes):
+            before = _index_key(ls)
+            ls.reload_settings()
+            if _index_key(ls) != before:
+                ls.indexes.reindex()
     if len(params.changes) > BULK_FILE_EVENTS:  # a checkout or a build: one incremental refresh is cheaper
         ls.indexes.reindex()
         return

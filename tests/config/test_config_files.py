@@ -156,3 +156,10 @@ def test_trust_covers_the_listed_folder_and_below_only(user_file: Path, tmp_path
     assert settings.allow_unisolated_exec is False and "not taken from a workspace file" in errors[0]
     user_file.write_text("trustedWorkspaces = 1\n")
     assert "trustedWorkspaces = 1: expected a list of paths" in load_settings(inside, environ={})[1][0]
+
+
+def test_a_replay_can_leave_the_user_file_out(user_file: Path, workspace: Path) -> None:
+    user_file.write_text("maxIterations = 5\n")
+    (workspace / ".lsp-agent" / "config.toml").write_text("tokenBudget = 7\n")
+    settings, errors = load_settings(workspace, environ={}, user_file=False)
+    assert errors == [] and settings.max_iterations == 30 and settings.token_budget == 7

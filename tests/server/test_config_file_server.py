@@ -3,6 +3,8 @@ value in a file is shown naming the file and the key."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from lsprotocol import types
 from server_editor import start_editor, stop_editor, write_tree
@@ -27,5 +29,23 @@ async def test_the_user_and_workspace_files_reach_the_language_server(tmp_path):
         assert f"{user_file}: maxIterations = 0: expected a positive whole number" in errors
         ws_file = root / ".lsp-agent" / "config.toml"
         assert f"{ws_file}: allowUnisolatedExec is not taken from a workspace file" in errors
+        # an edited workspace file is read again when the client reports the change
+        ws_file.write_text('model = "openai/from-workspace-file"\n')
+        editor.client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(
+                changes=[
+                    types.FileEvent(
+                        uri=editor.uri(".lsp-agent/config.toml"), type=types.FileChangeType.Changed
+                    )
+                ]
+            )
+        )
+        for _ in range(50):
+            status = await editor.command("lspAgent.status")
+            if status["model"] == "openai/from-workspace-file":
+                break
+            await asyncio.sleep(0.1)
+        assert status["model"] == "openai/from-workspace-file"
+        assert "allowUnisolatedExec" not in "\n".join(status.get("settingsErrors", []))
     finally:
         await stop_editor(editor)
