@@ -62,11 +62,9 @@ def _print_check(loaded: LoadedSettings, root: Path) -> None:
     """Each problem on a line, or one line saying which files are fine."""
     for error in loaded.errors:
         print(f"error: {error}")
-    files = ", ".join(str(p) for p in loaded.files) or "no config file"
-    if loaded.errors:
-        print(f"{len(loaded.errors)} problem(s); checked {files}, the environment and {root / '.env'}")
-    else:
-        print(f"ok: {files}, the environment and {root / '.env'}")
+    files = ", ".join(str(p) for p in loaded.files) or "no config file found"
+    checked = f"checked: {files}; the environment; {root / '.env'}"
+    print(f"{len(loaded.errors)} problem(s) ({checked})" if loaded.errors else f"ok ({checked})")
 
 
 def _print_settings(loaded: LoadedSettings, root: Path) -> None:

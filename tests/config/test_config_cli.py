@@ -51,7 +51,7 @@ def test_each_value_is_shown_with_where_it_came_from(files, capsys, monkeypatch)
 def test_check_names_file_and_key_and_exits_non_zero(files, capsys) -> None:
     user, root = files
     assert main(["config", "--check", "--repo", str(root)]) == 0
-    assert capsys.readouterr().out.startswith("ok: no config file")
+    assert capsys.readouterr().out.startswith("ok (checked: no config file found; the environment;")
     user.write_text("maxIterations = 0\n")
     (root / ".lsp-agent" / "config.toml").write_text('[permissions]\nrun_command = "allow"\n')
     assert main(["config", "--check", "--repo", str(root)]) == 1
