@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -91,9 +92,7 @@ def read_config_file(path: Path, *, user: bool) -> FileValues:
     except tomllib.TOMLDecodeError as exc:
         found.errors.append(f"{path}: not valid TOML ({exc}); the file is ignored")
         return found
-    if isinstance(data.get("lspAgent"), Mapping):  # settings.json's section, copied as a table
-        data = {**{k: v for k, v in data.items() if k != "lspAgent"}, **data["lspAgent"]}
-    for key, raw in flatten_keys(data).items():
+    for key, raw in flatten_keys(_settings_tree(data)).items():
         key = key.removeprefix("lspAgent.")
         if key == TRUST_KEY:
             _read_trust(found, raw, user)
@@ -111,6 +110,13 @@ def read_config_file(path: Path, *, user: bool) -> FileValues:
             continue
         found.values[name], found.keys[name] = raw, key
     return found
+
+
+def _settings_tree(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A file's settings, with an `[lspAgent]` table (settings.json's section, copied) merged over the top."""
+    if isinstance(data.get("lspAgent"), Mapping):
+        return {**{k: v for k, v in data.items() if k != "lspAgent"}, **data["lspAgent"]}
+    return dict(data)
 
 
 def _read_trust(found: FileValues, raw: Any, user: bool) -> None:
@@ -146,7 +152,7 @@ def refusal(where: str, key: str, name: str, root: Path) -> str:
     return (
         f"{where}: {key} is not taken from a workspace file (it {GUARDED[name]}, and a cloned repository must "
         f"not grant itself that); set it in your user file {user_config_file()}, or trust this workspace there: "
-        f'{TRUST_KEY} = ["{Path(root).resolve()}"]'
+        f'{TRUST_KEY} = ["{Path(root).resolve()}"] (`lsp-agent config --trust` adds it)'
     )
 
 
@@ -159,3 +165,32 @@ def guard_workspace(
     kept = {name: raw for name, raw in values.items() if name not in GUARDED}
     refused = [refusal(where, keys.get(name, name), name, root) for name in values if name in GUARDED]
     return kept, refused
+
+
+def trust_workspace(root: Path) -> tuple[Path, bool]:
+    """Add `root` to trustedWorkspaces in the user file, keeping the rest of the file as written.
+
+    Returns (the user file, whether it changed); ValueError when the file cannot be read or rewritten safely.
+    """
+    path, here = user_config_file(), Path(root).expanduser().resolve()
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: not valid TOML ({exc}); fix it first") from None
+    current = _settings_tree(data).get(TRUST_KEY, [])
+    if not isinstance(current, list):
+        raise ValueError(f"{path}: {TRUST_KEY} is not a list; fix it first")
+    if workspace_trusted(here, [Path(str(p)).expanduser().resolve() for p in current]):
+        return path, False
+    wanted = [*current, str(here)]
+    line = f"{TRUST_KEY} = {json.dumps(wanted, ensure_ascii=False)}"
+    pattern = re.compile(rf"^{TRUST_KEY}\s*=\s*\[[^\]]*\][^\n]*$", re.M)
+    new = pattern.sub(lambda _: line, text, count=1) if TRUST_KEY in data else f"{line}\n{text}"
+    if (
+        _settings_tree(tomllib.loads(new)).get(TRUST_KEY) != wanted
+    ):  # written some other way (a table, a dotted key...)
+        raise ValueError(f'{path}: cannot add the workspace safely; add "{here}" to {TRUST_KEY} by hand')
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(new, encoding="utf-8")
+    return path, True

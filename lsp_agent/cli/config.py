@@ -30,6 +30,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--check", action="store_true", help="validate all sources; exit 1 when any has a problem")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument(
+        "--trust",
+        action="store_true",
+        help="trust the workspace: add it to trustedWorkspaces in your user file, so its files may set "
+        "permissions, mcpServers, allowUnisolatedExec and python",
+    )
+    p.add_argument(
         "--markdown",
         action="store_true",
         help="print the settings reference page (docs/configuration.md) generated from the declarations",
@@ -48,6 +54,8 @@ def run_config(args: argparse.Namespace) -> int:
     if not root.is_dir():
         print(f"error: --repo {root} is not a directory", file=sys.stderr)
         return 2
+    if getattr(args, "trust", False):
+        return _trust(root)
     loaded = load_sources(root)
     if getattr(args, "json", False):
         print(json.dumps(as_json(loaded, root), indent=1, ensure_ascii=False))
@@ -56,6 +64,19 @@ def run_config(args: argparse.Namespace) -> int:
     else:
         _print_settings(loaded, root)
     return 1 if getattr(args, "check", False) and loaded.errors else 0
+
+
+def _trust(root: Path) -> int:
+    """`config --trust`: the workspace added to the user file's trustedWorkspaces."""
+    from lsp_agent.config_files import trust_workspace
+
+    try:
+        path, changed = trust_workspace(root)
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"{'trusted' if changed else 'already trusted'}: {root} ({path})")
+    return 0
 
 
 def _print_check(loaded: LoadedSettings, root: Path) -> None:

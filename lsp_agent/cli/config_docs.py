@@ -24,6 +24,7 @@ language server (`lsp-agent serve`) and ACP (`lsp-agent acp`) read the same sour
 lsp-agent config                 # every setting, its value and where it came from (like git config --show-origin)
 lsp-agent config --check         # validate the config files, the environment and .env; exit 1 on any problem
 lsp-agent config --json          # the same as JSON (secrets masked)
+lsp-agent config --trust         # trust this workspace (see Workspace trust)
 ```
 
 ## The config files
@@ -69,7 +70,8 @@ taken from them only in a workspace you trust, and refused with a message otherw
 
 {{guarded}}
 
-Trust a workspace (and every folder below it) in your user file, like VS Code's workspace trust:
+Trust a workspace (and every folder below it) in your user file, like VS Code's workspace trust, by hand or
+with `lsp-agent config --trust [--repo PATH]` (which adds the path and keeps the rest of the file):
 
 ```toml
 {TRUST_KEY} = ["~/src/my-project", "/work/company"]

@@ -283,7 +283,7 @@ def _trusted_only(
         *errors,
         f"{path}: MCP servers from a workspace file are not started ({names}): a cloned repository must not "
         f"start programs without your consent; put them in {user_config_file()} or trust this workspace there: "
-        f'{TRUST_KEY} = ["{Path(root).resolve()}"]',
+        f'{TRUST_KEY} = ["{Path(root).resolve()}"] (`lsp-agent config --trust` adds it)',
     ]
 
 

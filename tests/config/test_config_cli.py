@@ -79,3 +79,25 @@ def test_json_reports_values_origins_trust_and_entries(files, capsys) -> None:
     permissions = data["settings"]["permissions"]
     assert permissions["value"] == {"read_file": "deny", "run_tests": "allow"}
     assert permissions["entries"] == {"read_file": f"file:{user}", "run_tests": timeout["origin"]}
+
+
+def test_trust_adds_the_workspace_to_the_user_file_and_keeps_the_rest(files, capsys) -> None:
+    user, root = files
+    (root / ".lsp-agent" / "config.toml").write_text('[permissions]\nedit_files = "allow"\n')
+    assert main(["config", "--check", "--repo", str(root)]) == 1
+    assert "`lsp-agent config --trust` adds it" in capsys.readouterr().out
+    assert main(["config", "--trust", "--repo", str(root)]) == 0  # no user file yet: one is written
+    assert capsys.readouterr().out == f"trusted: {root} ({user})\n"
+    assert main(["config", "--check", "--repo", str(root)]) == 0
+    user.write_text(
+        '# mine\nmodel = "m"\ntrustedWorkspaces = [\n  "/srv/a",  # work\n]  # list\n[permissions]\n'
+    )
+    assert main(["config", "--trust", "--repo", str(root)]) == 0
+    assert main(["config", "--trust", "--repo", str(root / ".lsp-agent")]) == 0  # inside: already trusted
+    assert capsys.readouterr().out.splitlines()[-1].startswith("already trusted:")
+    assert user.read_text() == (
+        f'# mine\nmodel = "m"\ntrustedWorkspaces = ["/srv/a", "{root}"]\n[permissions]\n'
+    )
+    user.write_text('[lspAgent]\ntrustedWorkspaces = ["/srv/a"]\n')  # a shape it will not rewrite
+    assert main(["config", "--trust", "--repo", str(root)]) == 1
+    assert "add it to trustedWorkspaces by hand" in capsys.readouterr().err.replace(f'"{root}" ', "it ")
