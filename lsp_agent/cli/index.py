@@ -78,6 +78,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 def _config(args: argparse.Namespace) -> IndexConfig:
     """IndexConfig from flags over the project settings (env, workspace .env); bad settings are warned about."""
     from lsp_agent.assembly import index_config
+    from lsp_agent.config import SPECS
     from lsp_agent.settings_sources import load_settings
 
     max_size = getattr(args, "max_file_size", None)
@@ -86,7 +87,7 @@ def _config(args: argparse.Namespace) -> IndexConfig:
     flags = {"embeddings": getattr(args, "embeddings", None), "max_file_size": max_size}
     settings, errors = load_settings(_root(args), flags=flags)
     for error in errors:
-        if any(f"'{name}'" in error for name in INDEX_SETTINGS):
+        if any(f"'{name}'" in error or f": {SPECS[name].key} = " in error for name in INDEX_SETTINGS):
             print(f"lsp-agent: warning: {error}", file=sys.stderr)
     return index_config(settings, extra_exclude=getattr(args, "exclude", None) or [])
 

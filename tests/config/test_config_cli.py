@@ -101,3 +101,17 @@ def test_trust_adds_the_workspace_to_the_user_file_and_keeps_the_rest(files, cap
     user.write_text('[lspAgent]\ntrustedWorkspaces = ["/srv/a"]\n')  # a shape it will not rewrite
     assert main(["config", "--trust", "--repo", str(root)]) == 1
     assert "add it to trustedWorkspaces by hand" in capsys.readouterr().err.replace(f'"{root}" ', "it ")
+
+
+def test_index_and_search_take_the_index_settings_from_the_files(files, capsys) -> None:
+    user, root = files
+    user.write_text('index.exclude = ["generated/"]\nindex.maxFileSize = "huge"\n')
+    (root / "generated").mkdir()
+    (root / "generated" / "tables.py").write_text("def zebra_lookup_table():\n    return 1\n")
+    (root / "zoo.py").write_text("def zebra_feeding_schedule():\n    return 2\n")
+    assert main(["index", str(root), "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["search", "zebra", "--repo", str(root), "--json"]) == 0
+    out = capsys.readouterr()
+    assert {hit["path"] for hit in json.loads(out.out)} == {"zoo.py"}  # generated/ left out by the user file
+    assert f'warning: {user}: index.maxFileSize = "huge": expected a positive whole number' in out.err
