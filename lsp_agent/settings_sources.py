@@ -5,12 +5,12 @@ Precedence, highest first (one table: docs/configuration.md shows the same, gene
 | source | where | note |
 |---|---|---|
 | command line | `lsp-agent ask/index/search/acp` flags | |
-| editor settings | the `lspAgent` section of the editor | |
+| editor settings | the `lspAgent` section of the editor's settings | |
 | environment | `LSP_AGENT_*` variables | |
-| workspace .env | `<workspace>/.env` | guarded settings only when trusted |
-| workspace file | `<workspace>/.lsp-agent/config.toml` | guarded settings only when trusted |
-| user file | `$XDG_CONFIG_HOME/lsp-agent/config.toml` | `trustedWorkspaces` lives here |
-| default | the declaration in `config.py` | |
+| workspace .env | `<workspace>/.env` | guarded settings only in a trusted workspace |
+| workspace file | `<workspace>/.lsp-agent/config.toml` | guarded settings only in a trusted workspace |
+| user file | `$XDG_CONFIG_HOME/lsp-agent/config.toml` | also `trustedWorkspaces` |
+| default | the declaration in `lsp_agent/config.py` | |
 
 Local beats global (the workspace's files over the user's, as git's local config over its global one) and the
 environment beats files (as `GIT_*` variables beat git's config). Object settings (`permissions`, `mcpServers`)
@@ -144,7 +144,7 @@ def load_sources(
         Settings(), errors=list(user.errors), trusted=workspace_trusted(root, user.trusted)
     )
     layers = [(f"file:{user.path}", user.values, {})]
-    loaded.files = [user.path] if user.path.is_file() else []
+    loaded.files = [user.path] if user_file and user.path.is_file() else []
     if root is not None:
         ws = read_config_file(workspace_config_file(root), user=False)
         values, refused = guard_workspace(ws.values, ws.keys, str(ws.path), root, loaded.trusted)

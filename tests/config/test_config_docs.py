@@ -35,6 +35,8 @@ def test_the_precedence_table_is_the_one_in_settings_sources() -> None:
     documented = re.findall(r"^\| (command line|editor settings|environment|workspace \.env|workspace file|"
                             r"user file|default) \|", sources.__doc__ or "", re.M)  # fmt: skip
     assert documented == [source for source, _, _ in PRECEDENCE]
+    for source, where, note in PRECEDENCE:  # the docstring's rows say the same as the generated page's
+        assert f"| {source} | {where} | {note} |".replace("|  |", "| |") in (sources.__doc__ or "")
     assert [
         line.split(" | ")[1] for line in reference_page().splitlines() if re.match(r"^\| \d \|", line)
     ] == (documented)
