@@ -126,9 +126,15 @@ class UpdatePump:
 
 
 async def run_turn(
-    conn: Any, session: AcpSession, blocks: list[Any], settings: Settings, files: ClientFiles, index: Any
+    conn: Any,
+    session: AcpSession,
+    blocks: list[Any],
+    settings: Settings,
+    files: ClientFiles,
+    index: Any,
+    folders: Callable[[str], Any] | None = None,
 ) -> PromptResponse:
-    """Run the agent on one prompt and answer with the truthful stop reason."""
+    """Run the agent on one prompt and answer with the truthful stop reason (`folders(task)`: its read folders)."""
     from lsp_agent.assembly import build_run
 
     parsed = parse_prompt(blocks)
@@ -154,6 +160,7 @@ async def run_turn(
             session=session.memory,
             context=context,
             mcp=session.mcp,
+            folders=folders(parsed.text) if folders is not None else None,
             stream_text=True,
             read_only=read_only,
         )
