@@ -119,7 +119,10 @@ class ConversationStore:
     def delete(self, session_id: str) -> bool:
         """Remove a stored conversation (and its pre-version-1 ACP copy); False when there was none."""
         found = False
-        for path in (self.path_of(session_id), self.directory / LEGACY_ACP_DIR / self.path_of(session_id).name):
+        for path in (
+            self.path_of(session_id),
+            self.directory / LEGACY_ACP_DIR / self.path_of(session_id).name,
+        ):
             try:
                 path.unlink()
                 found = True
