@@ -164,6 +164,7 @@ async def run_turn(
             stream_text=True,
             read_only=read_only,
         )
+        run.events.stream_output = True  # exec output into the tool call card while the command runs
         session.run = run
         session.turn = asyncio.ensure_future(run.run())
         result: RunResult | None = await session.turn

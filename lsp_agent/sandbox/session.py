@@ -230,8 +230,11 @@ class Sandbox:
         stdin: str | None = None,
         cwd_rel: str = ".",
         cancel: threading.Event | None = None,
+        on_output: Callable[[str], None] | None = None,
     ) -> ExecResult:
-        """Run argv in the view showing `overlay`; the files it changes become overlay writes."""
+        """Run argv in the view showing `overlay`; the files it changes become overlay writes.
+
+        `on_output` gets the output as it comes (not from a Docker container: its output comes at the end)."""
         limits = self.limits(timeout)
         with self._lock:
             if not self.use_docker:
@@ -247,7 +250,13 @@ class Sandbox:
             else:
                 launch = self.prepare(argv, cwd_rel)
                 result = run_process(
-                    launch.argv, env=launch.env, cwd=launch.cwd, limits=limits, stdin=stdin, cancel=cancel
+                    launch.argv,
+                    env=launch.env,
+                    cwd=launch.cwd,
+                    limits=limits,
+                    stdin=stdin,
+                    cancel=cancel,
+                    on_output=on_output,
                 )
             if scratch.mode == "overlay" and result.exit_code == 125 and MOUNT_FAILED in result.stderr:
                 log.warning(
@@ -258,7 +267,15 @@ class Sandbox:
                 self._overlay_failed = True
                 scratch.close()
                 self._scratch = None
-                return self.run(argv, overlay, timeout=timeout, stdin=stdin, cwd_rel=cwd_rel, cancel=cancel)
+                return self.run(
+                    argv,
+                    overlay,
+                    timeout=timeout,
+                    stdin=stdin,
+                    cwd_rel=cwd_rel,
+                    cancel=cancel,
+                    on_output=on_output,
+                )
             if result.exit_code == 125 and SETUP_FAILED in result.stderr:
                 result.error = "the sandbox could not be set up, so nothing ran: " + result.stderr.strip()
             result.argv = list(argv)
