@@ -113,7 +113,7 @@ class SessionLister:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        self._cache: dict[Path, tuple[tuple[int, int], Listed | None]] = {}
+        self._cache: dict[str, tuple[tuple[int, int], Listed | None]] = {}
         self._lock = threading.Lock()
 
     def listings(self) -> list[Listed]:
@@ -121,11 +121,11 @@ class SessionLister:
         with self._lock:
             seen: dict[str, Listed] = {}
             files = self._files()
-            for path in files:
-                entry = self._read(path)
+            for path, stat in files:
+                entry = self._read(path, stat)
                 if entry is not None and entry.session_id not in seen:
                     seen[entry.session_id] = entry
-            for gone in set(self._cache) - set(files):
+            for gone in set(self._cache) - {path for path, _ in files}:
                 del self._cache[gone]
         return sorted(seen.values(), key=Listed.sort_key)
 
@@ -144,29 +144,31 @@ class SessionLister:
         shown = entries[:size]
         return shown, encode_cursor(shown[-1]) if len(entries) > size else None
 
-    def _files(self) -> list[Path]:
-        """The conversation files: this version's first, then older ACP ones (a newer copy of an id wins)."""
-        files: list[Path] = []
+    def _files(self) -> list[tuple[str, os.stat_result]]:
+        """(path, stat) of the conversation files: this version's first, then older ACP ones (the newer copy wins)."""
+        files: list[tuple[str, os.stat_result]] = []
         for folder in (self.directory, self.directory / LEGACY_ACP_DIR):
             try:
-                files.extend(sorted(p for p in folder.iterdir() if p.suffix == ".json" and p.is_file()))
+                with os.scandir(folder) as entries:
+                    for entry in entries:
+                        if entry.name.endswith(".json") and entry.is_file():
+                            try:
+                                files.append((entry.path, entry.stat()))
+                            except OSError:
+                                continue  # deleted meanwhile
             except OSError:
                 continue
         return files
 
-    def _read(self, path: Path) -> Listed | None:
+    def _read(self, path: str, stat: os.stat_result) -> Listed | None:
         """The listing of one file (from the cache while the file is unchanged)."""
-        try:
-            stat = path.stat()
-        except OSError:
-            return None
         stamp = (stat.st_mtime_ns, stat.st_size)
         cached = self._cache.get(path)
         if cached is not None and cached[0] == stamp:
             return cached[1]
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-            entry = summarize(record, path.stem, stat.st_mtime) if isinstance(record, dict) else None
+            record = json.loads(Path(path).read_text(encoding="utf-8"))
+            entry = summarize(record, Path(path).stem, stat.st_mtime) if isinstance(record, dict) else None
         except (OSError, ValueError) as exc:
             log.debug("session/list skips %s: %s", path, exc)
             entry = None
