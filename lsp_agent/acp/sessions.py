@@ -6,6 +6,7 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from acp.schema import (
@@ -127,6 +128,7 @@ class SessionStore:
 
     def save(self, session: AcpSession) -> None:
         """Write a session (atomically, secrets redacted; a failure is logged, the session lives on in memory)."""
+        from lsp_agent.acp.auth import stored_key
         from lsp_agent.workspace.redaction import redactor_for
 
         extra = {
@@ -141,7 +143,9 @@ class SessionStore:
             }
         }
         try:
-            redact = redactor_for(None, session.root).redact
+            redact = redactor_for(
+                SimpleNamespace(api_key=stored_key()), session.root
+            ).redact  # the given key too
             self.conversations.save(
                 session.memory, root=session.root, front_end="acp", extra=extra, redact=redact
             )

@@ -113,3 +113,18 @@ def test_lsp_agents_own_dotenv_settings_are_not_secrets_but_its_key_is(tmp_path:
     hidden = collect_secrets(None, {}, tmp_path)
     assert "openai/gpt-4o,openai/o3-mini" not in hidden
     assert hidden["sk-abcdefghijkl"] == "LSP_AGENT_API_KEY" and "postgres://u:p@h/db" in hidden
+
+
+def test_a_stored_session_never_holds_the_given_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from acp import helpers
+
+    from lsp_agent.acp.sessions import SessionStore
+
+    monkeypatch.setattr(auth, "key_path", lambda directory=None: tmp_path / "permissions" / "api-key")
+    auth.store_key("sk-given-once-0123456789")
+    s = session(tmp_path)
+    s.record(helpers.update_user_message_text("my key is sk-given-once-0123456789, keep it"))
+    store = SessionStore(tmp_path / "sessions")
+    store.save(s)
+    text = store.path_of("s").read_text()
+    assert "my key is [REDACTED:apiKey], keep it" in text and "sk-given-once" not in text
