@@ -134,11 +134,13 @@ class SessionLister:
     ) -> tuple[list[Listed], str | None]:
         """One page of listings (of folder `cwd` when given) after `cursor`, and the cursor of the next page."""
         after = decode_cursor(cursor) if cursor else None
-        folder = os.path.normpath(cwd) if cwd else None
+        folders = (
+            {os.path.normpath(cwd), os.path.realpath(cwd)} if cwd else None
+        )  # stored folders are resolved
         entries = [
             e
             for e in self.listings()
-            if (folder is None or os.path.normpath(e.cwd) == folder)
+            if (folders is None or os.path.normpath(e.cwd) in folders)
             and (after is None or e.sort_key() > after)
         ]
         shown = entries[:size]

@@ -169,7 +169,7 @@ async def announce(agent: LspAgentAcp, session: AcpSession) -> None:
             session_id=session.id, update=helpers.update_available_commands(available_commands())
         )
         if agent.model_warmup is not None:
-            await asyncio.shield(agent.model_warmup)
+            await asyncio.wait([agent.model_warmup])  # done or failed: whether the model reasons is known now
         if agent.sessions.get(session.id) is session:
             await send_options_if_changed(agent, session, agent._settings(session.root))
     except Exception as exc:  # noqa: BLE001 - informational
