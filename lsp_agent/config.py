@@ -14,6 +14,7 @@ from lsp_agent.settings_values import (
     mcp_servers,
     model_list,
     number_between,
+    optional_choice,
     optional_positive_int,
     optional_positive_number,
     optional_text,
@@ -28,6 +29,7 @@ from lsp_agent.settings_values import (
 TOOL_CALLING_MODES = ("auto", "native", "prompt")
 STYLES = ("react", "codeact")
 MERGE_SYSTEM_MODES = ("auto", "always", "never")
+REASONING_EFFORTS = ("low", "medium", "high")
 PROFILES = ("auto", "full", "small")
 TEST_BEFORE_FINISH = ("auto", "off")
 
@@ -78,6 +80,13 @@ class Settings:
     )
     api_base: str | None = setting(
         None, "apiBase", "API base URL of the model server", optional_text, env="LSP_AGENT_API_BASE"
+    )
+    reasoning_effort: str | None = setting(
+        None,
+        "reasoningEffort",
+        "reasoning effort of models that take one (litellm's reasoning_effort): low, medium or high",
+        optional_choice(REASONING_EFFORTS),
+        env="LSP_AGENT_REASONING_EFFORT",
     )
     api_key: str | None = setting(
         None, "apiKey", "API key (else the provider's usual variable)", optional_text, env="LSP_AGENT_API_KEY"

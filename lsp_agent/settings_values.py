@@ -124,6 +124,12 @@ def choice(options: tuple[str, ...]) -> Callable[[Any], str]:
     return parse
 
 
+def optional_choice(options: tuple[str, ...]) -> Callable[[Any], str | None]:
+    """A parser for one of `options` (case-insensitive); empty or null means unset."""
+    parse_choice = choice(options)
+    return lambda value: None if value is None or value == "" else parse_choice(value)
+
+
 def pattern_list(value: Any) -> list[str]:
     """A list of gitignore-style patterns (a comma-separated string counts)."""
     if isinstance(value, str):

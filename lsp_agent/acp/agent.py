@@ -1,4 +1,5 @@
-"""The ACP agent: initialize, sessions (new, load, modes), prompts, cancellation; one run assembly underneath."""
+"""The ACP agent: initialize, authenticate, sessions (new, load, resume, list, close, delete, modes, config
+options), prompts, cancellation; one run assembly underneath."""
 
 from __future__ import annotations
 
@@ -13,29 +14,37 @@ from acp import PROTOCOL_VERSION, RequestError, helpers
 from acp.schema import (
     AgentCapabilities,
     ClientCapabilities,
+    CloseSessionResponse,
+    DeleteSessionResponse,
     Implementation,
     InitializeResponse,
+    ListSessionsResponse,
     LoadSessionResponse,
     McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    ResumeSessionResponse,
+    SessionAdditionalDirectoriesCapabilities,
+    SessionCapabilities,
+    SessionCloseCapabilities,
+    SessionDeleteCapabilities,
+    SessionListCapabilities,
+    SessionResumeCapabilities,
+    SetSessionConfigOptionResponse,
     SetSessionModeResponse,
 )
 
 from lsp_agent import __version__
+from lsp_agent.acp import auth, session_methods
 from lsp_agent.acp.commands import run_command, slash_command
+from lsp_agent.acp.config_options import config_options, session_settings
 from lsp_agent.acp.files import ClientFiles
 from lsp_agent.acp.permissions import DEFAULT_TIMEOUT, EditConsent, PermissionRequests
-from lsp_agent.acp.sessions import (
-    DEFAULT_MODE,
-    MODES,
-    AcpSession,
-    SessionStore,
-    available_commands,
-    default_store,
-    mode_state,
-)
+from lsp_agent.acp.read_folders import ReadFolderIndexes, read_folder_router, requested_directories
+from lsp_agent.acp.sdk_routes import add_missing_routes
+from lsp_agent.acp.session_list import SessionLister
+from lsp_agent.acp.sessions import DEFAULT_MODE, MODES, AcpSession, SessionStore, default_store, mode_state
 from lsp_agent.acp.turns import run_turn
 from lsp_agent.acp.workspace import IndexPool, mcp_manager
 from lsp_agent.agent.permission_store import PermissionStore
@@ -66,11 +75,14 @@ class LspAgentAcp:
         self.client_caps = ClientCapabilities()
         self.sessions: dict[str, AcpSession] = {}
         self.indexes = IndexPool()
+        self.read_indexes = ReadFolderIndexes()
+        self.lister = SessionLister(self.store.directory)
         self.model_warmup: asyncio.Future | None = None  # litellm imported at the first session
 
     def on_connect(self, conn: Any) -> None:
         """Keep the connection to the client (for session/update, request_permission and fs/*)."""
         self.conn = conn
+        add_missing_routes(conn, self)
 
     async def initialize(
         self,
@@ -87,47 +99,96 @@ class LspAgentAcp:
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True, image=False, audio=False),
                 mcp_capabilities=McpCapabilities(http=True, sse=True),
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(),
+                    resume=SessionResumeCapabilities(),
+                    close=SessionCloseCapabilities(),
+                    delete=SessionDeleteCapabilities(),
+                    additional_directories=SessionAdditionalDirectoriesCapabilities(),
+                ),
             ),
             agent_info=Implementation(name="lsp-agent", title="lsp-agent", version=__version__),
-            auth_methods=[],
+            auth_methods=auth.auth_methods(),
         )
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
-        """No authentication: the model's credentials come from the environment or settings."""
-        return None
+        """Keep the API key the client put in the environment (see acp/auth.py); runs use it from then on."""
+        try:
+            await asyncio.to_thread(auth.authenticate, method_id)
+        except ValueError as exc:
+            raise RequestError(INVALID_PARAMS, str(exc)) from None
+        except OSError as exc:
+            raise RequestError(INTERNAL_ERROR, f"could not store the API key: {exc}") from None
 
     async def new_session(
-        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+        self,
+        cwd: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
     ) -> NewSessionResponse:
-        """A session in the folder `cwd` (absolute, an existing readable directory)."""
+        """A session in the folder `cwd` (absolute, an existing readable directory), reading the additional ones."""
         root = checked_folder(cwd)
-        session = self._open(uuid.uuid4().hex, root, mcp_servers or [])
-        self._warm_model(root)
+        reads = requested_directories(additional_directories, root)
+        session = self._open(uuid.uuid4().hex, root, mcp_servers or [], reads=reads)
         self.store.save(session)
-        asyncio.ensure_future(self._announce(session))
-        return NewSessionResponse(session_id=session.id, modes=mode_state(session.mode))
+        options = self._start(session)
+        return NewSessionResponse(
+            session_id=session.id, modes=mode_state(session.mode), config_options=options
+        )
 
     async def load_session(
-        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
     ) -> LoadSessionResponse:
         """Restore a stored session and replay its history as session/update notifications."""
-        root = checked_folder(cwd)
-        data = self.store.load(session_id)
-        if data is None:
-            raise RequestError(
-                INVALID_PARAMS,
-                f"unknown session {session_id!r}: no stored session has this id; start a new one",
-            )
-        if session_id in self.sessions and self.sessions[session_id].busy:
-            raise RequestError(
-                INVALID_REQUEST, f"session {session_id!r} is answering a prompt; cancel it first"
-            )
-        session = self._open(session_id, root, mcp_servers or [], data)
-        self._warm_model(root)
+        session = self._restore(cwd, session_id, mcp_servers, additional_directories)
         for update in session.replay():
             await self.conn.session_update(session_id=session.id, update=update)
-        asyncio.ensure_future(self._announce(session))
-        return LoadSessionResponse(modes=mode_state(session.mode))
+        options = self._start(session)
+        return LoadSessionResponse(modes=mode_state(session.mode), config_options=options)
+
+    async def resume_session(
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> ResumeSessionResponse:
+        """Restore a stored session (of any front-end) without replaying its history."""
+        session = self._restore(cwd, session_id, mcp_servers, additional_directories)
+        options = self._start(session)
+        return ResumeSessionResponse(modes=mode_state(session.mode), config_options=options)
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        """The stored conversations of every front-end (of folder `cwd` when given), newest first, paged."""
+        return await session_methods.list_sessions(self.lister, cwd, cursor)
+
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        """Cancel the session's run and free its resources (MCP servers, open questions); it stays stored."""
+        await session_methods.close_session(self, session_id)
+        return CloseSessionResponse()
+
+    async def delete_session(self, session_id: str, **kwargs: Any) -> DeleteSessionResponse:
+        """Close the session if active and remove it from the store."""
+        await session_methods.delete_session(self, session_id)
+        return DeleteSessionResponse()
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse:
+        """Pick the session's model, mode or reasoning effort."""
+        session = self._session(session_id)
+        return await session_methods.set_config_option(
+            self, session, self._settings(session.root), config_id, value
+        )
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
         """Switch between ask (read-only), code and plan."""
@@ -137,6 +198,7 @@ class LspAgentAcp:
         session.mode = mode_id
         self.store.save(session)
         await self.conn.session_update(session_id=session_id, update=helpers.update_current_mode(mode_id))
+        await session_methods.send_options_if_changed(self, session, self._settings(session.root))
         return SetSessionModeResponse()
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
@@ -149,7 +211,8 @@ class LspAgentAcp:
             )
         session.busy, session.cancel_requested = True, False
         try:
-            settings = self._settings(session.root)
+            await session_methods.give_title(self, session, prompt)
+            settings = session_settings(session, self._settings(session.root))
             command = slash_command(prompt)
             if command is not None:
                 return await run_command(self, session, settings, *command)
@@ -167,7 +230,11 @@ class LspAgentAcp:
         except ModelNotConfigured as exc:
             raise RequestError(INTERNAL_ERROR, str(exc)) from None
         index = await self.indexes.get(session.root)
-        return await run_turn(self.conn, session, prompt, settings, self._files(session), index)
+
+        def folders(task: str) -> Any:
+            return read_folder_router(session.root, session.read_folders, task, self.read_indexes, settings)
+
+        return await run_turn(self.conn, session, prompt, settings, self._files(session), index, folders)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """Stop the session's prompt: open permission questions are withdrawn, the run stops within a second."""
@@ -201,7 +268,12 @@ class LspAgentAcp:
     # --- helpers ------------------------------------------------------------------------------------------
 
     def _open(
-        self, session_id: str, root: Path, client_servers: list[Any], data: dict[str, Any] | None = None
+        self,
+        session_id: str,
+        root: Path,
+        client_servers: list[Any],
+        data: dict[str, Any] | None = None,
+        reads: list[Path] | None = None,
     ) -> AcpSession:
         """Create the session object (restored from `data` when given) and start indexing its folder."""
         settings = self._settings(root)
@@ -219,8 +291,8 @@ class LspAgentAcp:
         if old is not None and old.mcp is not None:
             old.mcp.close()
         session = AcpSession(session_id, root, memory, requests, edits, mode=mode)
-        session.history = [h for h in data.get("history") or [] if isinstance(h, dict)]
-        session.cost = float(data["cost"]) if isinstance(data.get("cost"), int | float) else 0.0
+        session.restore(data)
+        session.read_folders = list(reads or [])
         session.mcp = mcp_manager(root, settings, client_servers)
         self.sessions[session_id] = session
         self.indexes.start(root, settings)
@@ -237,15 +309,42 @@ class LspAgentAcp:
             # a failed import is reported by the prompt that needs litellm, not here
             self.model_warmup.add_done_callback(lambda done: done.cancelled() or done.exception())
 
-    async def _announce(self, session: AcpSession) -> None:
-        """Tell the client the slash commands (after the session/new answer)."""
-        await asyncio.sleep(0)
-        try:
-            await self.conn.session_update(
-                session_id=session.id, update=helpers.update_available_commands(available_commands())
+    def _restore(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None,
+        additional_directories: list[str] | None,
+    ) -> AcpSession:
+        """A stored session made active again in `cwd` (load and resume)."""
+        root = checked_folder(cwd)
+        reads = requested_directories(additional_directories, root)
+        data = self.store.load(session_id)
+        if data is None:
+            raise RequestError(
+                INVALID_PARAMS,
+                f"unknown session {session_id!r}: no stored session has this id; start a new one",
             )
-        except Exception as exc:  # noqa: BLE001 - informational
-            log.warning("could not send the available commands: %s", exc)
+        if session_id in self.sessions and self.sessions[session_id].busy:
+            raise RequestError(
+                INVALID_REQUEST, f"session {session_id!r} is answering a prompt; cancel it first"
+            )
+        if (
+            additional_directories is None
+        ):  # the client gave none: the ones the session had, where they still are
+            stored = [
+                d for d in data.get("additionalDirectories") or [] if isinstance(d, str) and Path(d).is_dir()
+            ]
+            reads = requested_directories(stored, root)
+        return self._open(session_id, root, mcp_servers or [], data, reads)
+
+    def _start(self, session: AcpSession) -> list[Any]:
+        """Warm the model up, announce the commands after the answer; the config options the answer carries."""
+        self._warm_model(session.root)
+        options = config_options(session, self._settings(session.root))
+        session.options_sent = session_methods.dumped(options)
+        asyncio.ensure_future(session_methods.announce(self, session))
+        return options
 
     def _session(self, session_id: str) -> AcpSession:
         """The live session with this id, or a JSON-RPC error saying what to do."""
@@ -258,10 +357,13 @@ class LspAgentAcp:
         return session
 
     def _settings(self, root: Path) -> Settings:
-        """Settings for a folder: command-line flags over the environment and the folder's .env."""
+        """Settings for a folder: command-line flags over the environment and the folder's .env (and the API key
+        given through `authenticate` when none of them names one)."""
         settings, errors = load_settings(root, flags=self.flags)
         for error in errors:
             log.warning("setting ignored: %s", error)
+        if not settings.api_key and (key := auth.stored_key()):
+            settings = settings.replace(api_key=key)
         return settings
 
     def _files(self, session: AcpSession) -> ClientFiles:

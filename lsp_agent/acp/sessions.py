@@ -6,6 +6,7 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from acp.schema import (
@@ -75,8 +76,22 @@ class AcpSession:
     turn: asyncio.Task | None = None
     turns: int = 0
     cost: float = 0.0  # USD the session's turns cost so far (usage_update reports it)
+    title: str | None = None  # made from the first prompt (session_info_update, session/list)
+    model: str | None = None  # picked through the model config option (None: the `model` setting)
+    reasoning_effort: str | None = None  # picked through the reasoning_effort config option
+    read_folders: list[Path] = field(default_factory=list)  # additionalDirectories: read, never written
+    options_sent: list[Any] = field(default_factory=list)  # the config options the client was last told
     busy: bool = False  # a prompt is being answered
     cancel_requested: bool = False
+
+    def restore(self, data: dict[str, Any]) -> None:
+        """Take back what SessionStore.load read (bad values are left at their defaults)."""
+        self.history = [h for h in data.get("history") or [] if isinstance(h, dict)]
+        self.cost = float(data["cost"]) if isinstance(data.get("cost"), int | float) else 0.0
+        self.title = data["title"] if isinstance(data.get("title"), str) else None
+        self.model = data["model"] if isinstance(data.get("model"), str) else None
+        effort = data.get("reasoningEffort")
+        self.reasoning_effort = effort if isinstance(effort, str) else None
 
     def record(self, update: Any) -> None:
         """Keep one session/update payload for replay."""
@@ -113,19 +128,36 @@ class SessionStore:
 
     def save(self, session: AcpSession) -> None:
         """Write a session (atomically, secrets redacted; a failure is logged, the session lives on in memory)."""
+        from lsp_agent.acp.auth import stored_key
         from lsp_agent.workspace.redaction import redactor_for
 
-        extra = {"acp": {"mode": session.mode, "history": session.history, "cost": session.cost}}
+        extra = {
+            "acp": {
+                "mode": session.mode,
+                "history": session.history,
+                "cost": session.cost,
+                "title": session.title,
+                "model": session.model,
+                "reasoningEffort": session.reasoning_effort,
+                "additionalDirectories": [str(p) for p in session.read_folders],
+            }
+        }
         try:
-            redact = redactor_for(None, session.root).redact
+            redact = redactor_for(
+                SimpleNamespace(api_key=stored_key()), session.root
+            ).redact  # the given key too
             self.conversations.save(
                 session.memory, root=session.root, front_end="acp", extra=extra, redact=redact
             )
         except OSError as exc:
             log.warning("could not save ACP session %s: %s", session.id, exc)
 
+    def delete(self, session_id: str) -> bool:
+        """Remove a stored session; False when there was none (OSError when the disk refuses)."""
+        return self.conversations.delete(session_id)
+
     def load(self, session_id: str) -> dict[str, Any] | None:
-        """The stored data of a session ({id, cwd, mode, memory, history, cost}), or None when there is none."""
+        """The stored data of a session ({id, cwd, mode, memory, history, cost, title, model, ...}), or None."""
         stored = self.conversations.load(session_id)
         if stored is None:
             return None
@@ -137,6 +169,7 @@ class SessionStore:
             "memory": stored.session.to_dict(),
             "history": acp.get("history") if isinstance(acp.get("history"), list) else [],
             "cost": acp.get("cost"),
+            **{key: acp.get(key) for key in ("title", "model", "reasoningEffort", "additionalDirectories")},
         }
 
 

@@ -126,9 +126,15 @@ class UpdatePump:
 
 
 async def run_turn(
-    conn: Any, session: AcpSession, blocks: list[Any], settings: Settings, files: ClientFiles, index: Any
+    conn: Any,
+    session: AcpSession,
+    blocks: list[Any],
+    settings: Settings,
+    files: ClientFiles,
+    index: Any,
+    folders: Callable[[str], Any] | None = None,
 ) -> PromptResponse:
-    """Run the agent on one prompt and answer with the truthful stop reason."""
+    """Run the agent on one prompt and answer with the truthful stop reason (`folders(task)`: its read folders)."""
     from lsp_agent.assembly import build_run
 
     parsed = parse_prompt(blocks)
@@ -154,9 +160,11 @@ async def run_turn(
             session=session.memory,
             context=context,
             mcp=session.mcp,
+            folders=folders(parsed.text) if folders is not None else None,
             stream_text=True,
             read_only=read_only,
         )
+        run.events.stream_output = True  # exec output into the tool call card while the command runs
         session.run = run
         session.turn = asyncio.ensure_future(run.run())
         result: RunResult | None = await session.turn

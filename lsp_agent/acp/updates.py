@@ -223,6 +223,14 @@ class TurnTranslator:
         self.current_call = None
         return [update]
 
+    def _on_tool_output(self, data: dict[str, Any]) -> list[Any]:
+        """A running exec tool's output so far (its tail), shown in its card; live only (the result is recorded)."""
+        if self.current_call is None:
+            return []
+        output = str(data.get("output") or "")
+        content = [helpers.tool_content(helpers.text_block(output))] if output else None
+        return [Live(helpers.update_tool_call(self.current_call, status="in_progress", content=content))]
+
     def _on_usage(self, data: dict[str, Any]) -> list[Any]:
         """After each model reply: the reply's stream ends; the context used and the session's cost so far."""
         self.usage = dict(data)

@@ -116,6 +116,20 @@ class ConversationStore:
         stored.session.id = session_id
         return stored
 
+    def delete(self, session_id: str) -> bool:
+        """Remove a stored conversation (and its pre-version-1 ACP copy); False when there was none."""
+        found = False
+        for path in (
+            self.path_of(session_id),
+            self.directory / LEGACY_ACP_DIR / self.path_of(session_id).name,
+        ):
+            try:
+                path.unlink()
+                found = True
+            except FileNotFoundError:
+                pass
+        return found
+
     # ----- the current conversation of a workspace folder -------------------------------------------------------
 
     def current_file(self, root: Path) -> Path:

@@ -26,9 +26,10 @@ EVENT_KINDS = (
 )
 # Facts only the run's records (transcript, log) take: front-ends never see them.
 TRACE_KINDS = ("request", "model_error")
-# The model's text as it streams: only for a sink that asked for it (RunEvents.stream_text), never recorded (the
-# transcript and the log keep each reply whole, from its `usage` event).
-STREAM_KINDS = ("text_delta",)
+# The model's text as it streams and an exec tool's output while it runs: only for a sink that asked for them
+# (RunEvents.stream_text, stream_output), never recorded (the transcript and the log keep each reply whole, from its
+# `usage` event, and each tool's output from its `tool_result`).
+STREAM_KINDS = ("text_delta", "tool_output")
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +125,9 @@ class RunEvents:
         self.sink = sink
         self.recorders = recorders  # the transcript and the log: they see trace kinds and details too
         self.stream_text = False  # the sink wants `text_delta` events (the model's text as it streams)
+        self.stream_output = (
+            False  # the sink wants `tool_output` events (an exec tool's output while it runs)
+        )
 
     def emit(self, kind: str, /, *, detail: dict[str, Any] | None = None, **data: Any) -> None:
         """Send one event; a failing sink is logged, never fatal."""

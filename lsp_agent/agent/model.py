@@ -104,9 +104,7 @@ def _warm_up(litellm: Any) -> None:
 def model_cost_entry(model: str) -> dict[str, Any] | None:
     """litellm's local capability/price entry for a model string, without any network lookup."""
     table = get_litellm().model_cost
-    candidates = [model]
-    if "/" in model:
-        candidates.append(model.split("/", 1)[1])
+    candidates = [model, model.split("/", 1)[1]] if "/" in model else [model]
     for name in candidates:
         entry = table.get(name)
         if isinstance(entry, dict):
@@ -177,8 +175,7 @@ class ModelClient:
         self.tool_mode = resolve_tool_calling(self.model, self.settings.tool_calling)
         self.merge_system = resolve_merge_system(self.model, self.settings.merge_system_prompt)
         self.api_key = self._api_key()
-        if self.stream is None:
-            self.stream = self.settings.stream
+        self.stream = self.settings.stream if self.stream is None else self.stream
 
     async def complete(
         self,
@@ -328,6 +325,8 @@ class ModelClient:
             params["api_base"] = self.settings.api_base
         if self.api_key:
             params["api_key"] = self.api_key
+        if self.settings.reasoning_effort:  # dropped (drop_params) where the provider takes none
+            params["reasoning_effort"] = self.settings.reasoning_effort
         if tools and self.tool_mode == "native":
             params["tools"] = tools
         if self.stream:

@@ -13,6 +13,7 @@ import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,6 +34,7 @@ from lsp_agent.agent.session import Session
 from lsp_agent.agent.styles import RunStyle, style_named
 from lsp_agent.agent.tool_step import ToolStep
 from lsp_agent.agent.transcript import Transcript
+from lsp_agent.tools.exec_output import EXEC_OUTPUT
 
 if TYPE_CHECKING:
     from lsp_agent.config import Settings
@@ -103,6 +105,12 @@ class AgentRun:
         self.proposal = ProposalCheck(self.overlay, self.events)
         self._client = model_client
 
+    def _output_listener(self, loop: asyncio.AbstractEventLoop) -> Callable[[str], None]:
+        """What exec tools call (from their threads) with a running command's output: a `tool_output` event."""
+        return lambda output: loop.call_soon_threadsafe(
+            partial(self.events.emit, "tool_output", output=output)
+        )
+
     def cancel(self) -> None:
         """Stop the run: checked between steps; an in-flight model request or tool wait is aborted at once."""
         self.cancellation.cancel()
@@ -115,6 +123,8 @@ class AgentRun:
     async def run(self) -> RunResult:
         """Run the task to its end; never raises for model or tool failures (only CancelledError passes)."""
         self.cancellation.bind(asyncio.get_running_loop())
+        if self.events.stream_output:
+            self.ctx.extras[EXEC_OUTPUT] = self._output_listener(asyncio.get_running_loop())
         started = time.perf_counter()
         try:
             outcome = await self._solve_task()

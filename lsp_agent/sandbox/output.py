@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import codecs
 import threading
 from collections import deque
+from collections.abc import Callable
 from typing import BinaryIO
 
 DEFAULT_MAX_CHARS = 12_000
 
 
 class BoundedCapture:
-    """Drains a pipe in a thread, keeping the first and last `limit // 2` bytes and counting the rest."""
+    """Drains a pipe in a thread, keeping the first and last `limit // 2` bytes and counting the rest; `on_text`
+    (when given) gets each piece of output as text the moment it is read (from the draining thread)."""
 
-    def __init__(self, stream: BinaryIO, limit: int = 256_000) -> None:
+    def __init__(
+        self, stream: BinaryIO, limit: int = 256_000, on_text: Callable[[str], None] | None = None
+    ) -> None:
         self._stream = stream
+        self._on_text = on_text
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._half = max(1, limit // 2)
         self._head = bytearray()
         self._tail: deque[bytes] = deque()
@@ -32,8 +39,20 @@ class BoundedCapture:
                 else self._stream.read(65536)
             ):
                 self._add(chunk)
+                self._tell(chunk)
         except (OSError, ValueError):
             pass
+
+    def _tell(self, chunk: bytes) -> None:
+        """Hand a piece of output to `on_text` (a UTF-8 character split between reads waits for its end)."""
+        if self._on_text is None:
+            return
+        text = self._decoder.decode(chunk)
+        if text:
+            try:
+                self._on_text(text)
+            except Exception:  # noqa: BLE001 - a listener's failure must not stop the capture
+                self._on_text = None
 
     def _add(self, chunk: bytes) -> None:
         """Keep the head, a rolling tail, and the total size."""

@@ -8,7 +8,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from lsp_agent.sandbox.limits import ResourceLimits
@@ -119,8 +119,11 @@ def run_process(
     stdin: str | None = None,
     cancel: threading.Event | None = None,
     capture_limit: int = 256_000,
+    on_output: Callable[[str], None] | None = None,
 ) -> ExecResult:
-    """Start argv in a new session with rlimits; kill the group at the wall-clock limit or on cancel."""
+    """Start argv in a new session with rlimits; kill the group at the wall-clock limit or on cancel.
+
+    `on_output` gets stdout and stderr as they come (from reader threads), before the run ends."""
     start = time.perf_counter()
     try:
         proc = subprocess.Popen(
@@ -137,8 +140,8 @@ def run_process(
         return ExecResult(
             list(argv), None, "", "", time.perf_counter() - start, error=f"{argv[0]}: {exc.strerror}"
         )
-    out = BoundedCapture(proc.stdout, capture_limit)  # type: ignore[arg-type]
-    err = BoundedCapture(proc.stderr, capture_limit)  # type: ignore[arg-type]
+    out = BoundedCapture(proc.stdout, capture_limit, on_output)  # type: ignore[arg-type]
+    err = BoundedCapture(proc.stderr, capture_limit, on_output)  # type: ignore[arg-type]
     if stdin is not None and proc.stdin is not None:
         threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
     timed_out, cancelled = _wait_or_kill(proc, start + limits.wall_seconds, cancel)

@@ -230,8 +230,11 @@ class Sandbox:
         stdin: str | None = None,
         cwd_rel: str = ".",
         cancel: threading.Event | None = None,
+        on_output: Callable[[str], None] | None = None,
     ) -> ExecResult:
-        """Run argv in the view showing `overlay`; the files it changes become overlay writes."""
+        """Run argv in the view showing `overlay`; the files it changes become overlay writes.
+
+        `on_output` gets the output as it comes (not from a Docker container: its output comes at the end)."""
         limits = self.limits(timeout)
         with self._lock:
             if not self.use_docker:
@@ -239,16 +242,7 @@ class Sandbox:
             self.close_interpreter()  # one mount of the copy at a time
             scratch = self.scratch
             scratch.sync_in(overlay)
-            if self.use_docker:
-                env = self._environment(str(scratch.home), str(scratch.tmp), scratch.workspace)
-                result = run_in_docker(
-                    argv, scratch.workspace, limits=limits, env=env, stdin=stdin, cwd_rel=cwd_rel
-                )
-            else:
-                launch = self.prepare(argv, cwd_rel)
-                result = run_process(
-                    launch.argv, env=launch.env, cwd=launch.cwd, limits=limits, stdin=stdin, cancel=cancel
-                )
+            result = self._launch(argv, scratch, limits, stdin, cwd_rel, cancel, on_output)
             if scratch.mode == "overlay" and result.exit_code == 125 and MOUNT_FAILED in result.stderr:
                 log.warning(
                     "overlay mount of %s failed (%s); using a copied scratch workspace",
@@ -258,13 +252,48 @@ class Sandbox:
                 self._overlay_failed = True
                 scratch.close()
                 self._scratch = None
-                return self.run(argv, overlay, timeout=timeout, stdin=stdin, cwd_rel=cwd_rel, cancel=cancel)
+                return self.run(
+                    argv,
+                    overlay,
+                    timeout=timeout,
+                    stdin=stdin,
+                    cwd_rel=cwd_rel,
+                    cancel=cancel,
+                    on_output=on_output,
+                )
             if result.exit_code == 125 and SETUP_FAILED in result.stderr:
                 result.error = "the sandbox could not be set up, so nothing ran: " + result.stderr.strip()
             result.argv = list(argv)
             result.changes = scratch.collect_changes(overlay, self.hide)
             result.isolation = self.describe(limits, container=result.container)
             return result
+
+    def _launch(
+        self,
+        argv: Sequence[str],
+        scratch: ScratchWorkspace,
+        limits: ResourceLimits,
+        stdin: str | None,
+        cwd_rel: str,
+        cancel: threading.Event | None,
+        on_output: Callable[[str], None] | None,
+    ) -> ExecResult:
+        """Run argv in a container or in the local sandbox and wait for its end."""
+        if self.use_docker:
+            env = self._environment(str(scratch.home), str(scratch.tmp), scratch.workspace)
+            return run_in_docker(
+                argv, scratch.workspace, limits=limits, env=env, stdin=stdin, cwd_rel=cwd_rel
+            )
+        launch = self.prepare(argv, cwd_rel)
+        return run_process(
+            launch.argv,
+            env=launch.env,
+            cwd=launch.cwd,
+            limits=limits,
+            stdin=stdin,
+            cancel=cancel,
+            on_output=on_output,
+        )
 
     def interpreter(self, overlay: Overlay, *, timeout: float) -> PersistentInterpreter:
         """The run's long-lived Python process in the local sandbox (started, with the overlay synced in, on

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from lsp_agent.sandbox.per_run import close_sandbox, sandbox_for
+from lsp_agent.tools.exec_output import EXEC_OUTPUT, OutputTail
 from lsp_agent.tools.registry import Tool, ToolContext, ToolError, ToolRegistry
 
 __all__ = ["add_exec_tools", "close_sandbox", "exec_tools", "register_exec_tools", "sandbox_for"]
@@ -45,12 +46,23 @@ def _run(
         raise ToolError(f"cwd {cwd!r} is not a directory in the workspace")
     from lsp_agent.sandbox.isolation import SandboxUnavailable
 
+    listener = ctx.extras.get(EXEC_OUTPUT)
+    tail = OutputTail(listener, ctx.redact) if listener is not None else None
     try:
         result = sandbox_for(ctx).run(
-            argv, ctx.overlay, timeout=seconds, stdin=stdin, cwd_rel=cwd_rel, cancel=ctx.cancel
+            argv,
+            ctx.overlay,
+            timeout=seconds,
+            stdin=stdin,
+            cwd_rel=cwd_rel,
+            cancel=ctx.cancel,
+            on_output=tail.add if tail is not None else None,
         )
     except SandboxUnavailable as exc:
         raise ToolError(str(exc)) from None
+    finally:
+        if tail is not None:
+            tail.flush()
     return result.format(seconds, MAX_OUTPUT_CHARS)
 
 

@@ -1,7 +1,8 @@
 """Redaction: the values of API keys and other secrets become a visible marker in every observation.
 
 The values come from the configured api_key, environment variables whose names look secret (…_KEY, …_TOKEN,
-…SECRET…, …PASSWORD…, …) and the workspace's top-level .env files. A value is hidden wherever it appears, and so
+…SECRET…, …PASSWORD…, …) and the workspace's top-level .env files (but for lsp-agent's own settings there,
+`LSP_AGENT_MODEL`, `LSP_AGENT_MODELS`, ..., whose names do not look secret). A value is hidden wherever it appears, and so
 is a piece of it of FRAGMENT_CHARS or more at the start or end of a value (what a cut line or a truncated
 output leaves of it).
 """
@@ -19,6 +20,7 @@ from lsp_agent.workspace.secrets import secret_files
 log = logging.getLogger(__name__)
 
 MARKER = "[REDACTED:{name}]"
+SETTINGS_PREFIX = "LSP_AGENT_"  # the environment variables of lsp-agent's settings
 MIN_SECRET_CHARS = 8  # shorter values ("1", "true", "8080") are too common to hide
 FRAGMENT_CHARS = 12  # a start or end piece this long is hidden too
 # Words that make a variable name look secret, matched against the parts of the name split at "_".
@@ -132,6 +134,8 @@ def collect_secrets(
     found: dict[str, str] = {}
     for path in _dotenv_files(root):
         for key, value in _dotenv_values(path).items():
+            if key.startswith(SETTINGS_PREFIX) and not looks_secret_name(key):
+                continue  # lsp-agent's own settings (LSP_AGENT_MODEL=openai/gpt-4o) are no secret; its key is
             if value and worth_hiding(value):
                 found.setdefault(value.strip(), key)
     for key, value in environ.items():

@@ -115,3 +115,24 @@ async def test_a_refusal_ends_the_turn_with_stop_reason_refusal(
     assert reply.stop_reason == "refusal"
     assert shown in client.text_of("agent_message_chunk")  # the user sees why
     assert len(server.requests) == 1  # the model is not asked again
+
+
+async def test_exec_output_streams_into_the_tool_call_while_the_command_runs(
+    agent: SharedAgent, workspace: Path
+) -> None:
+    (workspace / "slow.py").write_text(
+        "import time\nprint('first line', flush=True)\ntime.sleep(1.5)\nprint('second line')\n"
+    )
+    client = agent.client(default_answer="allow_once")
+    agent.script(
+        [
+            {"tool_calls": [{"name": "run_command", "arguments": {"argv": ["python3", "slow.py"]}}]},
+            {"tool_calls": [{"name": "task_complete", "arguments": {"summary": "ran it"}}]},
+        ]
+    )
+    await ask(agent, workspace, "run slow.py")
+    updates = [u for u in client.of("tool_call_update") if u.content]
+    texts = [(u.status, u.content[0].content.text) for u in updates]
+    running = [text for status, text in texts if status == "in_progress"]
+    assert any("first line" in t and "second line" not in t for t in running), texts  # before the sleep ended
+    assert texts[-1][0] == "completed" and "second line" in texts[-1][1]
