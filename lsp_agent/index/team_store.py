@@ -238,7 +238,7 @@ class TeamStore:
                     "SELECT hash, vec FROM lsp_vectors WHERE model=%s AND hash = ANY(%s)",
                     (model, list(hashes[i : i + BATCH])),
                 ):
-                    out[h] = np.asarray(vec, dtype=np.float32)
+                    out[h] = np.asarray(vec.to_numpy() if hasattr(vec, "to_numpy") else vec, dtype=np.float32)
         return out
 
     def stored_vector_hashes(self, model: str, hashes: Sequence[str]) -> set[str]:

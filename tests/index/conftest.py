@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -58,12 +59,16 @@ def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     import pgserver
     import psycopg
 
-    server = pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="stop")
+    # As root pgserver runs PostgreSQL as its own user, which must reach the data folder (pytest's are 0700).
+    data = Path(tempfile.mkdtemp(prefix="lsp-agent-pg-"))
+    data.chmod(0o755)
+    server = pgserver.get_server(data, cleanup_mode="stop")
     url = server.get_uri()
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
     yield url
     server.cleanup()
+    shutil.rmtree(data, ignore_errors=True)
 
 
 @pytest.fixture
