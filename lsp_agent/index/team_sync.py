@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import logging
 import subprocess
+from collections.abc import Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from lsp_agent.index.embeddings import Embedder
 from lsp_agent.index.models import IndexConfig
@@ -21,7 +24,7 @@ from lsp_agent.index.rows import FileRows, text_hash
 from lsp_agent.index.store import IndexStore
 from lsp_agent.index.store_url import TeamStoreError, describe, is_team_url, redact
 from lsp_agent.index.team_store import BATCH, TeamStore, file_key
-from lsp_agent.index.vector_cache import cache_model_key
+from lsp_agent.index.vector_cache import SharedVectors, cache_model_key
 from lsp_agent.workspace.walk import walk_workspace
 
 log = logging.getLogger(__name__)
@@ -114,10 +117,10 @@ class TeamLink:
         try:
             copied = seed_from_team(root, config, store, self.connect(), embedder)
         except TeamStoreError as exc:
-            self._fail(str(exc))
+            self.fail(str(exc))
             return 0
         except Exception as exc:  # a dropped connection mid-read: the local index must still serve
-            self._fail(f"the team index at {describe(self.url)} failed: {redact(str(exc), self.url)}")
+            self.fail(f"the team index at {describe(self.url)} failed: {redact(str(exc), self.url)}")
             return 0
         if self.status is not None:
             log.warning("team index at %s is reachable again", describe(self.url))
@@ -126,7 +129,8 @@ class TeamLink:
             log.info("seeded %d files from the team index at %s", copied, describe(self.url))
         return copied
 
-    def _fail(self, message: str) -> None:
+    def fail(self, message: str) -> None:
+        """Note a failure (logged once until the team index works again) and drop the connection."""
         if self.status is None:
             log.warning("%s; using the local index only", message)
         self.status = message
@@ -241,3 +245,50 @@ def team_link(store: str | None) -> TeamLink | None:
             f"index store {redact(store)!r} is not a postgresql:// URL: pass one, or 'sqlite' for the local index"
         )
     return TeamLink(store.strip())
+
+
+class TeamVectors:
+    """The machine's vector cache with the team index behind it: a chunk anyone published is not embedded again.
+
+    Reads only: vectors reach the team index when `lsp-agent index --store` publishes a tree, never from an
+    editor's unsaved or uncommitted code.
+    """
+
+    def __init__(self, link: TeamLink, model: str, local: SharedVectors | None) -> None:
+        self.link = link
+        self.model = model
+        self.local = local
+
+    def get(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        """Known vectors by chunk hash: the machine's cache first, then the team index (copied into the cache)."""
+        hashes = list(hashes)
+        found = self.local.get(hashes) if self.local is not None else {}
+        rest = [h for h in hashes if h not in found]
+        if rest and self.link.status is None:
+            try:
+                more = self.link.connect().vectors(self.model, rest)
+            except TeamStoreError as exc:
+                self.link.fail(str(exc))
+                more = {}
+            if more and self.local is not None:
+                self.local.put(more.items())
+            found.update(more)
+        return found
+
+    def put(self, items: Iterable[tuple[str, np.ndarray]]) -> None:
+        """Remember new vectors in the machine's cache."""
+        if self.local is not None:
+            self.local.put(items)
+
+    def close(self) -> None:
+        """Close the machine's cache (the link is closed by its owner)."""
+        if self.local is not None:
+            self.local.close()
+
+
+def team_vectors(
+    link: TeamLink | None, local: SharedVectors | None, embedder: Embedder | None, config: IndexConfig
+) -> SharedVectors | TeamVectors | None:
+    """The vector cache an index embeds through: the machine's, backed by the team index when there is one."""
+    model = model_key(embedder, config)
+    return local if link is None or model is None else TeamVectors(link, model, local)

@@ -26,7 +26,7 @@ from lsp_agent.index.repomap import build_repo_map
 from lsp_agent.index.rerank import ChunkPaths, rerank
 from lsp_agent.index.rows import text_hash
 from lsp_agent.index.store import IndexStore, default_db_path
-from lsp_agent.index.team_sync import team_link
+from lsp_agent.index.team_sync import team_link, team_vectors
 from lsp_agent.index.tokens import tokenize, unpack_terms
 from lsp_agent.index.vector_cache import embedding_backend
 from lsp_agent.workspace.paths import index_rel
@@ -50,6 +50,7 @@ class WorkspaceIndex:
         self._read_lock = threading.RLock()  # the reader connection and the in-memory rankers
         self._embedder, self._shared = embedding_backend(self.config)  # model and machine-wide vector cache
         self.team = team_link(self.config.store)  # a PostgreSQL team index to seed from (team_sync.py)
+        self._shared = team_vectors(self.team, self._shared, self._embedder, self.config)
         self._lexical: LexicalIndex | None = None
         self._vectors: VectorIndex | None = None
         # Editor buffers not yet written because a refresh held the writer; the refresh flushes them.

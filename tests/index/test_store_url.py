@@ -36,3 +36,14 @@ def test_store_settings_pick_the_backend_and_reject_other_urls_without_their_pas
 def test_git_remote_credentials_never_become_the_repository_name() -> None:
     assert _strip_credentials("https://x-token:ghp_abc123@github.com/o/r.git") == "https://github.com/o/r.git"
     assert _strip_credentials("git@github.com:o/r.git") == "git@github.com:o/r.git"
+
+
+def test_the_index_store_setting_reaches_every_front_ends_index_config(tmp_path, monkeypatch) -> None:
+    from lsp_agent.assembly import index_config
+    from lsp_agent.settings_sources import load_settings
+
+    monkeypatch.setenv("LSP_AGENT_INDEX_STORE", "postgresql://ci@db/code?sslmode=require")
+    settings, errors = load_settings(tmp_path)
+    assert errors == [] and index_config(settings).store == "postgresql://ci@db/code?sslmode=require"
+    settings, _ = load_settings(tmp_path, flags={"index_store": "sqlite"})
+    assert index_config(settings).store == "sqlite"

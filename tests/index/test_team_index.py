@@ -199,6 +199,19 @@ def test_vectors_are_shared_by_model_and_searchable_through_hnsw(
             assert index.refresh().parsed == 0
             assert server.embedding_inputs == []  # every vector came from the team index
             assert index.search("refund order total", 1)
+        server.embedding_inputs.clear()
+        edited = tmp_path / "edited" / "shop"
+        shutil.copytree(shop_repo, edited)
+        cart = edited / "shop" / "cart.py"
+        cart.write_text(
+            cart.read_text() + "\n\ndef cart_weight(items):\n    return sum(i.weight for i in items)\n"
+        )
+        with WorkspaceIndex(
+            edited, config("edited-vectors.sqlite3"), db_path=tmp_path / "e.sqlite3"
+        ) as index:
+            assert index.refresh().parsed == 1
+            # cart.py's other chunks keep their hashes: their vectors come from the team index, not the model
+            assert len(server.embedding_inputs) == 1 and "cart_weight" in server.embedding_inputs[0]
     with psycopg.connect(pg_url) as conn:
         indexes = [
             r[0] for r in conn.execute("SELECT indexdef FROM pg_indexes WHERE tablename='lsp_vectors'")
