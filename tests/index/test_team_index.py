@@ -151,28 +151,40 @@ def test_the_password_never_appears_in_output_or_errors(shop_repo: Path, tmp_pat
         assert "s3cret-pw" not in run.stdout + run.stderr
 
 
-def test_a_read_only_role_reads_and_is_refused_writes_clearly(
+def documented_roles_sql(database: str) -> list[str]:
+    """The statements of docs/team-index.md's roles block, for `database` (psql commands and comments left out)."""
+    page = (REPO / "docs" / "team-index.md").read_text(encoding="utf-8")
+    block = page.split("<!-- roles-sql -->")[1].split("<!-- /roles-sql -->")[0]
+    lines = [ln for ln in block.splitlines() if not ln.startswith(("```", "\\", "--"))]
+    statements = [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+    return [
+        s.replace("code_index", f'"{database}"') for s in statements if not s.startswith("CREATE DATABASE")
+    ]
+
+
+def test_the_documented_roles_write_and_read_and_a_reader_is_refused_writes(
     shop_repo: Path, pg_url: str, tmp_path: Path
 ) -> None:
-    published(shop_repo, pg_url, db=tmp_path / "ci.sqlite3")
-    db = pg_url.split("/")[3].split("?")[0]
+    database = pg_url.split("/")[3].split("?")[0]
     with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute("DROP ROLE IF EXISTS lsp_reader_t")
-        conn.execute("CREATE ROLE lsp_reader_t LOGIN PASSWORD 'reader-pw-123'")
-        conn.execute(f'GRANT CONNECT ON DATABASE "{db}" TO lsp_reader_t')
-        conn.execute("GRANT USAGE ON SCHEMA public TO lsp_reader_t")
-        conn.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO lsp_reader_t")
-    reader = pg_url.replace("postgres:@", "lsp_reader_t:reader-pw-123@", 1)
-    found = lsp_agent(
-        "search", "cart total", "--repo", str(shop_repo), "--store", reader, "--json", cache=tmp_path / "r"
-    )
+        for role in ("lsp_writer", "lsp_reader"):
+            conn.execute(f"DROP ROLE IF EXISTS {role}")
+        for statement in documented_roles_sql(database):
+            conn.execute(statement)  # type: ignore[arg-type]
+    writer = pg_url.replace("postgres:@", "lsp_writer:change-me-writer@", 1)
+    reader = pg_url.replace("postgres:@", "lsp_reader:change-me-reader@", 1)
+    wrote = lsp_agent("index", str(shop_repo), "--store", writer, "--no-progress", cache=tmp_path / "ci")
+    assert wrote.returncode == 0 and "(7 files, 0 already stored)" in wrote.stdout, wrote.stderr
+    args = ("search", "cart total", "--repo", str(shop_repo), "--store", reader, "--json")
+    found = lsp_agent(*args, cache=tmp_path / "r")
     assert found.returncode == 0 and json.loads(found.stdout)[0]["path"] == "shop/cart.py"
-    assert found.stderr.strip() == ""
+    assert found.stderr.strip() == ""  # read without a warning: the reader sees every table
     (shop_repo / "shop" / "new.py").write_text("def fresh_function():\n    pass\n")
     refused = lsp_agent("index", str(shop_repo), "--store", reader, "--no-progress", cache=tmp_path / "w")
     assert refused.returncode == 1
     assert "refused a write" in refused.stderr and "this role is read-only" in refused.stderr
-    assert "reader-pw-123" not in refused.stdout + refused.stderr
+    for run in (wrote, found, refused):
+        assert "change-me" not in run.stdout + run.stderr
 
 
 def test_vectors_are_shared_by_model_and_searchable_through_hnsw(
