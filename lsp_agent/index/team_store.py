@@ -267,7 +267,9 @@ class TeamStore:
         with self.errors():
             self._vectors_on()
             for dim in sorted({r[2] for r in rows}):
-                self.conn.execute(HNSW.format(dim=int(dim)))  # type: ignore[arg-type]
+                with self.conn.transaction():  # two indexers creating the same index at once: one waits
+                    self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (SchemaLock,))
+                    self.conn.execute(HNSW.format(dim=int(dim)))  # type: ignore[arg-type]
             for i in range(0, len(rows), BATCH):
                 with self.conn.transaction(), self.conn.cursor() as cur:
                     cur.executemany(

@@ -47,3 +47,30 @@ def test_the_index_store_setting_reaches_every_front_ends_index_config(tmp_path,
     assert errors == [] and index_config(settings).store == "postgresql://ci@db/code?sslmode=require"
     settings, _ = load_settings(tmp_path, flags={"index_store": "sqlite"})
     assert index_config(settings).store == "sqlite"
+
+
+def test_a_tree_is_published_under_its_origin_and_head_else_its_content(tmp_path) -> None:
+    import subprocess
+
+    from lsp_agent.index.team_sync import tree_identity
+
+    tree = tmp_path / "proj"
+    tree.mkdir()
+    (tree / "a.py").write_text("x = 1\n")
+    keys = {"a.py": "k1"}
+    repo, commit = tree_identity(tree, keys)
+    assert repo == "proj" and commit.startswith("tree-")
+    assert tree_identity(tree, {"a.py": "k2"})[1] != commit  # another content, another snapshot
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", "-C", str(tree), *args], capture_output=True, text=True, check=True)
+        return done.stdout.strip()
+
+    git("init", "-q")
+    git("remote", "add", "origin", "https://bot:tok3n@example.com/team/proj.git")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "one")
+    assert tree_identity(tree, keys) == ("https://example.com/team/proj.git", git("rev-parse", "HEAD"))
+    (tree / "a.py").write_text("x = 2\n")
+    repo, commit = tree_identity(tree, keys)
+    assert commit.startswith(git("rev-parse", "HEAD") + "-dirty-")
