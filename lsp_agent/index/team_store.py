@@ -160,20 +160,20 @@ class TeamStore:
     def file_rows(self, keys: Sequence[str]) -> dict[str, FileRows]:
         """The stored rows of these files by key, chunks and symbols in their original order."""
         out: dict[str, FileRows] = {}
-        with self.errors():
+        with self.errors(), self.conn.cursor(binary=True) as cur:  # binary: bytea without hex decoding
             for i in range(0, len(keys), BATCH):
                 part = list(keys[i : i + BATCH])
-                for key, language, identifiers in self.conn.execute(
+                for key, language, identifiers in cur.execute(
                     "SELECT key, language, identifiers FROM lsp_files WHERE key = ANY(%s)", (part,)
                 ):
                     out[key] = FileRows(language, [], [], bytes(identifiers))
-                for key, *row, terms, h in self.conn.execute(
+                for key, *row, terms, h in cur.execute(
                     "SELECT file_key, start_line, end_line, symbol, kind, text, length, terms, hash "
                     "FROM lsp_chunks WHERE file_key = ANY(%s) ORDER BY file_key, ord",
                     (part,),
                 ):
                     out[key].chunks.append((*row, bytes(terms), h))  # type: ignore[arg-type]
-                for key, *row in self.conn.execute(
+                for key, *row in cur.execute(
                     "SELECT file_key, name, qualified_name, kind, line, end_line FROM lsp_symbols "
                     "WHERE file_key = ANY(%s) ORDER BY file_key, ord",
                     (part,),
