@@ -255,3 +255,14 @@ def team_model(api_base: str) -> str:
     from lsp_agent.index.vector_cache import cache_model_key
 
     return cache_model_key("openai/test-embed", api_base)
+
+
+def test_secret_files_never_reach_the_team_index(shop_repo: Path, pg_url: str, tmp_path: Path) -> None:
+    (shop_repo / "server.pem").write_text("-----BEGIN PRIVATE KEY-----\nTOPSECRETKEY\n")
+    (shop_repo / "shop" / ".env.production").write_text("STRIPE_KEY=sk_live_TOPSECRET\n")
+    published(shop_repo, pg_url, db=tmp_path / "ci.sqlite3")
+    with psycopg.connect(pg_url) as conn:
+        paths = {r[0] for r in conn.execute("SELECT path FROM lsp_files")}
+        leaked = conn.execute("SELECT count(*) FROM lsp_chunks WHERE text LIKE '%TOPSECRET%'").fetchone()[0]
+    assert "shop/cart.py" in paths and not {"server.pem", "shop/.env.production"} & paths
+    assert leaked == 0
