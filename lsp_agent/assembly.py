@@ -43,6 +43,7 @@ def index_config(settings: Settings, *, extra_exclude: Sequence[str] = ()) -> In
         embeddings=settings.embeddings,
         api_base=settings.api_base,
         api_key=settings.api_key,
+        store=settings.index_store,
     )
 
 

@@ -151,6 +151,13 @@ class Settings:
         text("'none', 'local' or a litellm embedding model string"),
         env="LSP_AGENT_EMBEDDINGS",
     )
+    index_store: str | None = setting(
+        None,
+        "indexStore",
+        "team index: a postgresql:// URL (docs/team-index.md); none: local SQLite only",
+        optional_text,
+        env="LSP_AGENT_INDEX_STORE",
+    )
     index_exclude: list[str] = setting(
         [],
         "index.exclude",

@@ -11,15 +11,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from lsp_agent.cli.common import LOG_LEVELS, add_index_flags
+from lsp_agent.index.store_url import TeamStoreError
 from lsp_agent.logs import setup_logging
 
 if TYPE_CHECKING:  # the index modules load when a command runs, not for every `lsp-agent` start
     from lsp_agent.index.locate import FileHit
     from lsp_agent.index.models import IndexConfig, IndexStats, SearchHit
+    from lsp_agent.index.team_store import TeamStore
     from lsp_agent.index.workspace_index import WorkspaceIndex
 
 JSON_KEYS = ("path", "start", "end", "symbol", "kind", "score")
-INDEX_SETTINGS = ("embeddings", "max_file_size", "index_exclude", "api_base", "api_key")
+INDEX_SETTINGS = ("embeddings", "max_file_size", "index_exclude", "api_base", "api_key", "index_store")
+STORE_HELP = "team index: a postgresql:// URL (docs/team-index.md); default: the local SQLite index"
 
 
 class CliError(Exception):
@@ -57,6 +60,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser("index", help="build or refresh the workspace index")
     p.add_argument("path", nargs="?", default=".", help="workspace root (default: current directory)")
     add_index_flags(p)
+    p.add_argument("--store", help=STORE_HELP + "; publishes a snapshot of the tree there")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--log-level", choices=LOG_LEVELS, default=None)
     p.set_defaults(handler=run_index)
@@ -71,6 +75,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "--files", action="store_true", help="rank files (where to look for a task or an issue report)"
     )
     add_index_flags(p)
+    p.add_argument("--store", help=STORE_HELP)
     p.add_argument("--log-level", choices=LOG_LEVELS, default=None)
     p.set_defaults(handler=run_search)
 
@@ -84,7 +89,11 @@ def _config(args: argparse.Namespace) -> IndexConfig:
     max_size = getattr(args, "max_file_size", None)
     if max_size is not None and max_size <= 0:
         raise CliError(f"--max-file-size must be a positive number of bytes, got {max_size}")
-    flags = {"embeddings": getattr(args, "embeddings", None), "max_file_size": max_size}
+    flags = {
+        "embeddings": getattr(args, "embeddings", None),
+        "max_file_size": max_size,
+        "index_store": getattr(args, "store", None),
+    }
     settings, errors = load_settings(_root(args), flags=flags)
     for error in errors:
         if any(f"'{name}'" in error or f": {SPECS[name].key} = " in error for name in INDEX_SETTINGS):
@@ -109,6 +118,8 @@ def _open(args: argparse.Namespace) -> WorkspaceIndex:
         return WorkspaceIndex(root, _config(args))
     except (PermissionError, OSError) as exc:
         raise CliError(f"cannot open {root}: {exc}") from exc
+    except ValueError as exc:  # an index store that is no postgresql:// URL (the message is redacted)
+        raise CliError(str(exc)) from None
 
 
 def _refresh(index: WorkspaceIndex, show_progress: bool) -> IndexStats:
@@ -137,6 +148,9 @@ def _run(func, args: argparse.Namespace) -> int:
     except CliError as exc:
         print(f"lsp-agent: {exc}", file=sys.stderr)
         return 2
+    except TeamStoreError as exc:  # unreachable, read-only role, missing tables: the message has no password
+        print(f"lsp-agent: {exc}", file=sys.stderr)
+        return 1
     except sqlite3.Error as exc:  # disk full, read-only cache folder, a lock held past the timeout
         print(
             f"lsp-agent: the index database failed: {exc} (the cache lives under $XDG_CACHE_HOME or "
@@ -151,15 +165,33 @@ def run_index(args: argparse.Namespace) -> int:
 
     def body(args: argparse.Namespace) -> int:
         with _open(args) as index:
+            team = index.team.connect() if index.team is not None else None  # fails loudly: CI must know
+            if team is not None:
+                team.create_schema()
             stats = _refresh(index, not getattr(args, "no_progress", False))
             print(
                 f"indexed {stats.files} files, {stats.chunks} chunks, {stats.symbols} symbols "
                 f"in {stats.seconds:.2f} s ({stats.parsed} parsed)"
             )
             print(f"database: {index.db_path}")
+            if team is not None:
+                _publish(index, team)
         return 0
 
     return _run(body, args)
+
+
+def _publish(index: WorkspaceIndex, team: TeamStore) -> None:
+    """Write the refreshed index to the team index as its commit's snapshot and say what was reused."""
+    from lsp_agent.index.team_sync import publish
+
+    started = time.perf_counter()
+    done = publish(index.root, index._writer, team, index._embedder, index.config)
+    vectors = f", vectors {done.reused_vectors}/{done.vectors} reused" if done.vectors else ""
+    print(
+        f"team index {team.where}: snapshot {done.repo}@{done.commit} ({done.files} files, "
+        f"{done.reused_files} already stored{vectors}) in {time.perf_counter() - started:.2f} s"
+    )
 
 
 def hit_json(hit: SearchHit) -> dict:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -22,6 +23,7 @@ class IndexConfig:
     # The embedding vectors shared by every index on this machine (vector_cache.py); None: the default file
     # under the user's cache folder.
     embedding_cache: Path | None = None
+    store: str | None = None  # a postgresql:// team index to seed from (team_sync.py); None: local only
 
 
 @dataclass
@@ -93,3 +95,15 @@ class FileAnalysis:
     tokens: list[tuple[int, bytes]]  # per chunk: (token count, tokens.pack_terms() of its term counts)
     symbols: list[Symbol]  # definitions; references are found on demand (chunking.file_symbols)
     identifiers: bytes = b""  # tokens.identifier_counts() of the whole text: which names the file mentions
+
+
+def workspace_root(root: Path | str) -> Path:
+    """The resolved folder of a workspace; FileNotFoundError, NotADirectoryError or PermissionError if unusable."""
+    root = Path(root).expanduser()
+    if not root.exists():
+        raise FileNotFoundError(f"workspace folder not found: {root}")
+    if not root.is_dir():
+        raise NotADirectoryError(f"not a folder: {root}")
+    if not os.access(root, os.R_OK | os.X_OK):
+        raise PermissionError(f"workspace folder is not readable: {root}")
+    return root.resolve()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections import OrderedDict
@@ -11,7 +10,7 @@ from collections.abc import Hashable, Mapping
 from contextlib import nullcontext
 from pathlib import Path
 
-from lsp_agent.index import symbol_lookup
+from lsp_agent.index import models, symbol_lookup
 from lsp_agent.index.chunking import ParsedFile, analyze
 from lsp_agent.index.dense import VectorIndex, reciprocal_rank_fusion
 from lsp_agent.index.dense_ranking import CANDIDATES, dense_chunk_ranking, dense_file_scores
@@ -27,6 +26,7 @@ from lsp_agent.index.repomap import build_repo_map
 from lsp_agent.index.rerank import ChunkPaths, rerank
 from lsp_agent.index.rows import text_hash
 from lsp_agent.index.store import IndexStore, default_db_path
+from lsp_agent.index.team_sync import team_link, team_vectors
 from lsp_agent.index.tokens import tokenize, unpack_terms
 from lsp_agent.index.vector_cache import embedding_backend
 from lsp_agent.workspace.paths import index_rel
@@ -41,14 +41,7 @@ class WorkspaceIndex:
     """Index of one workspace root; every method is safe to call from any thread."""
 
     def __init__(self, root: Path, config: IndexConfig | None = None, db_path: Path | None = None) -> None:
-        root = Path(root).expanduser()
-        if not root.exists():
-            raise FileNotFoundError(f"workspace folder not found: {root}")
-        if not root.is_dir():
-            raise NotADirectoryError(f"not a folder: {root}")
-        if not os.access(root, os.R_OK | os.X_OK):
-            raise PermissionError(f"workspace folder is not readable: {root}")
-        self.root = root.resolve()
+        self.root = models.workspace_root(root)
         self.config = config or IndexConfig()
         self.db_path = Path(db_path) if db_path else default_db_path(self.root)
         self._writer = IndexStore(self.db_path)
@@ -56,6 +49,8 @@ class WorkspaceIndex:
         self._write_lock = threading.RLock()  # refresh, update_file, remove_file
         self._read_lock = threading.RLock()  # the reader connection and the in-memory rankers
         self._embedder, self._shared = embedding_backend(self.config)  # model and machine-wide vector cache
+        self.team = team_link(self.config.store)  # a PostgreSQL team index to seed from (team_sync.py)
+        self._shared = team_vectors(self.team, self._shared, self._embedder, self.config)
         self._lexical: LexicalIndex | None = None
         self._vectors: VectorIndex | None = None
         # Editor buffers not yet written because a refresh held the writer; the refresh flushes them.
@@ -92,6 +87,9 @@ class WorkspaceIndex:
         self._check_open()
         with self._write_lock, Workers(self.config.worker_niceness) as workers:
             store = self._writer
+            if self.team is not None and self.team.seed(self.root, self.config, store, self._embedder):
+                with self._read_lock:
+                    self._lexical, self._vectors, self._generation = None, None, self._generation + 1
             known = store.files()
             jobs, seen = changed_files(self.root, self.config, known, workers)
             deleted = [rec for rel, rec in known.items() if rel not in seen]
@@ -288,11 +286,8 @@ class WorkspaceIndex:
         assert self._lexical is not None
         cached = self._file_map_cache
         if cached is None or cached[0] != self._generation or cached[1] is not self._lexical:
-            cached = self._file_map_cache = (
-                self._generation,
-                self._lexical,
-                FileMap(self._reader.conn, self._lexical),
-            )
+            lexical = self._lexical
+            cached = self._file_map_cache = (self._generation, lexical, FileMap(self._reader.conn, lexical))
         return cached[2]
 
     def locate(self, query: str, limit: int = 10) -> list[FileHit]:
@@ -391,6 +386,8 @@ class WorkspaceIndex:
                 self._reader.close()
                 if self._shared is not None:
                     self._shared.close()
+                if self.team is not None:
+                    self.team.close()
 
     def __enter__(self) -> WorkspaceIndex:
         return self

@@ -1,0 +1,267 @@
+"""The team index (PostgreSQL + pgvector) against the local SQLite index: cold index, second commit, laptop join,
+query latency.
+
+    python benchmarks/team_index.py [--source DIR] [--max-files N] [--store postgresql://...] [--changed 50]
+
+The corpus is the Python (and other indexable) source under DIR (default: this interpreter's site-packages),
+first N files in path order. Version 2 of the corpus edits every 10th file, adds 2% new files and deletes 1%
+(a later release). Without --store a private PostgreSQL with pgvector is started with the pgserver wheel.
+Prints one JSON object of figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from lsp_agent.index import IndexConfig, WorkspaceIndex  # noqa: E402
+
+EXTENSIONS = {".py", ".pyi", ".js", ".ts", ".c", ".h", ".rs", ".go", ".java", ".rb", ".lua", ".md", ".txt"}
+QUERIES = [
+    "parse the configuration file",
+    "retry the http request on timeout",
+    "def __init__",
+    "json decode error",
+    "read bytes from a stream",
+    "validate the url scheme",
+    "thread pool executor shutdown",
+    "cache the result of a function",
+    "convert a datetime to a timestamp",
+    "raise ValueError when the argument is negative",
+]
+
+
+def build_corpus(source: Path, dest: Path, max_files: int) -> tuple[int, int]:
+    """Copy the first `max_files` indexable files under `source` to `dest`; (files, lines)."""
+    files = lines = 0
+    for path in sorted(source.rglob("*")):
+        if files >= max_files:
+            break
+        if path.suffix not in EXTENSIONS or not path.is_file() or "__pycache__" in path.parts:
+            continue
+        try:
+            if path.stat().st_size > 200_000:
+                continue
+            data = path.read_bytes()
+        except OSError:
+            continue
+        target = dest / path.relative_to(source)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        files += 1
+        lines += data.count(b"\n")
+    return files, lines
+
+
+def next_release(v1: Path, v2: Path) -> None:
+    """v2: v1 with every 10th file edited, 2% new files and 1% deleted."""
+    shutil.copytree(v1, v2)
+    paths = sorted(p for p in v2.rglob("*") if p.is_file())
+    for n, path in enumerate(paths):
+        if n % 100 == 7:
+            path.unlink()
+        elif n % 10 == 3:
+            path.write_text(
+                path.read_text(errors="replace")
+                + f"\n\ndef release_two_helper_{n}(value):\n    return value\n"
+            )
+        elif n % 50 == 5:
+            (path.parent / f"added_{n}.py").write_text(
+                f"def added_in_release_two_{n}(x):\n    return x * {n}\n"
+            )
+
+
+def laptop(v1: Path, dest: Path, changed: int) -> None:
+    """A working copy of v1 with `changed` files edited."""
+    shutil.copytree(v1, dest)
+    paths = sorted(p for p in dest.rglob("*.py") if p.is_file())
+    step = max(1, len(paths) // max(changed, 1))
+    for path in paths[::step][:changed]:
+        path.write_text(
+            path.read_text(errors="replace") + "\n\ndef local_uncommitted_change():\n    return 1\n"
+        )
+
+
+def cli(args: list[str], cache: Path) -> float:
+    """Seconds one `lsp-agent` command took (it must succeed)."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "PYTHONPATH": str(REPO)}
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "lsp_agent", *args, "--no-progress"], env=env, capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"lsp-agent {args[0]} failed: {done.stderr[-2000:]}")
+    return time.perf_counter() - started
+
+
+def two_indexers(tree: Path, url: str, work: Path) -> float:
+    """Wall seconds of two `lsp-agent index --store` processes on the same commit at once."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    started = time.perf_counter()
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "lsp_agent", "index", str(tree), "--store", url, "--no-progress"],
+            env={**env, "XDG_CACHE_HOME": str(work / f"ci{n}")},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(2)
+    ]
+    for run in runs:
+        out, err = run.communicate()
+        if run.returncode != 0:
+            raise SystemExit(f"indexer failed: {err[-2000:]}")
+    return time.perf_counter() - started
+
+
+def reuse_of(url: str, tree: Path, work: Path) -> dict:
+    """Index a tree into the team index and parse its report of what was already stored."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(work), "PYTHONPATH": str(REPO)}
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "lsp_agent", "index", str(tree), "--store", url, "--no-progress"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    seconds = time.perf_counter() - started
+    line = next(ln for ln in done.stdout.splitlines() if "snapshot" in ln)
+    files, stored = line.split("(")[1].split(" files, ")
+    return {
+        "seconds": round(seconds, 2),
+        "files": int(files),
+        "reused_files": int(stored.split()[0]),
+        "parsed_line": done.stdout.splitlines()[0],
+    }
+
+
+def timed_refresh(tree: Path, config: IndexConfig, db: Path) -> tuple[float, WorkspaceIndex]:
+    """Seconds to a usable index (refresh) of a tree into a fresh database; the open index."""
+    index = WorkspaceIndex(tree, config, db_path=db)
+    started = time.perf_counter()
+    index.refresh()
+    return time.perf_counter() - started, index
+
+
+def same_up_to_ties(a: list, b: list) -> bool:
+    """The same scores rank by rank and the same hits above the last score (hits tied at the cut may differ).
+
+    Chunk ids break BM25 ties; a laptop's changed files get their ids after the seeded ones, a cold index in walk
+    order, so equal scores may come in another order.
+    """
+    if [h.score for h in a] != [h.score for h in b]:
+        return False
+    low = a[-1].score if a else 0.0
+    key = sorted((-h.score, h.path, h.start) for h in a if h.score > low)
+    return key == sorted((-h.score, h.path, h.start) for h in b if h.score > low)
+
+
+def _timed(call, clients: int) -> list[float]:
+    """Milliseconds of each call of `call` over QUERIES (three rounds) from `clients` threads at once, sorted."""
+    times: list[float] = []
+    lock = threading.Lock()
+
+    def client() -> None:
+        for query in QUERIES * 3:
+            started = time.perf_counter()
+            call(query, 10)
+            with lock:
+                times.append((time.perf_counter() - started) * 1000)
+
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sorted(times)
+
+
+def latencies(index: WorkspaceIndex, clients: int) -> dict:
+    """p50/p95 milliseconds of search and search --files over QUERIES, from `clients` threads at once."""
+    out = {}
+    for name, call in (("search", index.search), ("files", index.locate)):
+        call(QUERIES[0], 10)  # rankers built outside the timing
+        times = _timed(call, clients)
+        out[name] = {
+            "p50_ms": round(statistics.median(times), 1),
+            "p95_ms": round(times[int(len(times) * 0.95) - 1], 1),
+        }
+    return out
+
+
+def main() -> None:
+    """Run every measurement and print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--source", type=Path, default=Path(sysconfig.get_paths()["purelib"]))
+    parser.add_argument("--max-files", type=int, default=3000)
+    parser.add_argument("--store", help="a postgresql:// URL (default: a private pgserver)")
+    parser.add_argument("--changed", type=int, default=50)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="team-bench-"))
+    work.chmod(0o755)
+    url = args.store
+    if url is None:
+        import pgserver
+
+        server = pgserver.get_server(work / "pg", cleanup_mode="stop")
+        url = server.get_uri()
+    v1 = work / "v1" / "corpus"
+    files, lines = build_corpus(args.source, v1, args.max_files)
+    figures: dict = {"corpus": {"source": str(args.source), "files": files, "lines": lines}}
+    figures["cold_sqlite_s"] = round(cli(["index", str(v1)], work / "sqlite"), 2)
+    figures["cold_postgres_one_indexer_s"] = reuse_of(url + "", v1, work / "pg-one")["seconds"]
+    second = url.replace("/postgres?", "/bench_two?") if "/postgres?" in url else None
+    if second:
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("DROP DATABASE IF EXISTS bench_two WITH (FORCE)")
+            conn.execute("CREATE DATABASE bench_two")
+        figures["cold_postgres_two_indexers_at_once_s"] = round(two_indexers(v1, second, work), 2)
+    v2 = work / "v2" / "corpus"
+    next_release(v1, v2)
+    figures["second_commit"] = reuse_of(url, v2, work / "pg-v2")
+    figures["second_commit_cold_sqlite_s"] = round(cli(["index", str(v2)], work / "sqlite-v2"), 2)
+    mine = work / "laptop" / "corpus"
+    laptop(v1, mine, args.changed)
+    join_s, joined = timed_refresh(mine, IndexConfig(store=url), work / "join.sqlite3")
+    cold_s, local = timed_refresh(mine, IndexConfig(), work / "cold.sqlite3")
+    figures["laptop_join"] = {
+        "changed": args.changed,
+        "join_s": round(join_s, 2),
+        "cold_local_s": round(cold_s, 2),
+        "speedup": round(cold_s / join_s, 1),
+    }
+    pairs = [(joined.search(q, 10), local.search(q, 10)) for q in QUERIES]
+    figures["rankings"] = {
+        "queries": len(QUERIES),
+        "identical": sum(a == b for a, b in pairs),
+        "identical_up_to_tie_order": sum(same_up_to_ties(a, b) for a, b in pairs),
+    }
+    figures["query_seeded"] = {n: latencies(joined, n) for n in (1, 8)}
+    figures["query_local"] = {n: latencies(local, n) for n in (1, 8)}
+    joined.close()
+    local.close()
+    print(json.dumps(figures, indent=2))
+    if args.store is None:
+        server.cleanup()
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

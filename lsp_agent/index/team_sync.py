@@ -1,0 +1,294 @@
+"""A workspace's local index over the team index: seed it with the files the team already indexed, publish a tree.
+
+Seeding reads and hashes the files of the tree that the local index lacks (or holds another version of); those
+whose (path, content hash) the team index holds are copied from PostgreSQL with their chunks, symbols, term counts
+and vectors, so only the files that differ (local changes, files nobody indexed) are parsed and embedded here.
+Queries then run on the local index, which holds the team's rows for matching files and the working copy's rows
+for the rest: the working copy wins, and rankings are the ones a local index of the same tree gives.
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+from collections.abc import Iterable
+from contextlib import nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from lsp_agent.index.embeddings import Embedder
+from lsp_agent.index.models import IndexConfig
+from lsp_agent.index.rows import FileRows, text_hash
+from lsp_agent.index.store import IndexStore
+from lsp_agent.index.store_url import TeamStoreError, describe, is_team_url, redact
+from lsp_agent.index.team_store import BATCH, TeamStore, file_key
+from lsp_agent.index.vector_cache import SharedVectors, cache_model_key
+from lsp_agent.workspace.walk import walk_workspace
+
+log = logging.getLogger(__name__)
+
+BULK_MIN_FILES = 500  # as WorkspaceIndex: a first load this large drops secondary indexes until the end
+
+
+@dataclass
+class Published:
+    """What `lsp-agent index --store` wrote: the snapshot and how much of it the team index already held."""
+
+    repo: str
+    commit: str
+    snapshot: int
+    files: int
+    reused_files: int
+    vectors: int = 0
+    reused_vectors: int = 0
+
+
+def model_key(embedder: Embedder | None, config: IndexConfig) -> str | None:
+    """The team index's name for the embedding model (the same name behind another server is another model)."""
+    return cache_model_key(embedder.name, config.api_base) if embedder is not None else None
+
+
+def seed_candidates(root: Path, config: IndexConfig, store: IndexStore) -> list[tuple[str, int, int, str]]:
+    """(path, size, mtime, content hash) of the tree's files the local index lacks or holds another version of."""
+    known = store.files()
+    out = []
+    for path in walk_workspace(root, exclude=config.exclude, max_file_size=config.max_file_size):
+        rel = path.relative_to(root).as_posix()
+        try:
+            st = path.stat()
+            rec = known.get(rel)
+            if rec is not None and rec.size == st.st_size and rec.mtime_ns == st.st_mtime_ns:
+                continue
+            digest = text_hash(path.read_bytes())
+        except OSError:
+            continue
+        if rec is None or rec.hash != digest:
+            out.append((rel, st.st_size, st.st_mtime_ns, digest))
+    return out
+
+
+def seed_from_team(
+    root: Path, config: IndexConfig, store: IndexStore, team: TeamStore, embedder: Embedder | None
+) -> int:
+    """Copy the team's rows of every file of the tree it holds by content into the local index; returns how many."""
+    candidates = seed_candidates(root, config, store)
+    if not candidates:
+        return 0
+    fresh = not store.files()
+    bulk = store.bulk_load() if fresh and len(candidates) >= BULK_MIN_FILES else nullcontext()
+    copied = 0
+    model = model_key(embedder, config)
+    with store.transaction(), bulk:
+        fresh = fresh and not store.files()
+        for i in range(0, len(candidates), BATCH):
+            part = candidates[i : i + BATCH]
+            rows = team.file_rows([file_key(rel, digest) for rel, _, _, digest in part])
+            hashes: list[str] = []
+            for rel, size, mtime, digest in part:
+                found = rows.get(file_key(rel, digest))
+                if found is None:
+                    continue
+                store.replace_file(rel, size, mtime, digest, found, new=fresh)
+                hashes.extend(chunk[7] for chunk in found.chunks)
+                copied += 1
+            if embedder is not None and model is not None and hashes:
+                store.put_vectors(embedder.name, team.vectors(model, hashes).items())
+    return copied
+
+
+class TeamLink:
+    """The team index a WorkspaceIndex seeds from; an unreachable database costs one warning, never the index."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.status: str | None = None  # the last problem, for status lines
+        self._team: TeamStore | None = None
+
+    def connect(self) -> TeamStore:
+        """The open connection (TeamStoreError when the database cannot be reached)."""
+        if self._team is None or self._team.conn.closed:
+            self._team = TeamStore(self.url)
+        return self._team
+
+    def seed(self, root: Path, config: IndexConfig, store: IndexStore, embedder: Embedder | None) -> int:
+        """seed_from_team(); on failure the local index goes on alone and the reason is logged once."""
+        try:
+            copied = seed_from_team(root, config, store, self.connect(), embedder)
+        except TeamStoreError as exc:
+            self.fail(str(exc))
+            return 0
+        except Exception as exc:  # a dropped connection mid-read: the local index must still serve
+            self.fail(f"the team index at {describe(self.url)} failed: {redact(str(exc), self.url)}")
+            return 0
+        if self.status is not None:
+            log.warning("team index at %s is reachable again", describe(self.url))
+        self.status = None
+        if copied:
+            log.info("seeded %d files from the team index at %s", copied, describe(self.url))
+        return copied
+
+    def fail(self, message: str) -> None:
+        """Note a failure (logged once until the team index works again) and drop the connection."""
+        if self.status is None:
+            log.warning("%s; using the local index only", message)
+        self.status = message
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection, if any."""
+        if self._team is not None:
+            try:
+                self._team.close()
+            finally:
+                self._team = None
+
+
+def tree_identity(root: Path, keys: dict[str, str]) -> tuple[str, str]:
+    """(repository, commit) a tree is published under.
+
+    A clean git checkout: its origin URL without credentials (else the folder name) and HEAD. A non-git tree:
+    `tree-` and a hash over every file's path and content (so identical trees share one snapshot); a git tree
+    with uncommitted changes: HEAD, `-dirty-` and that hash.
+    """
+    content = text_hash("\n".join(f"{p}\0{k}" for p, k in sorted(keys.items())))
+    origin = _git(root, "config", "--get", "remote.origin.url")
+    top = _git(root, "rev-parse", "--show-toplevel")
+    repo = _strip_credentials(origin) if origin else Path(top or root).name
+    head = _git(root, "rev-parse", "HEAD")
+    if not head:
+        return repo, f"tree-{content}"
+    dirty = _git(root, "status", "--porcelain", "--untracked-files=normal")
+    return repo, f"{head}-dirty-{content[:12]}" if dirty else head
+
+
+def _strip_credentials(url: str) -> str:
+    """A remote URL without user info (a token in `https://x:TOKEN@host/...` must not become a repo name)."""
+    if "://" in url and "@" in url.split("://", 1)[1].split("/", 1)[0]:
+        scheme, rest = url.split("://", 1)
+        return f"{scheme}://{rest.split('@', 1)[1]}"
+    return url
+
+
+def _git(root: Path, *args: str) -> str:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def _local_rows(store: IndexStore, file_ids: list[int]) -> dict[int, FileRows]:
+    """FileRows of local files by id, chunks in id order (the order they were written)."""
+    out: dict[int, FileRows] = {}
+    marks = ",".join("?" * len(file_ids))
+    q = store.conn.execute
+    for fid, language, identifiers in q(
+        f"SELECT id, language, identifiers FROM files WHERE id IN ({marks})", file_ids
+    ):
+        out[fid] = FileRows(language, [], [], identifiers)
+    for fid, *chunk in q(
+        "SELECT file_id, start, end_line, symbol, kind, text, length, terms, hash FROM chunks "
+        f"WHERE file_id IN ({marks}) ORDER BY id",
+        file_ids,
+    ):
+        out[fid].chunks.append(tuple(chunk))  # type: ignore[arg-type]
+    for fid, *symbol in q(
+        "SELECT file_id, name, qualified_name, kind, line, end_line FROM symbols "
+        f"WHERE file_id IN ({marks}) ORDER BY rowid",
+        file_ids,
+    ):
+        out[fid].symbols.append(tuple(symbol))  # type: ignore[arg-type]
+    return out
+
+
+def publish(
+    root: Path, store: IndexStore, team: TeamStore, embedder: Embedder | None, config: IndexConfig
+) -> Published:
+    """Write the local index of a tree to the team index as the snapshot of its commit, reusing what it holds."""
+    team.create_schema()
+    files = store.conn.execute("SELECT id, path, hash FROM files ORDER BY id").fetchall()
+    keys = {path: file_key(path, digest) for _, path, digest in files}
+    repo, commit = tree_identity(root, keys)
+    snapshot = team.begin_snapshot(repo, commit)
+    stored = team.stored_keys(list(keys.values()))
+    missing = [(fid, path, digest) for fid, path, digest in files if keys[path] not in stored]
+    for i in range(0, len(missing), 500):
+        part = missing[i : i + 500]
+        rows = _local_rows(store, [fid for fid, _, _ in part])
+        team.put_files((keys[path], path, digest, rows[fid]) for fid, path, digest in part)
+    done = Published(repo, commit, snapshot, len(files), len(files) - len(missing))
+    model = model_key(embedder, config)
+    if embedder is not None and model is not None:
+        local = store.conn.execute(
+            "SELECT DISTINCT v.hash FROM vectors v JOIN chunks c ON c.hash=v.hash WHERE v.model=?",
+            (embedder.name,),
+        ).fetchall()
+        hashes = [h for (h,) in local]
+        known = team.stored_vector_hashes(model, hashes)
+        todo = [h for h in hashes if h not in known]
+        team.put_vectors(model, store.vectors_for_hashes(embedder.name, todo).items())
+        done.vectors, done.reused_vectors = len(hashes), len(known)
+    done.snapshot = team.complete_snapshot(snapshot, repo, commit, sorted(keys.items()))
+    return done
+
+
+def team_link(store: str | None) -> TeamLink | None:
+    """The TeamLink of an index store setting: None for the local SQLite index ("sqlite" or nothing)."""
+    if not store or store.strip().lower() == "sqlite":
+        return None
+    if not is_team_url(store):
+        raise ValueError(
+            f"index store {redact(store)!r} is not a postgresql:// URL: pass one, or 'sqlite' for the local index"
+        )
+    return TeamLink(store.strip())
+
+
+class TeamVectors:
+    """The machine's vector cache with the team index behind it: a chunk anyone published is not embedded again.
+
+    Reads only: vectors reach the team index when `lsp-agent index --store` publishes a tree, never from an
+    editor's unsaved or uncommitted code.
+    """
+
+    def __init__(self, link: TeamLink, model: str, local: SharedVectors | None) -> None:
+        self.link = link
+        self.model = model
+        self.local = local
+
+    def get(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        """Known vectors by chunk hash: the machine's cache first, then the team index (copied into the cache)."""
+        hashes = list(hashes)
+        found = self.local.get(hashes) if self.local is not None else {}
+        rest = [h for h in hashes if h not in found]
+        if rest and self.link.status is None:
+            try:
+                more = self.link.connect().vectors(self.model, rest)
+            except TeamStoreError as exc:
+                self.link.fail(str(exc))
+                more = {}
+            if more and self.local is not None:
+                self.local.put(more.items())
+            found.update(more)
+        return found
+
+    def put(self, items: Iterable[tuple[str, np.ndarray]]) -> None:
+        """Remember new vectors in the machine's cache."""
+        if self.local is not None:
+            self.local.put(items)
+
+    def close(self) -> None:
+        """Close the machine's cache (the link is closed by its owner)."""
+        if self.local is not None:
+            self.local.close()
+
+
+def team_vectors(
+    link: TeamLink | None, local: SharedVectors | None, embedder: Embedder | None, config: IndexConfig
+) -> SharedVectors | TeamVectors | None:
+    """The vector cache an index embeds through: the machine's, backed by the team index when there is one."""
+    model = model_key(embedder, config)
+    return local if link is None or model is None else TeamVectors(link, model, local)
