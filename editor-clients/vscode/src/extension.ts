@@ -156,7 +156,13 @@ async function start(ui: Ui): Promise<void> {
   const connection = {
     executeCommand: (command: string, args: unknown[]) => c.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }),
   };
-  const ctl = new AgentController(connection, (text) => ui.events.appendLine(text), controller?.sessionId, controller?.tracker);
+  const ctl = new AgentController(
+    connection,
+    (text) => ui.events.appendLine(text),
+    controller?.sessionId,
+    controller?.tracker,
+    (text) => ui.events.append(text),
+  );
   conversations = new Conversations(connection, ctl);
   c.onDidChangeState((e) => {
     ui.serverState = e.newState === State.Running ? "running" : e.newState === State.Starting ? "starting" : "stopped";
