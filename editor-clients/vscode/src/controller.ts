@@ -5,6 +5,7 @@ import { formatEvent } from "./eventFormat";
 import { LiveLog, streamedThought } from "./liveText";
 import { AgentEvent, asAgentEvent, AskResult, PermissionListing, ServerCommand, StatusResult } from "./protocol";
 import { RunTracker } from "./runState";
+import { describeRewind, ExchangeRow, listExchanges, RewindResult, rewindTo } from "./rewind";
 
 /** The one thing the controller needs from a language client: send workspace/executeCommand. */
 export interface CommandConnection {
@@ -149,6 +150,18 @@ export class AgentController {
   async undoApply(): Promise<{ runId: string; files: string[] }> {
     const result = (await this.connection.executeCommand(ServerCommand.undoApply, [])) as { runId: string; files: string[] };
     this.log(`[${result.runId.slice(0, 8)}] undid the applied edits: ${result.files.join(", ")}`);
+    return result;
+  }
+
+  /** The exchanges of this window's conversation (the rewind picker). */
+  async exchanges(): Promise<ExchangeRow[]> {
+    return listExchanges(this.connection, this.sessionId);
+  }
+
+  /** Rewind the conversation to an exchange: the files applied since are restored (file by file) and logged. */
+  async rewind(exchange: number): Promise<RewindResult> {
+    const result = await rewindTo(this.connection, exchange, this.sessionId);
+    this.log(`=== ${describeRewind(result).message} ===`);
     return result;
   }
 

@@ -170,6 +170,38 @@ test("streamed words grow the transcript's last line; a streamed thought is not 
   eq(tail(1)[1]:match("%] (.*)$"), "[live1234] Next.")
 end)
 
+test(":AgentRewind picks an exchange with vim.ui.select and sends lspAgent.rewind for it", function()
+  local undo = require("lsp_agent.undo")
+  local rows = {
+    { number = 1, task = "fix add", applied = { "calc.py" } },
+    { number = 2, task = "gone", applied = { "x.py" }, rewound = true },
+    { number = 3, task = "swap mul", applied = { "calc.py", "b.py" } },
+  }
+  local items = undo.rewind_items(rows)
+  eq(vim.tbl_map(function(i) return i.exchange end, items), { 1, 0 })
+  eq(items[1].text, "1. fix add (drop 1 later; restores calc.py, b.py)")
+  local sent, notes = {}, {}
+  local function execute(command, arguments, on_result)
+    sent[#sent + 1] = { command, arguments[1] }
+    if command == "lspAgent.exchanges" then
+      on_result({ exchanges = rows })
+    else
+      on_result({ exchange = 1, dropped = { "r3" }, restored = { "b.py" }, refused = { "calc.py: changed since the apply" } })
+    end
+    return true
+  end
+  local select = vim.ui.select
+  vim.ui.select = function(choices, opts, on_choice)
+    eq(opts.format_item(choices[1]), choices[1].text)
+    on_choice(choices[1])
+  end
+  undo.rewind(execute, function(text, level) notes[#notes + 1] = { text, level } end, "s1")
+  vim.ui.select = select
+  eq(sent, { { "lspAgent.exchanges", { sessionId = "s1" } }, { "lspAgent.rewind", { exchange = 1, sessionId = "s1" } } })
+  eq(notes[1], { "rewound to exchange 1 (1 later exchange(s) dropped): restored b.py; left as they are: "
+    .. "calc.py: changed since the apply", vim.log.levels.WARN })
+end)
+
 test("the transcript buffer is a read-only scratch buffer that collects every line", function()
   local buf = runs.transcript_buffer()
   eq(vim.bo[buf].buftype, "nofile")
