@@ -231,6 +231,13 @@ class Settings:
         boolean,
         env="LSP_AGENT_STREAM",
     )
+    live_text_interval: int = setting(
+        75,
+        "liveTextInterval",
+        "the editor and the CLI show the model's words as they come, at most one update per this many ms (0: off)",
+        whole_number,
+        env="LSP_AGENT_LIVE_TEXT_INTERVAL",
+    )
     profile: str = setting(
         "auto",
         "profile",

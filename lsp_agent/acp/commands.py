@@ -1,7 +1,8 @@
-"""Slash commands of ACP sessions: /plan TASK, /reindex and /status."""
+"""Slash commands of ACP sessions: /plan TASK, /reindex, /status and /rewind [N]."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 from acp import helpers
@@ -43,11 +44,43 @@ async def run_command(
         blocks = [helpers.text_block(argument), *rest] if argument else rest
         return await agent._run(session, blocks, settings.replace(plan=True))
     session.record(helpers.update_user_message_text(f"/{name} {argument}".strip()))
+    if name == "rewind":
+        text = await asyncio.to_thread(rewind_text, session, argument)
+        agent.store.save(session)
+        return await _say(agent, session, text)
     if name == "reindex":
         agent.indexes.start(session.root, settings, force=True)
         await agent.indexes.get(session.root, timeout=REINDEX_WAIT_SECONDS)
         return await _say(agent, session, f"Workspace index: {agent.indexes.describe(session.root)}.")
     return await _say(agent, session, status_text(agent, session, settings))
+
+
+def rewind_text(session: AcpSession, argument: str) -> str:
+    """What /rewind says: the exchanges when no number is given, else what rewinding to that one did."""
+    from lsp_agent.agent.rewind import exchange_rows, rewind_on_disk
+
+    if session.run is not None:
+        return "Not rewound: a prompt of this session is still running; cancel it or wait, then rewind."
+    if not argument:
+        rows = exchange_rows(session.memory, session.root)
+        if not rows:
+            return "Nothing to rewind: this session has no exchange yet."
+        lines = ["Exchanges of this session (`/rewind N` goes back to N, `/rewind 0` to the start):"]
+        for row in rows:
+            mark = " (rewound)" if row["rewound"] else ""
+            applied = f" - applied {', '.join(row['applied'])}" if row["applied"] else ""
+            lines.append(f"{row['number']}. {' '.join(str(row['task']).split())[:80]}{mark}{applied}")
+        return "\n".join(lines)
+    if not argument.isdigit():
+        return f"Not rewound: {argument!r} is not an exchange number; `/rewind` lists them."
+    try:
+        outcome = rewind_on_disk(session.memory, session.root, int(argument))
+    except ValueError as exc:
+        return f"Not rewound: {exc}."
+    lines = [outcome.summary() + "."]
+    lines += [f"- restored {path}" for path in outcome.restored]
+    lines += [f"- not restored: {problem}" for problem in outcome.refused]
+    return "\n".join(lines)
 
 
 def status_text(agent: LspAgentAcp, session: AcpSession, settings: Settings) -> str:

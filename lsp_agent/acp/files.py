@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from lsp_agent.tools.registry import ToolError
+from lsp_agent.workspace.applied import AppliedFile
+from lsp_agent.workspace.apply_journal import record_apply
 from lsp_agent.workspace.overlay import Overlay
 from lsp_agent.workspace.proposal import FileChange, Proposal, read_disk_text
 
@@ -91,6 +93,7 @@ class ConsentOverlay(Overlay):
         self.files = files
         self.consent = consent
         self.read_only = read_only
+        self.run_id = ""  # the run writing (set once built): every approved write is journaled for /rewind
         self._local = threading.local()
 
     def read_text(self, rel: str) -> str:
@@ -125,7 +128,7 @@ class ConsentOverlay(Overlay):
         if not allowed:
             self.revert(key)
             raise ToolError(rejection_message(key, how))
-        error = write_change(self.root, change, self.files)
+        error = write_change(self.root, change, self.files, self.run_id)
         self.revert(key)  # settled either way: later reads see the written file, a failed write is reported
         if error:
             raise ToolError(error)
@@ -154,8 +157,20 @@ class ConsentOverlay(Overlay):
         return read_disk_text(path)
 
 
-def write_change(root: Path, change: FileChange, files: ClientFiles) -> str | None:
-    """Write one approved change; None on success, else what went wrong (nothing was written)."""
+def write_change(root: Path, change: FileChange, files: ClientFiles, run_id: str = "") -> str | None:
+    """Write one approved change (journaled for /rewind under `run_id`); None on success, else what went wrong."""
+    error = _write(root, change, files)
+    if error is None and run_id:
+        after = None if change.kind == "delete" else change.new_text
+        try:
+            record_apply(root, run_id, [AppliedFile(change.path, change.base_text, after)])
+        except OSError as exc:
+            log.warning("the write of %s was not journaled (/rewind cannot restore it): %s", change.path, exc)
+    return error
+
+
+def _write(root: Path, change: FileChange, files: ClientFiles) -> str | None:
+    """Write one change through the client (or to disk); None on success, else what went wrong."""
     if change.kind == "delete" or not files.can_write:
         errors = Proposal([change]).apply_to_disk(root)
         return "; ".join(errors) if errors else None

@@ -39,6 +39,10 @@ COMMANDS = {
     "plan": ("Plan this task in subtasks first, then carry them out", "task to plan"),
     "reindex": ("Rebuild the workspace index (search_code, find_symbol, the repo map)", None),
     "status": ("Show the model, mode, index and MCP servers of this session", None),
+    "rewind": (
+        "Go back to an earlier exchange: files applied since restored, the conversation goes on",
+        "exchange",
+    ),
 }
 
 

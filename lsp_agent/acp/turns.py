@@ -165,7 +165,7 @@ async def run_turn(
             read_only=read_only,
         )
         run.events.stream_output = True  # exec output into the tool call card while the command runs
-        session.run = run
+        session.run, overlay.run_id = run, run.run_id
         session.turn = asyncio.ensure_future(run.run())
         result: RunResult | None = await session.turn
     except asyncio.CancelledError:
@@ -178,7 +178,7 @@ async def run_turn(
     # A cancelled turn writes nothing more (its proposal may hold an edit whose question was withdrawn).
     leftovers = result is not None and result.proposal is not None and not result.proposal.is_empty()
     if leftovers and not session.cancel_requested:
-        await settle_leftovers(session, result, files, pump)
+        await settle_leftovers(session, result, files, pump, overlay.run_id)
     await pump.drain()
     return _response(session, result, translator)
 
@@ -215,13 +215,15 @@ def _consent_for(
 
 
 async def settle_leftovers(
-    session: AcpSession, result: RunResult, files: ClientFiles, pump: UpdatePump
+    session: AcpSession, result: RunResult, files: ClientFiles, pump: UpdatePump, run_id: str = ""
 ) -> None:
     """Ask about changes the run left in its proposal (made where asking mid-run was impossible)."""
     assert result.proposal is not None
     for change in result.proposal.changes:
         allowed, how = await session.edits.decide(change)
-        error = await asyncio.to_thread(write_change, session.root, change, files) if allowed else None
+        error = (
+            await asyncio.to_thread(write_change, session.root, change, files, run_id) if allowed else None
+        )
         note = rejection_message(change.path, how) if not allowed else error or f"{change.path}: written."
         pump.put(helpers.update_agent_message_text(f"\n{note}\n"))
 

@@ -12,6 +12,7 @@ from acp.schema import Cost, PlanEntry, ToolCallLocation, ToolKind, UsageUpdate
 
 from lsp_agent.acp.streaming import Live, MarkupSplitter, ReplyStream, chunk, visible_text
 from lsp_agent.agent.events import AgentEvent
+from lsp_agent.agent.live_text import is_tagged
 
 OUTPUT_CHARS = 4000  # tool output shown in the editor's tool-call card
 MAX_LOCATIONS = 20
@@ -141,7 +142,7 @@ class TurnTranslator:
         return [helpers.update_agent_thought_text(text)] if text.strip() else []
 
     def _on_start(self, data: dict[str, Any]) -> list[Any]:
-        self._tagged = data.get("toolCalling") == "prompt" and data.get("style", "react") == "react"
+        self._tagged = is_tagged(data)
         self._window = int(data.get("contextWindow") or 0)
         return []
 

@@ -39,6 +39,7 @@ class Exchange:
     retried: bool = False  # the user discarded this attempt and asked again
     request: dict[str, Any] = field(default_factory=dict)  # the ask as sent (for retry)
     folded: bool = False  # part of the conversation's summary: the prompt shows the summary, not this
+    rewound: bool = False  # the conversation was rewound to before it: dropped from the prompt
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (the conversation view and the saved session use it)."""
@@ -52,6 +53,7 @@ class Exchange:
             "retried": self.retried,
             "request": dict(self.request),
             "folded": self.folded,
+            "rewound": self.rewound,
         }
 
     @classmethod
@@ -70,6 +72,7 @@ class Exchange:
             bool(data.get("retried")),
             dict(request) if isinstance(request, dict) else {},
             bool(data.get("folded")),
+            bool(data.get("rewound")),
         )
 
     def full_text(self, max_chars: int) -> str:

@@ -100,6 +100,29 @@ class Session:
             exchange.retried = True
             self.changed()
 
+    def after(self, number: int) -> list[Exchange]:
+        """The exchanges a rewind to exchange `number` (1-based; 0: the start) drops; ValueError saying why not."""
+        if not 0 <= number <= len(self.exchanges):
+            raise ValueError(
+                f"no exchange {number}: this conversation has exchanges 1 to {len(self.exchanges)}"
+            )
+        if number and self.exchanges[number - 1].rewound:
+            raise ValueError(f"exchange {number} was rewound already: pick an exchange that was not")
+        if any(e.outcome == "running" for e in self.exchanges[number:]):
+            raise ValueError(
+                "a run of this conversation is still going: cancel it or wait for it, then rewind"
+            )
+        return self.exchanges[number:]
+
+    def rewind(self, number: int) -> list[Exchange]:
+        """Continue the conversation from exchange `number`: the exchanges after it are marked rewound (left out of
+        the prompt); returns them."""
+        later = self.after(number)
+        for exchange in later:
+            exchange.rewound = True
+        self.changed()
+        return later
+
     def fold(self, exchanges: list[Exchange], summary: ConversationSummary) -> None:
         """Replace these (oldest) exchanges in the prompt by a summary that covers them and any earlier one."""
         for exchange in exchanges:
@@ -135,11 +158,14 @@ class Session:
 
     def last(self, *, include_retried: bool = False) -> Exchange | None:
         """The newest exchange (not one the user already retried, unless asked)."""
-        return next((e for e in reversed(self.exchanges) if include_retried or not e.retried), None)
+        return next(
+            (e for e in reversed(self.exchanges) if (include_retried or not e.retried) and not e.rewound),
+            None,
+        )
 
     def unfolded(self) -> list[Exchange]:
         """The finished exchanges the summary does not cover, oldest first."""
-        return [e for e in self.exchanges if e.outcome != "running" and not e.folded]
+        return [e for e in self.exchanges if e.outcome != "running" and not e.folded and not e.rewound]
 
     def render(self) -> tuple[str, int]:
         """(prompt text, exchanges left out by the marker): the summary and the unfolded exchanges."""

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from lsp_agent.workspace.applied import (
+    AppliedFile,
     ApplyRecord,
     LastProposal,
     RecordError,
@@ -20,6 +21,7 @@ from lsp_agent.workspace.applied import (
     now_iso,
     undo_apply,
 )
+from lsp_agent.workspace.apply_journal import record_apply
 
 if TYPE_CHECKING:
     from lsp_agent.agent.run import RunResult
@@ -52,6 +54,8 @@ def apply_proposal(root: Path, proposal: Proposal, run_id: str, out: TextIO) -> 
     """Apply all or nothing and record it for undo; returns (applied, the summary's words for the outcome)."""
     try:
         errors, record = apply_with_record(root, proposal, run_id)
+        if record is not None:  # every apply is journaled, for `lsp-agent rewind`
+            record_apply(root, run_id, record.files, record.created_dirs)
     except OSError as exc:
         errors, record = [f"the undo record could not be saved: {exc}"], None
     for error in errors:
@@ -135,6 +139,7 @@ def run_undo(args: argparse.Namespace) -> int:
         )
         return 1
     ApplyRecord.forget(root)
+    _journal_undo(root, record)
     _mark_unapplied(root, record.run_id)
     for item in record.files:
         what = "removed" if item.before is None else "restored"
@@ -144,6 +149,15 @@ def run_undo(args: argparse.Namespace) -> int:
             print(f"removed {rel}/ (created by the apply, empty now)", file=out)
     print(f"undone: {len(record.files)} file(s) restored | run {record.run_id} | {root}", file=out)
     return 0
+
+
+def _journal_undo(root: Path, record: ApplyRecord) -> None:
+    """An undo is journaled as the apply reversed (a later rewind then finds the files as the undo left them)."""
+    back = [AppliedFile(f.path, f.after, f.before, f.mode) for f in record.files]
+    try:
+        record_apply(root, record.run_id, back)
+    except OSError as exc:
+        print(f"warning: the undo could not be journaled for `lsp-agent rewind`: {exc}", file=sys.stderr)
 
 
 def _mark_unapplied(root: Path, run_id: str) -> None:

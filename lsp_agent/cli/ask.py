@@ -266,6 +266,7 @@ async def _ask(
             mcp=mcp,
             allow_external=allow_exec,
             folders=cli_router(folders, folder_indexes) if folders is not None else None,
+            stream_text=printer.stream_live(settings.live_text_interval),
         )
         if mcp is not None:
             from lsp_agent.cli.mcp import report_tools

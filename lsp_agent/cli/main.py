@@ -10,11 +10,11 @@ import threading
 from collections.abc import Callable, Sequence
 
 from lsp_agent import __version__
-from lsp_agent.cli import acp, apply, ask, config, conversation, index, permissions, replay, serve
+from lsp_agent.cli import acp, apply, ask, config, conversation, index, permissions, replay, rewind, serve
 
 # Each command module adds its subcommand(s) with add_parser(commands) and sets args.handler to the function
 # that runs it. A new command is a module in this package with those two parts, and one more entry here.
-COMMANDS = (index, ask, apply, conversation, permissions, config, serve, acp, replay)
+COMMANDS = (index, ask, apply, conversation, rewind, permissions, config, serve, acp, replay)
 
 
 def build_parser() -> argparse.ArgumentParser:

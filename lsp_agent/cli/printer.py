@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import sys
 from typing import TextIO
 
 from lsp_agent.agent.events import AgentEvent
+from lsp_agent.agent.live_text import LivePiece, LiveText
 from lsp_agent.agent.sanitize import clean_text
 
 COLORS = {
@@ -34,6 +36,8 @@ class Printer:
         self.errors_shown: set[str] = set()  # final error messages already printed (the report skips them)
         self.syntax_errors: list[str] = []  # the proposal's Python syntax errors, as its event reported them
         self._last_retry = ""
+        self.live: LiveText | None = None  # the model's words as they come (stream_live)
+        self._line_open = False  # live text was printed without its line end yet
 
     def paint(self, text: str, style: str) -> str:
         """Text in an ANSI colour when colour is on."""
@@ -41,10 +45,31 @@ class Printer:
 
     def write(self, text: str) -> None:
         """Print a line; text the terminal cannot encode (lone surrogates, say) is shown escaped, never raised."""
+        if self._line_open:
+            self._line_open = False
+            text = "\n" + text
         print(clean_text(text), file=self.out, flush=True)
+
+    def stream_live(self, interval_ms: int) -> bool:
+        """Print the model's words as they come, at most every `interval_ms` (call on the run's event loop)."""
+        if interval_ms > 0:
+            schedule = asyncio.get_running_loop().call_later
+            self.live = LiveText(self._show_live, interval_ms / 1000, schedule=schedule)
+        return self.live is not None
+
+    def _show_live(self, piece: LivePiece) -> None:
+        """One coalesced piece of a reply, on the current line (thought text in the thought colour)."""
+        text = self.paint(piece.text, "thought") if piece.channel == "thought" and piece.text else piece.text
+        end = "\n" if piece.final else ""
+        print(clean_text(text), end=end, file=self.out, flush=True)
+        self._line_open = not piece.final
 
     def __call__(self, event: AgentEvent) -> None:
         kind = event.kind
+        if self.live is not None and self.live.on_event(kind, event.data):
+            return  # streamed text: printed by _show_live, throttled
+        if kind == "thought" and self.live is not None and event.data.get("iteration") in self.live.streamed:
+            return  # its words were printed as they came
         if kind == "proposal":
             self.syntax_errors = list(event.data.get("syntaxErrors") or [])
         if kind == "usage":  # the running spend, after each model reply

@@ -20,6 +20,18 @@ if TYPE_CHECKING:
     from lsp_agent.tools.read_folders import FolderRouter
 
 
+def is_range(value: Any) -> bool:
+    """True for an LSP Range given as a dict."""
+    try:
+        return all(
+            isinstance(value[end][k], int) and value[end][k] >= 0
+            for end in ("start", "end")
+            for k in ("line", "character")
+        )
+    except (KeyError, TypeError):
+        return False
+
+
 def parse_model(value: Any) -> str | None:
     """The `model` argument: a litellm model string overriding the setting for this ask, or None."""
     if value is None:

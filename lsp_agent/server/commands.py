@@ -164,7 +164,7 @@ async def apply_edits(server: AgentServer, args: tuple[Any, ...]) -> dict[str, A
         types.ApplyWorkspaceEditParams(edit=plan.edit, label=f"lsp-agent: {pending.summary}")
     )
     if response.applied:  # kept for lspAgent.undoApply before settling changes the pending proposal
-        undo.remember(server, run_id, pending.session_id, plan, before)
+        undo.remember(server, run_id, pending.session_id, plan, before, pending.root)
     result["applied"] = bool(response.applied)
     if response.failure_reason:
         result["failureReason"] = response.failure_reason

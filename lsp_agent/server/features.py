@@ -19,6 +19,7 @@ from lsp_agent.server.client_requests import request_within
 from lsp_agent.server.code_actions import code_actions
 from lsp_agent.server.commands import COMMANDS, CommandError
 from lsp_agent.server.conversation_commands import CONVERSATION_COMMANDS
+from lsp_agent.server.rewind import REWIND_COMMANDS
 from lsp_agent.server.runs import load_agent_core
 from lsp_agent.server.server import SECTION, AgentServer
 
@@ -265,7 +266,7 @@ def _register_actions(server: AgentServer) -> None:
 
 
 def _register_commands(server: AgentServer) -> None:
-    for name, handler in {**COMMANDS, **CONVERSATION_COMMANDS}.items():
+    for name, handler in {**COMMANDS, **CONVERSATION_COMMANDS, **REWIND_COMMANDS}.items():
         server.command(name)(_wrap(name, handler))
 
 

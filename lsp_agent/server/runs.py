@@ -18,12 +18,14 @@ from lsp_agent.config import ModelNotConfigured
 from lsp_agent.server.ask_choices import (
     choose_root,
     folder_router,
+    is_range,
     parse_folder,
     parse_model,
     parse_read_folders,
     read_access,
 )
 from lsp_agent.server.ask_context import ask_context, follow_up
+from lsp_agent.server.live_text import live_text_for
 from lsp_agent.server.permissions import EditorPermissionAsker
 from lsp_agent.server.progress import ProgressReporter
 from lsp_agent.server.settle import reconcile_applied
@@ -90,6 +92,7 @@ class RunRecord:
     done_sent: bool = False
     spend: str = ""  # the running tokens and cost, shown with each progress report
     folders: Any = None  # workspace.folders.FolderAccess: the other folders this run may read
+    live: Any = None  # server.live_text.EditorLiveText: the model's words as they come (None: off)
 
     def to_dict(self) -> dict[str, Any]:
         """The run as lspAgent.status lists it."""
@@ -120,7 +123,7 @@ def parse_ask(args: Any) -> AskRequest:
     uri, rng, plan, session_id = args.get("uri"), args.get("range"), args.get("plan"), args.get("sessionId")
     if uri is not None and not isinstance(uri, str):
         raise ValueError("lspAgent.ask: 'uri' must be a document URI string")
-    if rng is not None and not _is_range(rng):
+    if rng is not None and not is_range(rng):
         raise ValueError("lspAgent.ask: 'range' must be {start: {line, character}, end: {line, character}}")
     if plan is not None and not isinstance(plan, bool):
         raise ValueError("lspAgent.ask: 'plan' must be true or false")
@@ -135,18 +138,6 @@ def parse_ask(args: Any) -> AskRequest:
     model, folder = parse_model(args.get("model")), parse_folder(args.get("folder"))
     reads = parse_read_folders(args.get("readFolders"))
     return AskRequest(task.strip(), uri, rng, plan, session_id, diagnostics, follow_up, model, folder, reads)
-
-
-def _is_range(value: Any) -> bool:
-    """True for an LSP Range given as a dict."""
-    try:
-        return all(
-            isinstance(value[end][k], int) and value[end][k] >= 0
-            for end in ("start", "end")
-            for k in ("line", "character")
-        )
-    except (KeyError, TypeError):
-        return False
 
 
 def json_safe(data: dict[str, Any]) -> dict[str, Any]:
@@ -273,6 +264,7 @@ class RunManager:
             else:
                 loop.call_soon_threadsafe(self._on_event, record, event)
 
+        record.live = live_text_for(self.server, record, settings.live_text_interval)
         index = self.server.indexes.index_for(record.root)
         context = await ask_context(self.server, request, record.root, index, settings, sink, record.folders)
         overlay = Overlay(
@@ -295,6 +287,7 @@ class RunManager:
             folders=folder_router(self.server, record.folders, settings.max_file_size)
             if record.folders
             else None,
+            stream_text=record.live is not None,
         )
         if record.cancel_requested:
             record.agent.cancel()
@@ -303,12 +296,15 @@ class RunManager:
     # ----- events -----------------------------------------------------------------------------------------
 
     def _on_event(self, record: RunRecord, event: AgentEvent) -> None:
-        """Forward one event as it is; a `proposal` becomes pending first, so it exists when the editor hears `done`."""
+        """Forward one event (streamed text throttled); a `proposal` becomes pending before the editor hears `done`."""
+        data = event.data if record.live is None else record.live.forward(event.kind, event.data)
+        if data is None:
+            return
         if event.kind == "proposal":
             self._keep_proposal(record, event)
         elif event.kind == "done":
             self._note_end(record, event.data)
-        self._send(record, event.kind, event.data, event.to_text())
+        self._send(record, event.kind, data, event.to_text())
 
     def _note_end(self, record: RunRecord, done: dict[str, Any]) -> None:
         """The run's state from its `done` event; a failure is shown before the editor hears `done`."""

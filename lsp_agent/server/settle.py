@@ -109,7 +109,9 @@ def reconcile_applied(server: AgentServer, uris: Iterable[str] | None = None) ->
                 selection.append((fp, found))
         if selection:
             settle(server, pending, "applied", selection, via="found in the document text")
-            undo.remember_found(server, pending.run_id, pending.session_id, [fp for fp, _ in selection])
+            undo.remember_found(
+                server, pending.run_id, pending.session_id, [fp for fp, _ in selection], pending.root
+            )
             changed = True
     return changed
 

@@ -11,6 +11,7 @@ left: a file the user changed since makes undo refuse with a message, and nothin
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,12 +21,14 @@ from pygls.workspace.position_codec import PositionCodec
 
 from lsp_agent.server.documents import LineDocument
 from lsp_agent.server.edits import EditPlan
-from lsp_agent.workspace.applied import drift_since_apply
+from lsp_agent.workspace.applied import AppliedFile, drift_since_apply
+from lsp_agent.workspace.apply_journal import record_apply
 
 if TYPE_CHECKING:
     from lsp_agent.server.server import AgentServer
 
 
+log = logging.getLogger(__name__)
 MAX_OFFERED = 64  # code-action edits remembered (the newest ones) to recognise an applied one
 
 
@@ -54,6 +57,7 @@ class LastApply:
     run_id: str
     session_id: str | None
     files: list[UndoFile]
+    root: Path | None = None  # the workspace folder of the run (its apply journal, for lspAgent.rewind)
 
 
 def snapshot(server: AgentServer, plan: EditPlan) -> list[UndoFile]:
@@ -78,11 +82,35 @@ def _absent_parents(path: Path) -> list[Path]:
 
 
 def remember(
-    server: AgentServer, run_id: str, session_id: str | None, plan: EditPlan, files: list[UndoFile]
+    server: AgentServer,
+    run_id: str,
+    session_id: str | None,
+    plan: EditPlan,
+    files: list[UndoFile],
+    root: Path | None = None,
 ) -> None:
-    """Keep the applied plan as the server's last apply, with the text each file holds after it."""
+    """Keep the applied plan as the server's last apply, with the text each file holds after it (and journal it)."""
     _fill_after(server, plan, files)
-    server.last_apply = LastApply(run_id, session_id, files)
+    server.last_apply = LastApply(run_id, session_id, files, root)
+    journal(root, run_id, files)
+
+
+def journal(root: Path | None, run_id: str, files: list[UndoFile], *, undone: bool = False) -> None:
+    """Add an apply (or its undo, the apply reversed) to the folder's apply journal; a failure is only logged."""
+    if root is None:
+        return
+    if undone:
+        applied = [AppliedFile(f.path, f.after, f.before) for f in files]
+        dirs: list[str] = []
+    else:
+        applied = [AppliedFile(f.path, f.before, f.after) for f in files]
+        dirs = [d.relative_to(root).as_posix() for f in files for d in f.new_dirs if d.is_relative_to(root)]
+    try:
+        record_apply(root, run_id, applied, dirs)
+    except OSError as exc:
+        log.warning(
+            "the apply of run %s was not journaled (lspAgent.rewind cannot restore it): %s", run_id, exc
+        )
 
 
 def offer(server: AgentServer, plan: EditPlan) -> None:
@@ -100,7 +128,9 @@ def offer(server: AgentServer, plan: EditPlan) -> None:
         offered.pop(next(iter(offered)))
 
 
-def remember_found(server: AgentServer, run_id: str, session_id: str | None, found: list[Any]) -> None:
+def remember_found(
+    server: AgentServer, run_id: str, session_id: str | None, found: list[Any], root: Path | None = None
+) -> None:
     """After changes were found applied in the text (a code action): the last apply, when each came from an offer."""
     files = []
     for fp in found:
@@ -110,7 +140,8 @@ def remember_found(server: AgentServer, run_id: str, session_id: str | None, fou
             return  # applied some other way (typed, or an older offer): not undoable as one step
         files.append(UndoFile(fp.uri, fp.change.path, fp.abspath, offered.before, now, offered.new_dirs))
     if files:
-        server.last_apply = LastApply(run_id, session_id, files)
+        server.last_apply = LastApply(run_id, session_id, files, root)
+        journal(root, run_id, files)
 
 
 def _offer_leaving(server: AgentServer, uri: str, text: str | None) -> UndoFile | None:
@@ -280,6 +311,7 @@ async def undo_apply(server: AgentServer, args: tuple[Any, ...]) -> dict[str, An
         reason = response.failure_reason or "the editor did not apply the edit"
         raise UndoRefused(f"lspAgent.undoApply: the editor refused the undo ({reason}); nothing was changed")
     server.last_apply = None
+    journal(last.root, last.run_id, last.files, undone=True)
     _remove_new_dirs(server, last)
     note = f"user undid the applied changes of run {last.run_id}: {', '.join(paths)}"
     if last.session_id:

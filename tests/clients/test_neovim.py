@@ -217,11 +217,14 @@ def test_lua_unit_tests_pass() -> None:
     assert failed == "0" and int(passed) >= 13, proc.stdout
 
 
+ANSWER = "greet returns a greeting for a name: it joins the word Hello and the name it is given."
+
+
 @pytest.mark.timeout(170)
 def test_commands_prompt_stream_the_transcript_plan_reject_and_reindex(tmp_path: Path) -> None:
     plan = {"subtasks": [{"id": 1, "description": "SUBTASK: add a docstring to greet"}]}
     script = [
-        {"match": "ASK-TASK", "content": "greet returns a greeting for a name."},
+        {"match": "ASK-TASK", "content": ANSWER, "chunk_delay": 0.25},
         {"match": "PLAN-TASK", "content": json.dumps(plan)},
         _edit("def greet(name):\n", 'def greet(name):\n    """Greet someone."""\n'),
         _complete("docstring added"),
@@ -234,7 +237,10 @@ def test_commands_prompt_stream_the_transcript_plan_reject_and_reindex(tmp_path:
     assert window["lines_after"] > window["lines"], "the open transcript streams the run's events"
     assert window["cursor"] == window["lines_after"], "and stays scrolled to the newest line"
     assert r["ask"]["state"] == "succeeded" and r["ask"]["proposal"] == "none"
-    assert r["ask"]["answer"] == "greet returns a greeting for a name."
+    assert r["ask"]["answer"] == ANSWER
+    # The model's words reached the transcript while the reply still streamed, and grew one line in place.
+    assert "done" not in r["live"]["kinds"] and ANSWER not in r["live"]["transcript"]
+    assert any(line.endswith(f"] {ANSWER}") for line in r["transcript"]), r["transcript"]
     assert "ASK-TASK" in [m["content"] for m in r["requests"][0]["messages"] if m["role"] == "user"][-1]
     assert "plan" in r["plan"]["kinds"] and "subtask" in r["plan"]["kinds"]
     assert "tools" not in r["requests"][1], "the :AgentPlan run first asks the model for a plan"

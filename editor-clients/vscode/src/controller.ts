@@ -2,8 +2,10 @@
 
 import { applyArguments, askArguments, AskInput, cancelArguments, describeApplyResult, rejectArguments } from "./commandArgs";
 import { formatEvent } from "./eventFormat";
+import { LiveLog, streamedThought } from "./liveText";
 import { AgentEvent, asAgentEvent, AskResult, PermissionListing, ServerCommand, StatusResult } from "./protocol";
 import { RunTracker } from "./runState";
+import { describeRewind, ExchangeRow, listExchanges, RewindResult, rewindTo } from "./rewind";
 
 /** The one thing the controller needs from a language client: send workspace/executeCommand. */
 export interface CommandConnection {
@@ -15,15 +17,24 @@ export type LogSink = (line: string) => void;
 /** Runs, cancels, applies and rejects agent work through a CommandConnection. */
 export class AgentController {
   readonly tracker: RunTracker;
+  private readonly live?: LiveLog;
+  private readonly log: LogSink;
 
   constructor(
     private readonly connection: CommandConnection,
-    private readonly log: LogSink,
+    log: LogSink,
     /** The conversation asks join; undefined: the server's current conversation of the folder (kept across restarts). */
     public sessionId: string | undefined,
     tracker?: RunTracker,
+    /** Appends text without a line end (an output channel's `append`): the model's words are shown as they come. */
+    append?: (text: string) => void,
   ) {
     this.tracker = tracker ?? new RunTracker();
+    this.live = append ? new LiveLog(append) : undefined;
+    this.log = (line) => {
+      this.live?.breakLine();
+      log(line);
+    };
   }
 
   /** Start a run; resolves with its id as soon as the server accepted it. */
@@ -45,6 +56,13 @@ export class AgentController {
       return;
     }
     this.tracker.handle(event);
+    if (event.kind === "text") {
+      this.live?.text(event); // without an append sink the run's transcript still has them
+      return;
+    }
+    if (this.live && streamedThought(event)) {
+      return; // its words were shown as they came
+    }
     this.log(formatEvent(event));
   }
 
@@ -132,6 +150,18 @@ export class AgentController {
   async undoApply(): Promise<{ runId: string; files: string[] }> {
     const result = (await this.connection.executeCommand(ServerCommand.undoApply, [])) as { runId: string; files: string[] };
     this.log(`[${result.runId.slice(0, 8)}] undid the applied edits: ${result.files.join(", ")}`);
+    return result;
+  }
+
+  /** The exchanges of this window's conversation (the rewind picker). */
+  async exchanges(): Promise<ExchangeRow[]> {
+    return listExchanges(this.connection, this.sessionId);
+  }
+
+  /** Rewind the conversation to an exchange: the files applied since are restored (file by file) and logged. */
+  async rewind(exchange: number): Promise<RewindResult> {
+    const result = await rewindTo(this.connection, exchange, this.sessionId);
+    this.log(`=== ${describeRewind(result).message} ===`);
     return result;
   }
 

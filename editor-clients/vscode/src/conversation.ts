@@ -23,6 +23,8 @@ export interface ExchangeInfo {
   retried: boolean;
   state: string;
   folded?: boolean;
+  /** Dropped by a rewind: listed, but left out of the next prompt. */
+  rewound?: boolean;
 }
 
 export interface ConversationInfo {
@@ -83,7 +85,7 @@ export function renderConversation(conv: ConversationInfo, runTranscript?: (runI
   }
   conv.exchanges.forEach((e, i) => {
     lines.push(`## ${i + 1}. ${e.task.replace(/\n/g, " ")}`, "");
-    lines.push(`*run ${e.runId}, ${e.outcome}${e.retried ? ", retried" : ""}${e.folded ? ", in the summary" : ""}*`, "");
+    lines.push(`*run ${e.runId}, ${e.outcome}${e.retried ? ", retried" : ""}${e.folded ? ", in the summary" : ""}${e.rewound ? ", rewound" : ""}*`, "");
     lines.push(e.answer.trim() || "(no answer yet)", "");
     if (e.proposed.length) {
       lines.push(`Proposed: ${e.proposed.join(", ")}`, "");

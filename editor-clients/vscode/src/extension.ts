@@ -16,6 +16,7 @@ import { Conversations, renderConversation, wantsDiagnostics } from "./conversat
 import { collectDiagnostics, promptTask } from "./mentionInput";
 import { EVENT_NOTIFICATION, Range, SETTINGS_SECTION } from "./protocol";
 import { NotificationProgressFeature } from "./progressFeature";
+import { describeRewind, rewindItems } from "./rewind";
 import { RunInfo, soleCandidate } from "./runState";
 import { serverCommandLine, serverEnvironment } from "./settings";
 import { CANCELLED, pickFolder, pickReadFolders, pickModel } from "./askPickers";
@@ -68,6 +69,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     const undone = await requireController().undoApply();
     void vscode.window.showInformationMessage(`LSP Agent: undid the edits of run ${undone.runId.slice(0, 8)} (${undone.files.join(", ")}).`);
   });
+  register("lsp-agent.rewind", () => rewindCommand());
   register("lsp-agent.reindexWorkspace", () => reindexCommand(ui));
   register("lsp-agent.managePermissions", () => permissionsCommand());
   register("lsp-agent.showTranscript", () => transcriptCommand(ui));
@@ -105,6 +107,23 @@ async function ensureStarted(ui: Ui): Promise<void> {
     throw new InputError("open a folder or a workspace first: the agent works on a workspace");
   }
   await start(ui);
+}
+
+/** Pick an exchange of the conversation and rewind to it: files applied since restored, the conversation goes on from there. */
+async function rewindCommand(): Promise<void> {
+  const ctl = requireController();
+  const items = rewindItems(await ctl.exchanges());
+  if (!items.length) {
+    void vscode.window.showInformationMessage("LSP Agent: nothing to rewind (the conversation has no exchange left).");
+    return;
+  }
+  const picked = await vscode.window.showQuickPick(items, { placeHolder: "Rewind the conversation to after which exchange?", matchOnDetail: true });
+  if (!picked) {
+    return;
+  }
+  const outcome = describeRewind(await ctl.rewind(picked.exchange));
+  const show = outcome.ok ? vscode.window.showInformationMessage : vscode.window.showWarningMessage;
+  void show(`LSP Agent: ${outcome.message}`);
 }
 
 export async function deactivate(): Promise<void> {
@@ -156,7 +175,13 @@ async function start(ui: Ui): Promise<void> {
   const connection = {
     executeCommand: (command: string, args: unknown[]) => c.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }),
   };
-  const ctl = new AgentController(connection, (text) => ui.events.appendLine(text), controller?.sessionId, controller?.tracker);
+  const ctl = new AgentController(
+    connection,
+    (text) => ui.events.appendLine(text),
+    controller?.sessionId,
+    controller?.tracker,
+    (text) => ui.events.append(text),
+  );
   conversations = new Conversations(connection, ctl);
   c.onDidChangeState((e) => {
     ui.serverState = e.newState === State.Running ? "running" : e.newState === State.Starting ? "starting" : "stopped";

@@ -11,6 +11,10 @@ export const ServerCommand = {
   rejectEdits: "lspAgent.rejectEdits",
   /** Revert the last applyEdits to the exact text before it; refused (nothing changed) when a file changed since. */
   undoApply: "lspAgent.undoApply",
+  /** A conversation's exchanges, numbered, with the files each applied (the rewind picker). */
+  exchanges: "lspAgent.exchanges",
+  /** Back to exchange N: the files applied since restored (file by file), the conversation goes on from N. */
+  rewind: "lspAgent.rewind",
   /** A client's claim that it applied edits; the server checks the document text and settles only what it finds. */
   editsApplied: "lspAgent.editsApplied",
   /** `{action: "list"}` or `{action: "revoke", key | all}`: the remembered "always" permission answers. */

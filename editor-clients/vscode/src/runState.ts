@@ -1,6 +1,7 @@
 /** The client's view of agent runs: which are running, which have edits pending, each run's transcript. */
 
 import { describeEvent, proposalChanges } from "./eventFormat";
+import { channelLabel, streamedThought, textChannel } from "./liveText";
 import { AgentEvent } from "./protocol";
 
 export type RunState = "running" | "succeeded" | "failed" | "cancelled";
@@ -29,6 +30,8 @@ type Listener = (run: RunInfo) => void;
 export class RunTracker {
   private readonly runs = new Map<string, RunInfo>();
   private readonly listeners: Listener[] = [];
+  /** The channel of each run's live line (its streamed words), while the reply streams. */
+  private readonly liveChannel = new Map<string, string>();
 
   constructor(private readonly clock: () => number = Date.now) {}
 
@@ -58,7 +61,14 @@ export class RunTracker {
   /** Fold one server event into the run's state. */
   handle(event: AgentEvent): RunInfo {
     const run = this.ensure(event.runId, "");
-    run.lines.push(describeEvent(event));
+    if (event.kind === "text") {
+      this.addLiveText(run, event);
+      this.fire(run);
+      return run;
+    }
+    if (!streamedThought(event)) {
+      run.lines.push(describeEvent(event));
+    }
     switch (event.kind) {
       case "start":
         if (typeof event.task === "string") {
@@ -91,6 +101,23 @@ export class RunTracker {
     }
     this.fire(run);
     return run;
+  }
+
+  /** Fold a `text` event into the run's transcript: a new line where a reply or channel starts, else the last line grows. */
+  private addLiveText(run: RunInfo, event: AgentEvent): void {
+    const channel = textChannel(event);
+    const text = typeof event.text === "string" ? event.text : "";
+    if (event.first === true || this.liveChannel.get(run.runId) !== channel) {
+      if (text.trim()) {
+        run.lines.push(channelLabel(channel) + text.replace(/^\s+/, ""));
+        this.liveChannel.set(run.runId, channel);
+      }
+    } else {
+      run.lines[run.lines.length - 1] += text;
+    }
+    if (event.final === true) {
+      this.liveChannel.delete(run.runId);
+    }
   }
 
   /** Mark a run's proposal as applied or rejected by the user (from a command's result `state`). */

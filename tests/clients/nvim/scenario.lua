@@ -110,6 +110,10 @@ local function commands_scenario(buf)
   vim.api.nvim_set_current_win(source_win)
 
   vim.cmd("AgentAsk")
+  wait("the model's first words in the transcript", 30000, function()
+    return lines(tbuf):find("greet returns", 1, true) ~= nil
+  end)
+  results.live = { kinds = vim.deepcopy(newest_run().kinds), transcript = lines(tbuf) }
   local asked = finished_run(nil)
   results.ask = snapshot(asked)
   results.ask.answer = asked.answer

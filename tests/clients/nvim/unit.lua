@@ -152,6 +152,56 @@ test("cancelled and failed runs are told apart; malformed events are ignored", f
   eq(runs.on_event("nonsense"), nil)
 end)
 
+test("streamed words grow the transcript's last line; a streamed thought is not repeated", function()
+  local buf = runs.transcript_buffer()
+  local function tail(n)
+    local count = vim.api.nvim_buf_line_count(buf)
+    return vim.api.nvim_buf_get_lines(buf, count - n, count, false)
+  end
+  runs.on_event({ runId = "live1234", kind = "text", channel = "thought", text = "\nlooking ", first = true })
+  runs.on_event({ runId = "live1234", kind = "text", channel = "thought", text = "at it" })
+  runs.on_event({ runId = "live1234", kind = "text", channel = "message", text = "It adds\nnumbers.", final = true })
+  runs.on_event({ runId = "live1234", kind = "thought", text = "looking at it", iteration = 1, streamed = true })
+  local shown = tail(3)
+  eq(shown[1]:match("%] (.*)$"), "[live1234] thinking: looking at it")
+  eq(shown[2]:match("%] (.*)$"), "[live1234] It adds")
+  eq(shown[3], "numbers.")
+  runs.on_event({ runId = "live1234", kind = "text", channel = "message", text = "Next.", first = true, final = true })
+  eq(tail(1)[1]:match("%] (.*)$"), "[live1234] Next.")
+end)
+
+test(":AgentRewind picks an exchange with vim.ui.select and sends lspAgent.rewind for it", function()
+  local undo = require("lsp_agent.undo")
+  local rows = {
+    { number = 1, task = "fix add", applied = { "calc.py" } },
+    { number = 2, task = "gone", applied = { "x.py" }, rewound = true },
+    { number = 3, task = "swap mul", applied = { "calc.py", "b.py" } },
+  }
+  local items = undo.rewind_items(rows)
+  eq(vim.tbl_map(function(i) return i.exchange end, items), { 1, 0 })
+  eq(items[1].text, "1. fix add (drop 1 later; restores calc.py, b.py)")
+  local sent, notes = {}, {}
+  local function execute(command, arguments, on_result)
+    sent[#sent + 1] = { command, arguments[1] }
+    if command == "lspAgent.exchanges" then
+      on_result({ exchanges = rows })
+    else
+      on_result({ exchange = 1, dropped = { "r3" }, restored = { "b.py" }, refused = { "calc.py: changed since the apply" } })
+    end
+    return true
+  end
+  local select = vim.ui.select
+  vim.ui.select = function(choices, opts, on_choice)
+    eq(opts.format_item(choices[1]), choices[1].text)
+    on_choice(choices[1])
+  end
+  undo.rewind(execute, function(text, level) notes[#notes + 1] = { text, level } end, "s1")
+  vim.ui.select = select
+  eq(sent, { { "lspAgent.exchanges", { sessionId = "s1" } }, { "lspAgent.rewind", { exchange = 1, sessionId = "s1" } } })
+  eq(notes[1], { "rewound to exchange 1 (1 later exchange(s) dropped): restored b.py; left as they are: "
+    .. "calc.py: changed since the apply", vim.log.levels.WARN })
+end)
+
 test("the transcript buffer is a read-only scratch buffer that collects every line", function()
   local buf = runs.transcript_buffer()
   eq(vim.bo[buf].buftype, "nofile")

@@ -152,6 +152,7 @@ function M.render(conv)
     lines[#lines + 1] = ""
     lines[#lines + 1] = ("## %d. %s"):format(i, str(e.task):gsub("\n", " "))
     local marks = (e.retried and ", retried" or "") .. (e.folded == true and ", in the summary" or "")
+      .. (e.rewound == true and ", rewound" or "")
     lines[#lines + 1] = ("run %s, %s%s"):format(str(e.runId), str(e.outcome), marks)
     lines[#lines + 1] = ""
     for _, l in ipairs(vim.split(str(e.answer) ~= "" and str(e.answer) or "(no answer yet)", "\n", { plain = true })) do

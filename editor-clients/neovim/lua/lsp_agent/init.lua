@@ -170,6 +170,11 @@ function M.undo()
   return require("lsp_agent.undo").undo(M.execute, notify)
 end
 
+--- Back to exchange `number` of the conversation (a picker when nil), see lua/lsp_agent/undo.lua.
+function M.rewind(number, on_done)
+  return require("lsp_agent.undo").rewind(M.execute, notify, M.config.session_id, number, on_done)
+end
+
 --- Reject a run's edits: all of them, or `files` (URIs or workspace-relative paths); `reason` is optional.
 function M.reject(run_id, reason, files)
   local id = target(runs.pending(), run_id, "run with pending edits")
@@ -409,6 +414,14 @@ local function create_commands()
   cmd("AgentCancel", function(o) M.cancel(o.args) end, { nargs = "?", desc = "Cancel the newest (or the given) run" })
   cmd("AgentApply", function(o) M.apply(o.args) end, { nargs = "?", desc = "Apply the newest (or the given) run's edits" })
   cmd("AgentUndo", function() M.undo() end, { desc = "Revert the last applied edits (refused if a file changed since)" })
+  cmd("AgentRewind", function(o)
+    local number = tonumber(o.args)
+    if o.args ~= "" and (number == nil or number < 0 or number % 1 ~= 0) then
+      notify("usage: :AgentRewind [N] (N: the exchange to go back to; without it, pick one)", vim.log.levels.WARN)
+      return
+    end
+    M.rewind(number)
+  end, { nargs = "?", desc = "Back to an earlier exchange: files applied since restored, the conversation goes on from there" })
   cmd("AgentReject", function(o)
     if o.args ~= "" then
       M.reject(nil, o.args)

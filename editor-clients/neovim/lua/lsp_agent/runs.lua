@@ -21,6 +21,8 @@ M.runs = {}
 local seq = 0
 local transcript_buf = nil
 local listeners = {}
+-- The reply whose streamed words grow the transcript's last line: { run = id, channel = "message"|"thought" }.
+local live = nil
 
 local function ensure(run_id, task)
   local run = M.runs[run_id]
@@ -60,16 +62,51 @@ function M.transcript_buffer()
   return transcript_buf
 end
 
---- Append lines to the transcript and keep windows showing it scrolled to the end.
-function M.append(lines)
-  local buf = M.transcript_buffer()
-  vim.bo[buf].modifiable = true
-  vim.api.nvim_buf_set_lines(buf, -1, -1, false, lines)
-  vim.bo[buf].modifiable = false
+local function scroll_to_end(buf)
   local count = vim.api.nvim_buf_line_count(buf)
   for _, win in ipairs(vim.fn.win_findbuf(buf)) do
     vim.api.nvim_win_set_cursor(win, { count, 0 })
   end
+end
+
+--- Append lines to the transcript and keep windows showing it scrolled to the end.
+function M.append(lines)
+  live = nil -- a new line ends the one growing with streamed words
+  local buf = M.transcript_buffer()
+  vim.bo[buf].modifiable = true
+  vim.api.nvim_buf_set_lines(buf, -1, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  scroll_to_end(buf)
+end
+
+--- Show one `text` event (the model's words as they stream, throttled by the server): the transcript's last line
+--- grows; a new reply or channel starts a new line ("thinking: " for reasoning), and a newline in the text too.
+function M.live_text(event)
+  local channel = event.channel == "thought" and "thought" or "message"
+  local text = type(event.text) == "string" and event.text or ""
+  local buf = M.transcript_buffer()
+  local continues = live and live.run == event.runId and live.channel == channel and event.first ~= true
+  vim.bo[buf].modifiable = true
+  if continues then
+    local count = vim.api.nvim_buf_line_count(buf)
+    local pieces = vim.split(text, "\n", { plain = true })
+    pieces[1] = (vim.api.nvim_buf_get_lines(buf, count - 1, count, false)[1] or "") .. pieces[1]
+    vim.api.nvim_buf_set_lines(buf, count - 1, count, false, pieces)
+  else
+    text = text:gsub("^%s+", "")
+    if text ~= "" then
+      local pieces = vim.split(text, "\n", { plain = true })
+      local label = channel == "thought" and "thinking: " or ""
+      pieces[1] = ("[%s] [%s] %s%s"):format(os.date("%H:%M:%S"), event.runId:sub(1, 8), label, pieces[1])
+      vim.api.nvim_buf_set_lines(buf, -1, -1, false, pieces)
+      live = { run = event.runId, channel = channel }
+    end
+  end
+  vim.bo[buf].modifiable = false
+  if event.final == true then
+    live = nil
+  end
+  scroll_to_end(buf)
 end
 
 --- Record a run the client started (its events may have arrived first).
@@ -92,6 +129,11 @@ function M.on_event(event, client_id)
   run.client_id = run.client_id or client_id
   run.kinds[#run.kinds + 1] = event.kind
   local k = event.kind
+  if k == "text" then
+    M.live_text(event)
+    fire(run)
+    return run
+  end
   if k == "start" and type(event.task) == "string" then
     run.task = event.task
   elseif k == "error" then
@@ -121,7 +163,9 @@ function M.on_event(event, client_id)
       run.error = event.error
     end
   end
-  M.append(format.lines(event))
+  if not (k == "thought" and event.streamed == true) then -- a streamed thought was shown as it came
+    M.append(format.lines(event))
+  end
   fire(run)
   return run
 end
