@@ -61,8 +61,9 @@ reported with its line and ignored. The CLI prints these as warnings, the langua
 message, ACP logs them.
 
 When a change takes effect: the CLI reads the files at each command, ACP at each prompt (its MCP servers at
-each new or loaded session), the language server at start, when the editor's settings change, and when the workspace's `config.toml` or `.env`
-changes (watched files); after editing your user file, restart it (or change any editor setting).
+each new or loaded session), the language server at start, when the editor's settings change and when the
+workspace's `config.toml` or `.env` changes (watched files); after editing your user file, restart it (or
+change any editor setting).
 """
 
 TRUST = f"""
