@@ -57,6 +57,10 @@ def run_config(args: argparse.Namespace) -> int:
     if getattr(args, "trust", False):
         return _trust(root)
     loaded = load_sources(root)
+    from lsp_agent.mcp.config import servers_for
+
+    _, mcp_errors = servers_for(loaded.settings, root)  # mcp.json files, ${VAR}s, the workspace's trust
+    loaded.errors += [error for error in mcp_errors if error not in loaded.errors]
     if getattr(args, "json", False):
         print(json.dumps(as_json(loaded, root), indent=1, ensure_ascii=False))
     elif getattr(args, "check", False):

@@ -22,7 +22,7 @@ language server (`lsp-agent serve`) and ACP (`lsp-agent acp`) read the same sour
 
 ```bash
 lsp-agent config                 # every setting, its value and where it came from (like git config --show-origin)
-lsp-agent config --check         # validate the config files, the environment and .env; exit 1 on any problem
+lsp-agent config --check         # validate every source and MCP server entry (mcp.json too); exit 1 on a problem
 lsp-agent config --json          # the same as JSON (secrets masked)
 lsp-agent config --trust         # trust this workspace (see Workspace trust)
 ```
@@ -59,6 +59,11 @@ A bad value is reported with the file and the key (`~/.config/lsp-agent/config.t
 expected a positive whole number`) and the next source's value applies; a file that is not valid TOML is
 reported with its line and ignored. The CLI prints these as warnings, the language server shows them as a
 message, ACP logs them.
+
+When a change takes effect: the CLI reads the files at each command, ACP at each prompt (its MCP servers at
+each new or loaded session), the language server at start, when the editor's settings change and when the
+workspace's `config.toml` or `.env` changes (watched files); after editing your user file, restart it (or
+change any editor setting).
 """
 
 TRUST = f"""

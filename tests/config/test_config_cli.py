@@ -115,3 +115,18 @@ def test_index_and_search_take_the_index_settings_from_the_files(files, capsys) 
     out = capsys.readouterr()
     assert {hit["path"] for hit in json.loads(out.out)} == {"zoo.py"}  # generated/ left out by the user file
     assert f'warning: {user}: index.maxFileSize = "huge": expected a positive whole number' in out.err
+
+
+def test_check_covers_the_mcp_server_definitions(files, capsys, monkeypatch) -> None:
+    user, root = files
+    monkeypatch.delenv("NO_SUCH_TOKEN", raising=False)
+    user.write_text(
+        '[mcpServers.api]\nurl = "https://example.invalid/mcp"\nheaders = {A = "${NO_SUCH_TOKEN}"}\n'
+    )
+    (root / ".lsp-agent" / "mcp.json").write_text('{"mcpServers": {"repo": {"command": "sh"}}}')
+    assert main(["config", "--check", "--repo", str(root)]) == 1
+    out = capsys.readouterr().out
+    assert "MCP server 'api' (settings)" in out and "NO_SUCH_TOKEN" in out
+    assert (
+        f"error: {root / '.lsp-agent' / 'mcp.json'}: MCP servers from a workspace file are not started" in out
+    )
