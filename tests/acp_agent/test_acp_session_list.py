@@ -111,6 +111,10 @@ async def test_list_resume_close_delete_sessions_of_every_front_end(
     assert (await agent.conn.list_sessions(cwd=str(workspace))).sessions == []
     with pytest.raises(RequestError, match="unknown session"):
         await delete(agent, acp_id)
+    with pytest.raises(RequestError, match="unknown session"):
+        await agent.conn.resume_session(session_id=acp_id, cwd=str(workspace))
+    with pytest.raises(RequestError, match="unknown session"):
+        await delete(agent, "../../etc/passwd")
 
 
 async def test_close_cancels_a_running_prompt(agent: SharedAgent, workspace: Path) -> None:
