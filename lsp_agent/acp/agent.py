@@ -109,7 +109,9 @@ class LspAgentAcp:
                 ),
             ),
             agent_info=Implementation(name="lsp-agent", title="lsp-agent", version=__version__),
-            auth_methods=auth.auth_methods(),
+            auth_methods=auth.auth_methods(
+                terminal=bool(self.client_caps.auth and self.client_caps.auth.terminal)
+            ),
         )
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
