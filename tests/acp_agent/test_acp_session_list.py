@@ -83,6 +83,8 @@ async def test_list_resume_close_delete_sessions_of_every_front_end(
         "editor-conversation": "Rename add to plus",
     }
     assert all(s.cwd == str(workspace) and s.updated_at for s in listed.sessions)
+    made_by = {s.session_id: s.field_meta["lspAgent"]["frontEnd"] for s in listed.sessions}
+    assert made_by == {acp_id: "acp", cli_id: "cli", "editor-conversation": "lsp"}
     assert listed.sessions[0].session_id == acp_id  # newest first
     everywhere = await agent.conn.list_sessions()
     assert (
