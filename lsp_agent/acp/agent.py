@@ -40,6 +40,7 @@ from lsp_agent.acp import auth, session_methods
 from lsp_agent.acp.commands import run_command, slash_command
 from lsp_agent.acp.config_options import config_options, session_settings
 from lsp_agent.acp.files import ClientFiles
+from lsp_agent.acp.mcp_commands import prompt_commands
 from lsp_agent.acp.permissions import DEFAULT_TIMEOUT, EditConsent, PermissionRequests
 from lsp_agent.acp.read_folders import ReadFolderIndexes, read_folder_router, requested_directories
 from lsp_agent.acp.sdk_routes import add_missing_routes
@@ -108,7 +109,9 @@ class LspAgentAcp:
                 ),
             ),
             agent_info=Implementation(name="lsp-agent", title="lsp-agent", version=__version__),
-            auth_methods=auth.auth_methods(),
+            auth_methods=auth.auth_methods(
+                terminal=bool(self.client_caps.auth and self.client_caps.auth.terminal)
+            ),
         )
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
@@ -213,13 +216,14 @@ class LspAgentAcp:
         try:
             await session_methods.give_title(self, session, prompt)
             settings = session_settings(session, self._settings(session.root))
-            command = slash_command(prompt)
+            command = slash_command(prompt, prompt_commands(session.mcp))
             if command is not None:
                 return await run_command(self, session, settings, *command)
             return await self._run(session, prompt, settings)
         finally:
             session.busy = False
             self.store.save(session)
+            await session_methods.send_commands_if_changed(self, session)  # MCP servers started or restarted
 
     async def _run(self, session: AcpSession, prompt: list[Any], settings: Settings) -> PromptResponse:
         """A prompt turn of the agent (plan mode plans first)."""
@@ -343,7 +347,7 @@ class LspAgentAcp:
         self._warm_model(session.root)
         options = config_options(session, self._settings(session.root))
         session.options_sent = session_methods.dumped(options)
-        asyncio.ensure_future(session_methods.announce(self, session))
+        session_methods.announce(self, session)
         return options
 
     def _session(self, session_id: str) -> AcpSession:

@@ -1,13 +1,15 @@
-"""Slash commands of ACP sessions: /plan TASK, /reindex, /status and /rewind [N]."""
+"""Slash commands of ACP sessions: /plan TASK, /reindex, /status, /rewind [N] and the MCP servers' prompts."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from acp import helpers
 from acp.schema import PromptResponse
 
+from lsp_agent.acp.mcp_commands import expand, prompt_arguments, prompt_commands
 from lsp_agent.acp.sessions import COMMANDS, MODES
 
 if TYPE_CHECKING:
@@ -18,8 +20,8 @@ if TYPE_CHECKING:
 REINDEX_WAIT_SECONDS = 600.0
 
 
-def slash_command(blocks: list[Any]) -> tuple[str, str, list[Any]] | None:
-    """(name, argument, other blocks) when the prompt starts with a known /command, else None."""
+def slash_command(blocks: list[Any], more: Collection[str] = ()) -> tuple[str, str, list[Any]] | None:
+    """(name, argument, other blocks) when the prompt starts with a known /command (or one of `more`), else None."""
     if not blocks or getattr(blocks[0], "type", "") != "text":
         return None
     text = blocks[0].text.lstrip()
@@ -27,7 +29,7 @@ def slash_command(blocks: list[Any]) -> tuple[str, str, list[Any]] | None:
         return None
     name, _, argument = text[1:].partition(" ")
     name = name.strip()
-    if name not in COMMANDS:
+    if name not in COMMANDS and name not in more:
         return None
     return name, argument.strip(), list(blocks[1:])
 
@@ -36,6 +38,8 @@ async def run_command(
     agent: LspAgentAcp, session: AcpSession, settings: Settings, name: str, argument: str, rest: list[Any]
 ) -> PromptResponse:
     """Carry out one slash command."""
+    if name not in COMMANDS:
+        return await _run_prompt(agent, session, settings, name, argument, rest)
     if name == "plan":
         if not argument and not rest:
             return await _say(
@@ -81,6 +85,22 @@ def rewind_text(session: AcpSession, argument: str) -> str:
     lines += [f"- restored {path}" for path in outcome.restored]
     lines += [f"- not restored: {problem}" for problem in outcome.refused]
     return "\n".join(lines)
+
+
+async def _run_prompt(
+    agent: LspAgentAcp, session: AcpSession, settings: Settings, name: str, argument: str, rest: list[Any]
+) -> PromptResponse:
+    """An MCP prompt as the task of a turn (a usage or server error is the answer instead)."""
+    found = prompt_commands(session.mcp).get(name)
+    try:
+        if found is None or session.mcp is None:
+            raise ValueError(f"/{name}: its MCP server is no longer running; /status shows the servers")
+        server, prompt = found
+        text = await expand(session.mcp, server, prompt, prompt_arguments(name, prompt, argument))
+    except ValueError as exc:
+        session.record(helpers.update_user_message_text(f"/{name} {argument}".strip()))
+        return await _say(agent, session, str(exc))
+    return await agent._run(session, [helpers.text_block(text), *rest], settings)
 
 
 def status_text(agent: LspAgentAcp, session: AcpSession, settings: Settings) -> str:

@@ -18,6 +18,7 @@ from acp.schema import (
 
 from lsp_agent.acp.commands import slash_command
 from lsp_agent.acp.config_options import MODE, apply_option, config_options
+from lsp_agent.acp.mcp_commands import prompt_command_list, prompt_commands
 from lsp_agent.acp.session_list import SessionLister, iso_time, make_title
 from lsp_agent.acp.sessions import available_commands
 
@@ -134,9 +135,9 @@ async def ensure_litellm() -> None:
             log.warning("litellm could not be imported: %s", exc)
 
 
-def prompt_title(blocks: list[Any]) -> str | None:
+def prompt_title(blocks: list[Any], more: Any = ()) -> str | None:
     """The title a first prompt gives its session (a slash command's argument for /plan, none for others)."""
-    command = slash_command(blocks)
+    command = slash_command(blocks, more)
     if command is not None:
         name, argument, _ = command
         return make_title(argument) if name == "plan" else None
@@ -147,7 +148,7 @@ async def give_title(agent: LspAgentAcp, session: AcpSession, blocks: list[Any])
     """Name an untitled session after its first prompt and tell the client (session_info_update)."""
     if session.title is not None:
         return
-    title = prompt_title(blocks)
+    title = prompt_title(blocks, prompt_commands(session.mcp))
     if title is None:
         return
     session.title = title
@@ -161,16 +162,48 @@ async def give_title(agent: LspAgentAcp, session: AcpSession, blocks: list[Any])
         log.warning("could not send the session title: %s", exc)
 
 
-async def announce(agent: LspAgentAcp, session: AcpSession) -> None:
-    """After a session/new, load or resume answer: the slash commands, and the options once reasoning is known."""
-    await asyncio.sleep(0)
+def announce(agent: LspAgentAcp, session: AcpSession) -> None:
+    """After a session/new, load or resume answer: the commands (again once MCP prompts are listed) and the
+    options once litellm says whether the model reasons."""
+    asyncio.ensure_future(_announce_commands(agent, session))
+    asyncio.ensure_future(_announce_options(agent, session))
+
+
+async def send_commands_if_changed(agent: LspAgentAcp, session: AcpSession) -> None:
+    """An available_commands_update when the commands differ from what the client was last told."""
+    commands = [*available_commands(), *prompt_command_list(session.mcp)]
+    names = [c.name for c in commands]
+    if names == session.commands_sent:
+        return
+    session.commands_sent = names
     try:
         await agent.conn.session_update(
-            session_id=session.id, update=helpers.update_available_commands(available_commands())
+            session_id=session.id, update=helpers.update_available_commands(commands)
         )
-        if agent.model_warmup is not None:
-            await asyncio.wait([agent.model_warmup])  # done or failed: whether the model reasons is known now
-        if agent.sessions.get(session.id) is session:
-            await send_options_if_changed(agent, session, agent._settings(session.root))
     except Exception as exc:  # noqa: BLE001 - informational
-        log.warning("could not send the session's commands or options: %s", exc)
+        log.warning("could not send the available commands: %s", exc)
+
+
+async def _announce_commands(agent: LspAgentAcp, session: AcpSession) -> None:
+    """The built-in commands at once; the MCP servers started, then their prompts too."""
+    await asyncio.sleep(0)
+    await send_commands_if_changed(agent, session)
+    if session.mcp is None:
+        return
+    try:
+        await session.mcp.ensure_started()  # failures are kept by the manager (/status and the run show them)
+    except Exception as exc:  # noqa: BLE001 - the first prompt tries again
+        log.info("the MCP servers of session %s did not start: %s", session.id, exc)
+    if agent.sessions.get(session.id) is session:
+        await send_commands_if_changed(agent, session)
+
+
+async def _announce_options(agent: LspAgentAcp, session: AcpSession) -> None:
+    """The config options again once the warm-up tells whether the model reasons (only when they changed)."""
+    if agent.model_warmup is not None:
+        await asyncio.wait([agent.model_warmup])  # done or failed: whether the model reasons is known now
+    if agent.sessions.get(session.id) is session:
+        try:
+            await send_options_if_changed(agent, session, agent._settings(session.root))
+        except Exception as exc:  # noqa: BLE001 - informational
+            log.warning("could not send the session's config options: %s", exc)

@@ -85,6 +85,7 @@ class AcpSession:
     reasoning_effort: str | None = None  # picked through the reasoning_effort config option
     read_folders: list[Path] = field(default_factory=list)  # additionalDirectories: read, never written
     options_sent: list[Any] = field(default_factory=list)  # the config options the client was last told
+    commands_sent: list[str] | None = None  # the slash commands the client was last told
     busy: bool = False  # a prompt is being answered
     cancel_requested: bool = False
 

@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 
 from lsp_agent.mcp.config import McpServerConfig
+from lsp_agent.mcp.listing import RemotePrompt, RemoteTool, list_prompts, list_tools
 from lsp_agent.mcp.server_stderr import ServerStderr
 
 log = logging.getLogger(__name__)
@@ -26,23 +27,15 @@ class McpUnavailable(Exception):
     """The server cannot take calls (it failed, died or was stopped); the message says which and why."""
 
 
-@dataclass(frozen=True)
-class RemoteTool:
-    """A tool as the MCP server lists it."""
-
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-
-
 @dataclass
 class _Call:
-    """A queued request (a tools/call, or None for tools/list) with the future its caller awaits."""
+    """A queued request (a tools/call, None for tools/list; a prompts/get when `prompt`) with its caller's future."""
 
     tool: str | None
     arguments: dict[str, Any]
     future: asyncio.Future[Any]
     scope: anyio.CancelScope | None = field(default=None)
+    prompt: bool = False
 
 
 class McpConnection:
@@ -54,6 +47,7 @@ class McpConnection:
         self.state = "idle"
         self.error: str | None = None
         self.tools: list[RemoteTool] = []
+        self.prompts: list[RemotePrompt] = []
         self.server_info: str | None = None
         self.died = False  # failed after having been ready (restarted on the next run)
         self.failed_at = 0.0
@@ -118,12 +112,13 @@ class McpConnection:
             log.info("MCP server %s: could not re-list tools: %s", self.config.name, exc)
         return self.state == "ready"
 
-    async def call(self, tool: str | None, arguments: dict[str, Any]) -> Any:
-        """Run tools/call (tools/list when `tool` is None) on the connection task and return its result."""
+    async def call(self, tool: str | None, arguments: dict[str, Any], *, prompt: bool = False) -> Any:
+        """Run tools/call (tools/list when `tool` is None; prompts/get of `tool` with `prompt`) on the connection
+        task and return its result."""
         if self.state != "ready":
             raise McpUnavailable(self._unavailable_message())
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        call = _Call(tool, arguments, future)
+        call = _Call(tool, arguments, future, prompt=prompt)
         future.add_done_callback(lambda f: f.cancelled() and call.scope is not None and call.scope.cancel())
         self._pending.add(future)
         self._queue.put_nowait(call)
@@ -164,7 +159,8 @@ class McpConnection:
                     mode=CONNECT_MODE,
                 )
                 await stack.enter_async_context(client)
-                self.tools = await _list_tools(client)
+                self.tools = await list_tools(client)
+                self.prompts = await list_prompts(client)
                 info = client.server_info
                 self.server_info = f"{info.name} {info.version}".strip() if info is not None else None
                 self.state = "ready"
@@ -235,8 +231,10 @@ class McpConnection:
         try:
             with anyio.CancelScope() as scope:
                 call.scope = scope
-                if call.tool is None:
-                    result = await _list_tools(client)
+                if call.prompt:
+                    result = await client.get_prompt(call.tool, call.arguments)
+                elif call.tool is None:
+                    result = await list_tools(client)
                 else:
                     result = await client.call_tool(
                         call.tool, call.arguments, read_timeout_seconds=self.config.call_timeout
@@ -343,23 +341,6 @@ class McpConnection:
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
-
-
-async def _list_tools(client: Any) -> list[RemoteTool]:
-    """Every tool the server lists, following pagination (bounded)."""
-    tools: list[RemoteTool] = []
-    cursor: str | None = None
-    for _ in range(50):
-        page = await client.list_tools(cursor=cursor)
-        for tool in page.tools:
-            schema = dict(tool.input_schema or {})
-            schema.setdefault("type", "object")
-            description = tool.description or tool.title or f"MCP tool {tool.name}"
-            tools.append(RemoteTool(tool.name, description, schema))
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return tools
 
 
 def _leaf(exc: BaseException) -> BaseException:

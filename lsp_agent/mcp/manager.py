@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from lsp_agent.mcp.config import McpServerConfig, servers_for
 from lsp_agent.mcp.connection import McpConnection, McpUnavailable, RemoteTool
+from lsp_agent.mcp.listing import RemotePrompt, prompt_text
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +114,21 @@ class McpManager:
             if conn.state == "ready":
                 out.extend((name, t) for t in conn.tools)
         return out
+
+    def prompts(self) -> list[tuple[str, RemotePrompt]]:
+        """(server name, prompt) for every prompt of every ready server."""
+        out: list[tuple[str, RemotePrompt]] = []
+        for name, conn in list(self._connections.items()):
+            if conn.state == "ready":
+                out.extend((name, p) for p in conn.prompts)
+        return out
+
+    async def get_prompt(self, server: str, prompt: str, arguments: Mapping[str, str]) -> str:
+        """prompts/get on a running server, its messages as one text; McpUnavailable/MCPError on failure."""
+        conn = self._connections.get(server)
+        if conn is None:
+            raise McpUnavailable(f"MCP server {server!r} is not configured")
+        return prompt_text(await self._submit(conn.call(prompt, dict(arguments), prompt=True)))
 
     def status(self) -> list[dict[str, Any]]:
         """[{"name", "state": idle|starting|ready|failed|stopped, "tools", "error", ...}] for lspAgent.status."""

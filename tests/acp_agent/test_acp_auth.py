@@ -92,3 +92,33 @@ async def test_authenticate_without_a_key_says_what_to_do(tmp_path: Path) -> Non
         await initialize(conn)
         with pytest.raises(RequestError, match="LSP_AGENT_API_KEY"):
             await conn.authenticate(method_id="api-key")
+
+
+async def test_a_terminal_login_for_clients_that_run_one(tmp_path: Path) -> None:
+    from acp.schema import AuthCapabilities
+
+    env = agent_env(None, tmp_path / "home")
+    async with await start(env, tmp_path / "agent.log") as (conn, _proc):
+        answer = await asyncio.wait_for(
+            conn.initialize(
+                protocol_version=PROTOCOL_VERSION,
+                client_capabilities=ClientCapabilities(auth=AuthCapabilities(terminal=True)),
+                client_info=Implementation(name="tests", version="1"),
+            ),
+            30,
+        )
+        terminal = next(m for m in answer.auth_methods if m.type == "terminal")
+        assert terminal.id == "api-key-terminal" and terminal.args == ["--login"]
+        with pytest.raises(RequestError, match="acp --login"):
+            await conn.authenticate(method_id="api-key-terminal")
+        # what the client runs in a terminal: the agent's command with the method's args
+        login = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "lsp_agent", "acp", *terminal.args,
+            env=env, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        out, err = await asyncio.wait_for(login.communicate(f"{SECRET}\n".encode()), 60)
+        assert login.returncode == 0 and b"kept in" in err
+        assert SECRET.encode() not in out + err
+        await conn.authenticate(method_id="api-key-terminal")
+    key_file = tmp_path / "home" / "config" / "lsp-agent" / "permissions" / "api-key"
+    assert key_file.read_text().strip() == SECRET and stat.S_IMODE(key_file.stat().st_mode) == 0o600

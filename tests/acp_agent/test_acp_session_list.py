@@ -83,6 +83,8 @@ async def test_list_resume_close_delete_sessions_of_every_front_end(
         "editor-conversation": "Rename add to plus",
     }
     assert all(s.cwd == str(workspace) and s.updated_at for s in listed.sessions)
+    made_by = {s.session_id: s.field_meta["lspAgent"]["frontEnd"] for s in listed.sessions}
+    assert made_by == {acp_id: "acp", cli_id: "cli", "editor-conversation": "lsp"}
     assert listed.sessions[0].session_id == acp_id  # newest first
     everywhere = await agent.conn.list_sessions()
     assert (
@@ -111,6 +113,10 @@ async def test_list_resume_close_delete_sessions_of_every_front_end(
     assert (await agent.conn.list_sessions(cwd=str(workspace))).sessions == []
     with pytest.raises(RequestError, match="unknown session"):
         await delete(agent, acp_id)
+    with pytest.raises(RequestError, match="unknown session"):
+        await agent.conn.resume_session(session_id=acp_id, cwd=str(workspace))
+    with pytest.raises(RequestError, match="unknown session"):
+        await delete(agent, "../../etc/passwd")
 
 
 async def test_close_cancels_a_running_prompt(agent: SharedAgent, workspace: Path) -> None:
@@ -225,3 +231,53 @@ async def test_additional_directories_are_read_folders(
         await agent.conn.new_session(
             cwd=str(workspace), mcp_servers=[], additional_directories=[str(tmp_path / "x")]
         )
+
+
+PROMPTS_SERVER = Path(__file__).parent / "servers" / "prompts_server.py"
+
+
+async def until(predicate, seconds: float = 60.0) -> None:
+    """Wait for a condition the agent's notifications bring about."""
+    for _ in range(int(seconds * 20)):
+        if predicate():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("condition not met in time")
+
+
+async def test_mcp_prompts_become_slash_commands_once_their_server_starts(
+    agent: SharedAgent, workspace: Path
+) -> None:
+    from acp.schema import McpServerStdio
+
+    client = agent.client()
+    server = agent.script([finish("reviewed"), finish("summarized")])
+    review = McpServerStdio(name="review", command=sys.executable, args=[str(PROMPTS_SERVER)], env=[])
+    session_id = await agent.session(workspace, mcp_servers=[review])
+
+    def names() -> list[list[str]]:
+        return [[c.name for c in u.available_commands] for u in client.of("available_commands_update")]
+
+    await until(lambda: len(names()) >= 2)
+    assert names()[0] == ["plan", "reindex", "status"]  # at once, before the server is up
+    assert names()[-1] == ["plan", "reindex", "status", "review__review", "review__standup"]
+    command = next(
+        c for c in client.of("available_commands_update")[-1].available_commands if c.name == "review__review"
+    )
+    assert "MCP prompt of review" in command.description and command.input.root.hint == "path=... [focus=...]"
+
+    await agent.conn.prompt(session_id=session_id, prompt=text_prompt("/review__review calc.py"))
+    assert "Review calc.py for bugs; list each problem with its line." in json.dumps(
+        server.requests[-1]["messages"]
+    )
+    await agent.conn.prompt(
+        session_id=session_id, prompt=text_prompt('/review__review path=calc.py focus="style"')
+    )
+    assert "Review calc.py for style" in json.dumps(server.requests[-1]["messages"])
+    requests = len(server.requests)
+    await agent.conn.prompt(session_id=session_id, prompt=text_prompt("/review__review focus=red"))
+    assert "missing path; usage: /review__review path=... [focus=...]" in client.text_of(
+        "agent_message_chunk"
+    )
+    assert len(server.requests) == requests  # a usage error reaches no model
+    assert len(names()) == 2  # the commands did not change: no new update

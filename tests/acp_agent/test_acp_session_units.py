@@ -128,3 +128,19 @@ def test_a_stored_session_never_holds_the_given_key(tmp_path: Path, monkeypatch:
     store.save(s)
     text = store.path_of("s").read_text()
     assert "my key is [REDACTED:apiKey], keep it" in text and "sk-given-once" not in text
+
+
+def test_mcp_prompt_arguments_by_order_by_name_and_whole() -> None:
+    from lsp_agent.acp.mcp_commands import prompt_arguments
+    from lsp_agent.mcp.listing import RemotePrompt
+
+    two = RemotePrompt("review", "Review", [("path", "", True), ("focus", "", False)])
+    assert prompt_arguments("r", two, "a.py") == {"path": "a.py"}
+    assert prompt_arguments("r", two, 'focus="the style" path=a.py') == {"focus": "the style", "path": "a.py"}
+    assert prompt_arguments("r", two, "a.py speed") == {"path": "a.py", "focus": "speed"}
+    for bad, message in (("", "missing path"), ("a b c", "unexpected 'c'"), ('path="open', "quotation")):
+        with pytest.raises(ValueError, match=message):
+            prompt_arguments("r", two, bad)
+    one = RemotePrompt("ask", "Ask", [("question", "", True)])
+    assert prompt_arguments("a", one, "why is add  wrong?") == {"question": "why is add  wrong?"}
+    assert prompt_arguments("a", RemotePrompt("s", "S"), "") == {}
