@@ -38,6 +38,7 @@ class Printer:
         self._last_retry = ""
         self.live: LiveText | None = None  # the model's words as they come (stream_live)
         self._line_open = False  # live text was printed without its line end yet
+        self._live_channel = ""  # the channel of the last live piece (message or thought)
 
     def paint(self, text: str, style: str) -> str:
         """Text in an ANSI colour when colour is on."""
@@ -58,8 +59,12 @@ class Printer:
         return self.live is not None
 
     def _show_live(self, piece: LivePiece) -> None:
-        """One coalesced piece of a reply, on the current line (thought text in the thought colour)."""
-        text = self.paint(piece.text, "thought") if piece.channel == "thought" and piece.text else piece.text
+        """One coalesced piece of a reply, growing a `thought:` line as the step's whole text used to be shown."""
+        text = f"thought: {piece.text.lstrip()}" if piece.first else piece.text
+        if not piece.first and piece.channel != self._live_channel and piece.text:
+            text = "\n" + text.lstrip("\n")  # the reasoning's end: what follows is a line of its own
+        self._live_channel = piece.channel
+        text = self.paint(text, "thought") if text else text
         end = "\n" if piece.final else ""
         print(clean_text(text), end=end, file=self.out, flush=True)
         self._line_open = not piece.final
