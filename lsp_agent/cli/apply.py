@@ -54,10 +54,13 @@ def apply_proposal(root: Path, proposal: Proposal, run_id: str, out: TextIO) -> 
     """Apply all or nothing and record it for undo; returns (applied, the summary's words for the outcome)."""
     try:
         errors, record = apply_with_record(root, proposal, run_id)
+    except OSError as exc:
+        errors, record = [f"the undo record could not be saved: {exc}"], None
+    try:
         if record is not None:  # every apply is journaled, for `lsp-agent rewind`
             record_apply(root, run_id, record.files, record.created_dirs)
     except OSError as exc:
-        errors, record = [f"the undo record could not be saved: {exc}"], None
+        print(f"warning: the apply could not be journaled for `lsp-agent rewind`: {exc}", file=sys.stderr)
     for error in errors:
         print(f"not applied: {error}", file=out)
     if errors:

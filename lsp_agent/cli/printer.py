@@ -38,6 +38,8 @@ class Printer:
         self._last_retry = ""
         self.live: LiveText | None = None  # the model's words as they come (stream_live)
         self._line_open = False  # live text was printed without its line end yet
+        self._live_channel = ""  # the channel of the last live piece (message or thought)
+        self._held = ""  # line ends that ended the last live piece, printed once more text comes
 
     def paint(self, text: str, style: str) -> str:
         """Text in an ANSI colour when colour is on."""
@@ -58,10 +60,22 @@ class Printer:
         return self.live is not None
 
     def _show_live(self, piece: LivePiece) -> None:
-        """One coalesced piece of a reply, on the current line (thought text in the thought colour)."""
-        text = self.paint(piece.text, "thought") if piece.channel == "thought" and piece.text else piece.text
-        end = "\n" if piece.final else ""
-        print(clean_text(text), end=end, file=self.out, flush=True)
+        """One coalesced piece of a reply, growing a `thought:` line as the step's whole text used to be shown.
+
+        Line ends at the end of a piece wait for more text (the reply's own last line end is not printed twice)."""
+        text = f"thought: {piece.text.lstrip()}" if piece.first else piece.text
+        if not piece.first and piece.channel != self._live_channel and text.strip():
+            text = text.lstrip("\n")
+            self._held = self._held or "\n"  # the reasoning's end: what follows is a line of its own
+        self._live_channel = piece.channel
+        body = text.rstrip("\n")
+        if body:
+            shown, self._held = self._held + self.paint(body, "thought"), text[len(body) :]
+        else:
+            shown, self._held = "", self._held + text
+        if piece.final:
+            self._held = ""
+        print(clean_text(shown), end="\n" if piece.final else "", file=self.out, flush=True)
         self._line_open = not piece.final
 
     def __call__(self, event: AgentEvent) -> None:

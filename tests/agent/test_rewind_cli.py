@@ -47,7 +47,7 @@ def _env() -> dict[str, str]:
 
 def cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "lsp_agent", *args], capture_output=True, text=True, env=_env(), timeout=120
+        [sys.executable, "-m", "lsp_agent", *args], capture_output=True, text=True, env=_env(), timeout=300
     )
 
 

@@ -21,13 +21,14 @@ export function streamedThought(event: AgentEvent): boolean {
 /** Writes `text` events into an append-only log (an output channel), starting a new line where a reply or channel starts. */
 export class LiveLog {
   private open: { runId: string; channel: string } | undefined;
+  private held = "";
 
   constructor(
     private readonly append: (text: string) => void,
     private readonly clock: () => Date = () => new Date(),
   ) {}
 
-  /** Show one `text` event. */
+  /** Show one `text` event; line ends that end it wait for more text (a reply's last one is not shown twice). */
   text(event: AgentEvent): void {
     const channel = textChannel(event);
     let text = typeof event.text === "string" ? event.text : "";
@@ -41,8 +42,12 @@ export class LiveLog {
         this.open = { runId: event.runId, channel };
       }
     }
-    if (this.open && text) {
-      this.append(text);
+    const body = text.replace(/\n+$/, "");
+    if (this.open && body) {
+      this.append(this.held + body);
+      this.held = text.slice(body.length);
+    } else {
+      this.held += text;
     }
     if (event.final === true) {
       this.breakLine();
@@ -55,5 +60,6 @@ export class LiveLog {
       this.append("\n");
       this.open = undefined;
     }
+    this.held = "";
   }
 }

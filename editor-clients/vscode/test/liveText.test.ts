@@ -10,9 +10,10 @@ test("streamed words grow one output line per reply and channel; other lines sta
   const log = new LiveLog((t) => out.push(t), noon);
   log.text({ runId: "run1", kind: "text", channel: "thought", text: "\nlooking ", first: true });
   log.text({ runId: "run1", kind: "text", channel: "thought", text: "at calc.py" });
-  log.text({ runId: "run1", kind: "text", channel: "message", text: "It adds.", final: true });
+  log.text({ runId: "run1", kind: "text", channel: "message", text: "It adds\n" });
+  log.text({ runId: "run1", kind: "text", channel: "message", text: "numbers.\n", final: true });
   log.text({ runId: "run1", kind: "text", channel: "message", text: "", final: true });
-  assert.equal(out.join(""), "[12:00:00] [run1] thinking: looking at calc.py\n[12:00:00] [run1] It adds.\n");
+  assert.equal(out.join(""), "[12:00:00] [run1] thinking: looking at calc.py\n[12:00:00] [run1] It adds\nnumbers.\n");
 });
 
 test("the controller shows text live, skips the streamed thought and keeps the words in the run's transcript", () => {

@@ -160,7 +160,8 @@ test("streamed words grow the transcript's last line; a streamed thought is not 
   end
   runs.on_event({ runId = "live1234", kind = "text", channel = "thought", text = "\nlooking ", first = true })
   runs.on_event({ runId = "live1234", kind = "text", channel = "thought", text = "at it" })
-  runs.on_event({ runId = "live1234", kind = "text", channel = "message", text = "It adds\nnumbers.", final = true })
+  runs.on_event({ runId = "live1234", kind = "text", channel = "message", text = "It adds\n" })
+  runs.on_event({ runId = "live1234", kind = "text", channel = "message", text = "numbers.\n", final = true })
   runs.on_event({ runId = "live1234", kind = "thought", text = "looking at it", iteration = 1, streamed = true })
   local shown = tail(3)
   eq(shown[1]:match("%] (.*)$"), "[live1234] thinking: looking at it")

@@ -21,7 +21,8 @@ M.runs = {}
 local seq = 0
 local transcript_buf = nil
 local listeners = {}
--- The reply whose streamed words grow the transcript's last line: { run = id, channel = "message"|"thought" }.
+-- The reply whose streamed words grow the transcript's last line: { run = id, channel = "message"|"thought",
+-- held = line ends not shown yet }.
 local live = nil
 
 local function ensure(run_id, task)
@@ -81,28 +82,36 @@ end
 
 --- Show one `text` event (the model's words as they stream, throttled by the server): the transcript's last line
 --- grows; a new reply or channel starts a new line ("thinking: " for reasoning), and a newline in the text too.
+--- Line ends that end a piece wait for more text, so a reply's last line end leaves no empty line.
 function M.live_text(event)
   local channel = event.channel == "thought" and "thought" or "message"
   local text = type(event.text) == "string" and event.text or ""
   local buf = M.transcript_buffer()
   local continues = live and live.run == event.runId and live.channel == channel and event.first ~= true
-  vim.bo[buf].modifiable = true
-  if continues then
-    local count = vim.api.nvim_buf_line_count(buf)
-    local pieces = vim.split(text, "\n", { plain = true })
-    pieces[1] = (vim.api.nvim_buf_get_lines(buf, count - 1, count, false)[1] or "") .. pieces[1]
-    vim.api.nvim_buf_set_lines(buf, count - 1, count, false, pieces)
-  else
+  if not continues then
+    live = nil
     text = text:gsub("^%s+", "")
-    if text ~= "" then
-      local pieces = vim.split(text, "\n", { plain = true })
+  end
+  local body = text:gsub("\n+$", "")
+  if body ~= "" then
+    vim.bo[buf].modifiable = true
+    if continues then
+      local count = vim.api.nvim_buf_line_count(buf)
+      local pieces = vim.split(live.held .. body, "\n", { plain = true })
+      pieces[1] = (vim.api.nvim_buf_get_lines(buf, count - 1, count, false)[1] or "") .. pieces[1]
+      vim.api.nvim_buf_set_lines(buf, count - 1, count, false, pieces)
+    else
+      local pieces = vim.split(body, "\n", { plain = true })
       local label = channel == "thought" and "thinking: " or ""
       pieces[1] = ("[%s] [%s] %s%s"):format(os.date("%H:%M:%S"), event.runId:sub(1, 8), label, pieces[1])
       vim.api.nvim_buf_set_lines(buf, -1, -1, false, pieces)
       live = { run = event.runId, channel = channel }
     end
+    vim.bo[buf].modifiable = false
+    live.held = text:sub(#body + 1)
+  elseif live then
+    live.held = live.held .. text
   end
-  vim.bo[buf].modifiable = false
   if event.final == true then
     live = nil
   end
