@@ -8,6 +8,7 @@ import asyncio
 import atexit
 import logging
 import os
+import signal
 import sys
 from typing import Any
 
@@ -31,6 +32,8 @@ def run_acp(args: argparse.Namespace) -> int:
     setup_logging(getattr(args, "log_level", None), getattr(args, "log_file", None))
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch at import
     flags = {"model": args.model, "api_base": args.api_base, "api_key": args.api_key}
+    # SIGTERM (acpx sends it 100 ms after closing stdin) ends the agent like Ctrl-C: runs cancelled, exit hooks run
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     if getattr(args, "listen", None):
         from lsp_agent.acp.remote import serve_remote
 

@@ -1,4 +1,5 @@
-"""`lsp-agent acp`: the Agent Client Protocol agent over stdio, for Zed, JetBrains IDEs, CodeCompanion, avante."""
+"""`lsp-agent acp`: the Agent Client Protocol agent over stdio (Zed, JetBrains IDEs, CodeCompanion, avante), or
+over WebSocket and Streamable HTTP with --listen (docs/acp-remote.md)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,27 @@ from lsp_agent.cli.common import add_model_flags
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
-    """`acp [--model ...]`."""
+    """`acp [--model ...] [--listen HOST:PORT [--token T] [--require-token]]`."""
     p = commands.add_parser(
-        "acp", help="run as an Agent Client Protocol agent over stdio (Zed, JetBrains, ...)"
+        "acp", help="run as an Agent Client Protocol agent over stdio (Zed, JetBrains, ...) or a WebSocket"
     )
     add_model_flags(p)
+    p.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        help="serve ws://HOST:PORT/acp (and Streamable HTTP) instead of stdio, for an editor on another machine; "
+        "an address other than loopback requires a bearer token",
+    )
+    p.add_argument(
+        "--token",
+        help="the bearer token clients must send with --listen (else $LSP_AGENT_ACP_TOKEN, else one is generated "
+        "and printed where a token is required); the environment variable keeps it out of `ps`",
+    )
+    p.add_argument(
+        "--require-token",
+        action="store_true",
+        help="require the bearer token on loopback too (on a machine other people use)",
+    )
     p.set_defaults(handler=run_acp)
 
 
