@@ -34,7 +34,11 @@ def run_acp(args: argparse.Namespace) -> int:
     flags = {"model": args.model, "api_base": args.api_base, "api_key": args.api_key}
     # SIGTERM (acpx sends it 100 ms after closing stdin) ends the agent like Ctrl-C: runs cancelled, exit hooks run
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    if getattr(args, "listen", None):
+    if getattr(args, "connect", None):
+        from lsp_agent.acp.bridge import run_bridge
+
+        code = run_bridge(args.connect, args.token)
+    elif getattr(args, "listen", None):
         from lsp_agent.acp.remote import serve_remote
 
         code = serve_remote(args, flags)

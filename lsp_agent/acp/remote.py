@@ -286,15 +286,20 @@ def serve_remote(args: argparse.Namespace, flags: dict) -> int:
         while not server.started and not serving.done():
             await asyncio.sleep(0.02)
         if server.started:
-            for bound in server.servers[0].sockets if server.servers else []:
-                where = _address(bound.getsockname())
-                auth = "a bearer token required" if token else "no token (loopback)"
-                print(f"lsp-agent acp: listening on ws://{where}{ENDPOINT} and http://{where}{ENDPOINT}, {auth}",
-                      file=sys.stderr, flush=True)  # fmt: skip
+            _announce(server, token)
         await serving
 
     code = run_loop(run())
     return code if server.started else 1
+
+
+def _announce(server: Any, token: str | None) -> None:
+    """Say on stderr where the agent listens (port 0 picked a free one) and whether a token is required."""
+    auth = "a bearer token required" if token else "no token (loopback)"
+    for bound in server.servers[0].sockets if server.servers else []:
+        where = _address(bound.getsockname())
+        urls = f"ws://{where}{ENDPOINT} and http://{where}{ENDPOINT}"
+        print(f"lsp-agent acp: listening on {urls}, {auth}", file=sys.stderr, flush=True)
 
 
 def _address(sockname: tuple) -> str:

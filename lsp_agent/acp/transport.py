@@ -124,6 +124,7 @@ async def stdio_transport(stdin: BinaryIO | None = None, stdout: BinaryIO | None
     try:
         protocol = asyncio.streams.FlowControlMixin()
         transport, _ = await loop.connect_write_pipe(lambda: protocol, stdout)
+        transport.set_write_buffer_limits(high=0)  # a send returns once the pipe took it: none lost at exit
         writer = asyncio.StreamWriter(transport, protocol, None, loop)
 
         async def write(data: bytes) -> None:

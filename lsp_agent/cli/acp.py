@@ -9,20 +9,27 @@ from lsp_agent.cli.common import add_model_flags
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
-    """`acp [--model ...] [--listen HOST:PORT [--token T] [--require-token]]`."""
+    """`acp [--model ...] [--listen HOST:PORT [--token T] [--require-token] | --connect URL [--token T]]`."""
     p = commands.add_parser(
         "acp", help="run as an Agent Client Protocol agent over stdio (Zed, JetBrains, ...) or a WebSocket"
     )
     add_model_flags(p)
-    p.add_argument(
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
         "--listen",
         metavar="HOST:PORT",
         help="serve ws://HOST:PORT/acp (and Streamable HTTP) instead of stdio, for an editor on another machine; "
         "an address other than loopback requires a bearer token",
     )
+    where.add_argument(
+        "--connect",
+        metavar="URL",
+        help="relay stdio to an agent started elsewhere with --listen (ws://HOST:PORT/acp): what an editor "
+        "runs locally to drive a remote agent",
+    )
     p.add_argument(
         "--token",
-        help="the bearer token clients must send with --listen (else $LSP_AGENT_ACP_TOKEN, else one is generated "
+        help="the bearer token of --listen and --connect (else $LSP_AGENT_ACP_TOKEN, else one is generated "
         "and printed where a token is required); the environment variable keeps it out of `ps`",
     )
     p.add_argument(

@@ -20,11 +20,13 @@ from pathlib import Path
 import httpx
 import pytest
 import websockets
-from acp import PROTOCOL_VERSION, connect_to_agent
+from acp import PROTOCOL_VERSION, connect_to_agent, spawn_agent_process
 from acp.http.client import create_http_stream
 from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
 from acp.ws.client import create_websocket_stream
 from acp_support import RecordingClient, agent_env, text_prompt
+from test_acpx import NODE, NPM, SCRIPT
+from test_acpx import acpx as acpx_installed  # noqa: F401 - the fixture installing acpx from the registry
 
 from lsp_agent.testing.scripted_model import ScriptedModelServer
 
@@ -237,3 +239,69 @@ async def test_interrupt_stops_the_listener_at_once(tmp_path: Path) -> None:
             took = time.monotonic() - start
     assert took < 2.0, f"took {took:.2f} s"
     assert agent.proc.returncode == 130  # the exit hooks ran (a bare SIGTERM death would be -15)
+
+
+async def test_an_editor_drives_the_remote_agent_through_the_stdio_bridge(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """What Zed or acpx would run locally: `lsp-agent acp --connect URL` on stdio, the agent on the socket."""
+    client = RecordingClient(default_answer="allow_once")
+    with ScriptedModelServer(FIX) as server:
+        with listening(
+            agent_env(server, tmp_path, LSP_AGENT_ACP_TOKEN=TOKEN), tmp_path, "--require-token"
+        ) as agent:
+            bridge_env = agent_env(None, tmp_path, LSP_AGENT_ACP_TOKEN=TOKEN)
+            command = ("-m", "lsp_agent", "acp", "--connect", agent.url)
+            async with spawn_agent_process(client, sys.executable, *command, env=bridge_env) as (conn, proc):
+                fs = FileSystemCapabilities(read_text_file=True, write_text_file=True)
+                reply = await asyncio.wait_for(
+                    conn.initialize(
+                        protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities(fs=fs)
+                    ),
+                    30,
+                )
+                assert reply.agent_info.name == "lsp-agent"
+                session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+                result = await asyncio.wait_for(
+                    conn.prompt(session_id=session.session_id, prompt=text_prompt("fix add")), 300
+                )
+    assert result.stop_reason == "end_turn"
+    assert (workspace / "calc.py").read_text() == FIXED
+    assert client.writes == [str(workspace / "calc.py")]
+
+
+async def test_the_bridge_says_when_the_token_is_wrong(tmp_path: Path) -> None:
+    with listening(
+        agent_env(None, tmp_path, LSP_AGENT_ACP_TOKEN=TOKEN), tmp_path, "--require-token"
+    ) as agent:
+        bridge = subprocess.run(
+            [sys.executable, "-m", "lsp_agent", "acp", "--connect", agent.url, "--token", "wrong"],
+            env=agent_env(None, tmp_path),
+            input=b"",
+            capture_output=True,
+            timeout=60,
+        )
+    assert bridge.returncode == 1
+    assert b"refused the connection (401)" in bridge.stderr and b"Bearer" in bridge.stderr
+
+
+@pytest.mark.skipif(NODE is None or NPM is None, reason="node and npm are needed to install and run acpx")
+async def test_acpx_drives_the_remote_agent_through_the_bridge(
+    acpx_installed: Path,  # noqa: F811 - the imported fixture
+    tmp_path: Path,
+    workspace: Path,
+) -> None:
+    with ScriptedModelServer(SCRIPT) as server:
+        env = agent_env(server, tmp_path, LSP_AGENT_ACP_TOKEN=TOKEN)
+        with listening(env, tmp_path, "--require-token") as agent:
+            bridge = f"{sys.executable} -m lsp_agent acp --connect {agent.url}"
+            command = [str(acpx_installed), "--agent", bridge, "--cwd", str(workspace), "--approve-all"]
+            command += ["--format", "json", "--timeout", "120", "exec", "fix add in calc.py"]
+            env = agent_env(None, tmp_path, HOME=str(tmp_path), LSP_AGENT_ACP_TOKEN=TOKEN)
+            proc = await asyncio.to_thread(
+                subprocess.run, command, env=env, capture_output=True, text=True, timeout=180
+            )
+    assert proc.returncode == 0, f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+    assert (workspace / "calc.py").read_text() == FIXED
+    messages = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert "fs/write_text_file" in [m.get("method") for m in messages]  # acpx's own fs, over the bridge
