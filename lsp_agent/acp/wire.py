@@ -6,7 +6,7 @@ exits; `null` is read as end of input (NdjsonTransport.receive returns None), so
 that is no JSON is logged and dropped without an answer; the envelope is never checked (a "1.0" jsonrpc, an object
 id that then fails as a dict key, an `error` that is no object). check_message() sorts each line first:
 
-    not JSON, not UTF-8                        -32700 ParseError (id null)
+    not JSON, not UTF-8, nested too deeply     -32700 ParseError (id null)
     not an object, bad jsonrpc/method/id       -32600 InvalidRequest (the request's id when it has a usable one)
     neither method nor id nor result/error     -32600 InvalidRequest (id null)
     a batch array (ACP has no batches)         -32600 for each request in it (one error with id null if none)
@@ -143,6 +143,8 @@ def check_message(raw: bytes | str) -> tuple[dict[str, Any] | None, list[dict[st
         data = json.loads(text)
     except ValueError as exc:
         return None, [error_reply(None, PARSE_ERROR, f"the message is not valid JSON: {exc}")]
+    except RecursionError:  # `[[[[...` a hundred thousand deep
+        return None, [error_reply(None, PARSE_ERROR, "the message is nested too deeply to read")]
     if isinstance(data, list):
         return None, refuse_batch(data)
     if not isinstance(data, dict):

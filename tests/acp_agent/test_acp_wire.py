@@ -5,6 +5,7 @@ refused."""
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,6 +36,8 @@ HOSTILE = [
     (b"{not json", PARSE, None),
     (b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}', PARSE, None),
     (b'{"jsonrpc": "2.0", "id": 1, "method": "\xff\xfe"}', PARSE, None),
+    (b"[" * 200_000 + b"]" * 200_000, PARSE, None),  # json.loads: RecursionError
+    (b'{"a":' * 100_000 + b"1" + b"}" * 100_000, PARSE, None),
     (b'{"jsonrpc": "2.0"}', INVALID, None),
     (b'{"jsonrpc": "2.0", "params": {}}', INVALID, None),
     (b'{"jsonrpc": "2.0", "id": 31}', INVALID, 31),
@@ -195,3 +198,27 @@ def _cmdline(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
     except OSError:
         return ""
+
+
+@pytest.mark.slow
+def test_stdin_closed_with_an_mcp_server_running_stops_it(tmp_path: Path, project: Path) -> None:
+    notes = Path(__file__).parents[1] / "mcp" / "servers" / "notes_server.py"
+    steps = [{"tool_calls": [{"name": "task_complete", "arguments": {"summary": "ok"}}]}]
+    with ScriptedModelServer(steps) as server:
+        agent = RawAcp(agent_env(server, tmp_path), tmp_path)
+        try:
+            agent.initialize()
+            mcp = [{"name": "notes", "command": sys.executable, "args": [str(notes)], "env": []}]
+            session = agent.request("session/new", {"cwd": str(project), "mcpServers": mcp})["result"][
+                "sessionId"
+            ]
+            prompt = {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}
+            assert agent.request("session/prompt", prompt, timeout=300)["result"]["stopReason"] == "end_turn"
+            servers = {pid for pid in agent.children() if "notes_server" in _cmdline(pid)}
+            assert servers, "the MCP server was not started by the prompt"
+            took = agent.close_stdin()
+            assert took < 1.0, f"the agent took {took:.2f} s to exit"
+            time.sleep(0.2)
+            assert not [pid for pid in servers if alive(pid)], "the MCP server outlived the agent"
+        finally:
+            agent.kill()
