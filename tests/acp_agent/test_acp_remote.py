@@ -143,6 +143,10 @@ async def test_sdk_client_runs_a_turn_over_websocket_with_the_token(tmp_path: Pa
                 reply = await asyncio.wait_for(
                     conn.prompt(session_id=session.session_id, prompt=text_prompt("fix add")), 300
                 )
+            again = RecordingClient()  # a new connection (the editor reconnects) picks the session up
+            async with ws_client(agent.url, again, {"Authorization": f"Bearer {TOKEN}"}) as conn:
+                await conn.load_session(cwd=str(workspace), session_id=session.session_id, mcp_servers=[])
+    assert "fixed add" in again.text_of("agent_message_chunk")  # replayed from the store
     assert reply.stop_reason == "end_turn"
     assert (workspace / "calc.py").read_text() == FIXED
     assert client.writes == [str(workspace / "calc.py")]  # fs/write_text_file came back over the socket
@@ -305,3 +309,50 @@ async def test_acpx_drives_the_remote_agent_through_the_bridge(
     assert (workspace / "calc.py").read_text() == FIXED
     messages = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     assert "fs/write_text_file" in [m.get("method") for m in messages]  # acpx's own fs, over the bridge
+
+
+async def test_bad_http_posts_get_the_json_rpc_error(tmp_path: Path) -> None:
+    with listening(agent_env(None, tmp_path), tmp_path) as agent:
+        async with httpx.AsyncClient() as http:
+            for body, code in [(b"[]", -32600), (b"5", -32600), (b"{bad", -32700)]:
+                reply = await http.post(
+                    agent.http_url, content=body, headers={"content-type": "application/json"}
+                )
+                assert reply.status_code == 400
+                assert reply.json()["error"]["code"] == code
+
+
+def _running(marker: str) -> list[int]:
+    """Processes whose command line contains `marker`."""
+    found = []
+    for status in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if marker in status.read_bytes().replace(b"\0", b" ").decode(errors="replace"):
+                found.append(int(status.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+async def test_a_websocket_client_that_goes_away_stops_its_command(tmp_path: Path, workspace: Path) -> None:
+    steps = [{"tool_calls": [call("run_command", argv=["sleep", "61.5"])]}]
+    client = RecordingClient(default_answer="allow_once")
+    with ScriptedModelServer(steps) as server:
+        with listening(agent_env(server, tmp_path), tmp_path) as agent:
+            async with ws_client(agent.url, client) as conn:
+                session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+                turn = asyncio.ensure_future(
+                    conn.prompt(session_id=session.session_id, prompt=text_prompt("go"))
+                )
+                for _ in range(1200):
+                    if sleeping := _running("sleep 61.5"):
+                        break
+                    await asyncio.sleep(0.1)
+                assert sleeping, "the command never started"
+                turn.cancel()
+            for _ in range(40):  # the socket is closed: the agent stops the run and its command
+                if not _running("sleep 61.5"):
+                    break
+                await asyncio.sleep(0.1)
+            assert not _running("sleep 61.5"), "the command outlived its client's connection"
+            assert agent.proc.poll() is None  # the listener serves on
