@@ -21,14 +21,13 @@ TERMINAL_HINT = (
     "meant to be started by an editor (Zed's agent_servers, JetBrains AI Assistant, CodeCompanion, avante, "
     "agent-shell; see the README). Waiting for ACP messages on stdin; Ctrl-D ends it."
 )
-CLOSE_SECONDS = (
-    0.6  # at the end, how long sessions' runs and MCP servers get to stop before the process exits
-)
+# at the end, how long sessions' runs and MCP servers get to stop before the process exits
+CLOSE_SECONDS = 0.6
 
 
 def run_acp(args: argparse.Namespace) -> int:
-    """Serve one ACP client until it closes stdin (or, with --listen, WebSocket clients until interrupted);
-    the process then exits at once (see leave())."""
+    """Serve one ACP client until it closes stdin (--listen: remote clients until interrupted; --connect: relay
+    to a remote agent); the process then exits at once (see leave())."""
     setup_logging(getattr(args, "log_level", None), getattr(args, "log_file", None))
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch at import
     flags = {"model": args.model, "api_base": args.api_base, "api_key": args.api_key}
