@@ -1,0 +1,377 @@
+"""The inline completion engine: one suggestion per request, keeping up with typing.
+
+A request waits out the debounce, then asks the model with a streamed request; a newer request (or an edit of the
+document) cancels the one in flight, which closes its HTTP stream so the model server stops. A suggestion the user
+types into is answered from the cache. A model that fails is said once and rested for a few seconds; every failure
+ends the request quietly (no suggestion, no error).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lsp_agent.completion.cache import SuggestionCache
+from lsp_agent.completion.context import ContextRequest, gather
+from lsp_agent.completion.fim_client import CompletionModelError, FimClient, FimRequest, FimResult
+from lsp_agent.completion.postprocess import SPECIAL_TOKENS, Cursor, block_end, finish
+from lsp_agent.completion.prompt import (
+    PREFIX_LINES,
+    SUFFIX_LINES,
+    Snippet,
+    build_prompt,
+    chat_messages,
+    context_comment,
+    file_window,
+    stops_for,
+)
+from lsp_agent.completion.recent_edits import RecentEdits
+from lsp_agent.completion.setup import CompletionSetup, resolve_setup
+from lsp_agent.completion.syntax import in_string_or_comment, language_of
+from lsp_agent.config import Settings
+from lsp_agent.workspace.redaction import redactor_for
+from lsp_agent.workspace.secrets import SecretFiles
+
+log = logging.getLogger(__name__)
+
+MODEL_REST_SECONDS = 5.0  # after a failure, no request for this long (keystrokes do not hammer a down server)
+CONTEXT_WAIT_SECONDS = (
+    0.5  # a slow index lookup is not waited for longer (it finishes for the next keystroke)
+)
+CONTEXT_TTL_SECONDS = 30.0
+
+
+@dataclass
+class CompletionRequest:
+    """A request for a suggestion at a position of a document's text (`character`: an index into the line)."""
+
+    key: str  # the document (its URI)
+    path: Path
+    root: Path | None
+    text: str
+    line: int
+    character: int
+    invoked: bool = False  # asked for explicitly (also inside strings and comments, no debounce)
+
+
+@dataclass
+class Suggestion:
+    """The text to insert at the cursor."""
+
+    text: str
+    cached: bool = False
+
+
+@dataclass
+class CompletionStats:
+    """Counts for lspAgent.status and the latency benchmark."""
+
+    requests: int = 0
+    model_requests: int = 0
+    cancelled: int = 0  # model requests closed because a newer keystroke came
+    cache_hits: int = 0
+    suggestions: int = 0
+    skipped_in_string_or_comment: int = 0
+    failures: int = 0
+    prompt_tokens_evaluated: list[int] = field(
+        default_factory=list
+    )  # per request, as the server reports them
+
+    def to_dict(self) -> dict[str, Any]:
+        """camelCase counts for a JSON status."""
+        return {
+            "requests": self.requests,
+            "modelRequests": self.model_requests,
+            "cancelled": self.cancelled,
+            "cacheHits": self.cache_hits,
+            "suggestions": self.suggestions,
+            "skippedInStringOrComment": self.skipped_in_string_or_comment,
+            "failures": self.failures,
+            "promptTokensEvaluated": self.prompt_tokens_evaluated[-200:],
+        }
+
+
+class CompletionEngine:
+    """Suggestions for one editor session; `say(message, loud)` tells the user something once."""
+
+    def __init__(
+        self,
+        settings: Callable[[], Settings],
+        index_for: Callable[[Path], Any],
+        open_buffers: Callable[[], list[tuple[Path, str]]],
+        say: Callable[[str, bool], None],
+    ) -> None:
+        self._settings = settings
+        self._index_for = index_for
+        self._open_buffers = open_buffers
+        self._say = say
+        self.cache = SuggestionCache()
+        self.edits = RecentEdits()
+        self.stats = CompletionStats()
+        self.stable_context_first = (
+            True  # False puts the context after the file (the latency benchmark's foil)
+        )
+        self._setup: tuple[Settings, CompletionSetup] | None = None
+        self._client: tuple[tuple, FimClient] | None = None
+        self._inflight: asyncio.Task | None = None
+        self._contexts: dict[tuple[str, int], tuple[float, asyncio.Future]] = {}
+        self._said: set[str] = set()
+        self._resting_until = 0.0
+
+    # ----- set-up ---------------------------------------------------------------------------------------------
+
+    def setup(self) -> CompletionSetup:
+        """The completion model of the current settings (resolved again when they change)."""
+        settings = self._settings()
+        if self._setup is None or self._setup[0] is not settings:
+            self._setup = (settings, resolve_setup(settings))
+            self._said.clear()
+        return self._setup[1]
+
+    def _model_client(self, setup: CompletionSetup) -> FimClient:
+        key = (setup.model, setup.api_base, setup.api_key, self._settings().request_timeout)
+        if self._client is None or self._client[0] != key:
+            self._client = (key, FimClient(setup.model or "", setup.api_base, setup.api_key, key[3]))
+        return self._client[1]
+
+    def _say_once(self, message: str, loud: bool) -> None:
+        if message not in self._said:
+            self._said.add(message)
+            self._say(message, loud)
+
+    def status(self) -> dict[str, Any]:
+        """What lspAgent.status shows about inline completions."""
+        setup = self.setup()
+        out: dict[str, Any] = {"enabled": setup.enabled, "model": setup.model, "template": setup.template}
+        if setup.reason:
+            out["reason"] = setup.reason
+        return out | self.stats.to_dict()
+
+    async def aclose(self) -> None:
+        """Cancel the request in flight and close the model connections."""
+        self.cancel_inflight()
+        if self._client is not None:
+            await self._client[1].close()
+
+    # ----- edits ------------------------------------------------------------------------------------------------
+
+    def note_change(self, key: str, path: Path | None, first: int, last: int, inserted_lines: int) -> None:
+        """A document changed: the request in flight for it is stale, and the region is a recent edit."""
+        if path is not None:
+            self.edits.note(path, first, last, inserted_lines)
+        self.cancel_inflight(key)
+
+    def cancel_inflight(self, key: str | None = None) -> None:
+        """Cancel the request in flight (only if it is for document `key`, when given)."""
+        task = self._inflight
+        if (
+            task is not None
+            and not task.done()
+            and (key is None or getattr(task, "completion_key", None) == key)
+        ):
+            task.cancel()
+
+    # ----- requests ---------------------------------------------------------------------------------------------
+
+    async def complete(self, request: CompletionRequest) -> Suggestion | None:
+        """The suggestion at the request's position, or None (off, nothing fits, superseded, model failed)."""
+        self.stats.requests += 1
+        setup = self.setup()
+        if not setup.enabled:
+            if setup.reason:
+                self._say_once(setup.reason, setup.loud)
+            return None
+        rel = _relative(request.path, request.root)
+        if SecretFiles(self._settings().secret_files).is_secret(rel):
+            return None  # a secret file's text is never sent to a model
+        raw_lines = request.text.split("\n")
+        lines = [line.removesuffix("\r") for line in raw_lines]
+        if request.line >= len(lines):
+            return None
+        offset = sum(len(x) + 1 for x in raw_lines[: request.line]) + request.character
+        language = language_of(rel, request.text)
+        if not request.invoked and await asyncio.to_thread(
+            in_string_or_comment, language, request.text, offset
+        ):
+            self.stats.skipped_in_string_or_comment += 1
+            return None
+        current = lines[request.line]
+        cursor = Cursor(
+            current[: request.character], current[request.character :], tuple(lines[request.line + 1 :][:6])
+        )
+        before, after = request.text[:offset], request.text[offset:]
+        cached = self.cache.lookup(request.key, before, after)
+        if cached is not None and (text := finish(cached, cursor)):
+            self.stats.cache_hits += 1
+            self.stats.suggestions += 1
+            return Suggestion(text, cached=True)
+        self.cancel_inflight()
+        task = asyncio.ensure_future(self._ask(request, setup, rel, lines, language, cursor))
+        task.completion_key = request.key  # type: ignore[attr-defined]
+        self._inflight = task
+        try:
+            text = await task
+        except asyncio.CancelledError:
+            current_task = asyncio.current_task()
+            if current_task is not None and current_task.cancelling():
+                task.cancel()
+                raise  # the client cancelled this request ($/cancelRequest)
+            return None  # superseded by a newer keystroke
+        finally:
+            if self._inflight is task:
+                self._inflight = None
+        if not text:
+            return None
+        self.cache.put(request.key, before, after, text)
+        self.stats.suggestions += 1
+        return Suggestion(text)
+
+    async def _ask(
+        self,
+        request: CompletionRequest,
+        setup: CompletionSetup,
+        rel: str,
+        lines: list[str],
+        language: str | None,
+        cursor: Cursor,
+    ) -> str:
+        """Debounce, gather the context, ask the model and shape its text ('' for no suggestion)."""
+        settings = self._settings()
+        if not request.invoked and settings.completion_debounce_ms:
+            await asyncio.sleep(settings.completion_debounce_ms / 1000)
+        if time.monotonic() < self._resting_until:
+            return ""
+        snippets = await self._context(request, rel, lines, settings)
+        redact = redactor_for(settings, request.root).redact
+        snippets = [Snippet(s.path, redact(s.text), s.kind) for s in snippets]
+        window = file_window(rel, language, lines, request.line, request.character)
+        window.prefix, window.suffix = redact(window.prefix), redact(window.suffix)
+        repo = request.root.name if request.root else "workspace"
+        fim = FimRequest(
+            "", max_tokens=settings.completion_max_tokens, temperature=settings.completion_temperature
+        )
+        if setup.template == "chat":
+            fim.messages = chat_messages(repo, snippets, window)
+        else:
+            assert setup.template is not None
+            if not self.stable_context_first:  # the latency benchmark's foil: the context after the cursor
+                window.suffix, snippets = window.suffix + "\n" + context_comment(snippets, language), []
+            fim.prompt, fim.suffix = build_prompt(setup.template, setup.model or "", repo, snippets, window)
+            fim.stop = stops_for(setup.template, cursor.multiline)
+        result = await self._stream(setup, fim, cursor)
+        if result is None:
+            return ""
+        text = result.text
+        if setup.template == "chat":
+            text = _without_fence(text)
+        return finish(text, cursor, cut_short=result.finish_reason == "length")
+
+    async def _stream(self, setup: CompletionSetup, fim: FimRequest, cursor: Cursor) -> FimResult | None:
+        """The model's reply, closed early once the suggestion is complete; None when the model failed."""
+
+        def enough(text: str) -> bool:
+            if SPECIAL_TOKENS.search(text):
+                return True
+            if not cursor.multiline:
+                return "\n" in text
+            return block_end(text, cursor) is not None
+
+        self.stats.model_requests += 1
+        try:
+            result = await self._model_client(setup).stream(fim, enough)
+        except asyncio.CancelledError:
+            self.stats.cancelled += 1
+            raise
+        except CompletionModelError as exc:
+            self.stats.failures += 1
+            self._resting_until = time.monotonic() + MODEL_REST_SECONDS
+            log.info("inline completion failed: %s", exc)
+            self._say_once(f"lsp-agent: inline completions paused: {exc}", True)
+            return None
+        self._said = {m for m in self._said if not m.startswith("lsp-agent: inline completions paused")}
+        evaluated = result.timings.get("prompt_n", result.usage.get("prompt_tokens"))
+        if isinstance(evaluated, int):
+            self.stats.prompt_tokens_evaluated.append(evaluated)
+        return result
+
+    async def _context(
+        self, request: CompletionRequest, rel: str, lines: list[str], settings: Settings
+    ) -> list[Snippet]:
+        """The repository context for the cursor's line: gathered once per line (in a worker thread), reused
+        while the user types on it, not waited for past CONTEXT_WAIT_SECONDS."""
+        if settings.completion_context_tokens <= 0 or request.root is None:
+            return []
+        now = time.monotonic()
+        self._contexts = {k: v for k, v in self._contexts.items() if now - v[0] < CONTEXT_TTL_SECONDS}
+        slot = (request.key, request.line)
+        if slot not in self._contexts:
+            self._contexts[slot] = (now, asyncio.ensure_future(self._gather(request, rel, lines, settings)))
+        try:
+            return await asyncio.wait_for(asyncio.shield(self._contexts[slot][1]), CONTEXT_WAIT_SECONDS)
+        except TimeoutError:
+            log.info("completion context took over %.1f s; asking without it", CONTEXT_WAIT_SECONDS)
+            return []
+        except Exception:
+            log.exception("gathering completion context failed")
+            return []
+
+    async def _gather(
+        self, request: CompletionRequest, rel: str, lines: list[str], settings: Settings
+    ) -> list[Snippet]:
+        root = request.root
+        assert root is not None
+        buffers = {
+            _relative(p, root): text for p, text in self._open_buffers() if p == root or root in p.parents
+        }
+        secrets = SecretFiles(settings.secret_files)
+        window = (request.line - PREFIX_LINES, request.line + SUFFIX_LINES)
+
+        def far(region: Any) -> bool:
+            same = region.path == request.path and window[0] <= region.first <= window[1]
+            return same or not (region.path == root or root in region.path.parents)
+
+        def read_open(path: Path) -> list[str] | None:
+            text = buffers.get(_relative(path, root))
+            return text.split("\n") if text is not None else None
+
+        edits = [(_relative(p, root), first, text) for p, first, text in self.edits.shown(read_open, far)]
+        context = ContextRequest(rel, lines, request.line, settings.completion_context_tokens, edits)
+        index = self._index_for(request.path)
+        return await asyncio.to_thread(gather, index, context, _line_reader(root, buffers), secrets.is_secret)
+
+
+def _relative(path: Path, root: Path | None) -> str:
+    """A POSIX path relative to the root (the name alone outside it)."""
+    try:
+        return path.relative_to(root).as_posix() if root else path.name
+    except ValueError:
+        return path.name
+
+
+def _line_reader(root: Path, buffers: dict[str, str]) -> Callable[[str], list[str]]:
+    """Lines of a workspace file: its open buffer, else the disk ([] when unreadable)."""
+
+    def read(rel: str) -> list[str]:
+        text = buffers.get(rel)
+        if text is None:
+            try:
+                text = (root / rel).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                return []
+        return text.split("\n")
+
+    return read
+
+
+def _without_fence(text: str) -> str:
+    """A chat reply without the code fence it may wrap the code in."""
+    stripped = text.strip("\n")
+    if stripped.startswith("```"):
+        stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
+        stripped = stripped.rsplit("```", 1)[0].rstrip("\n")
+    return stripped
