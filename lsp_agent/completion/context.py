@@ -14,6 +14,7 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from lsp_agent.completion.prompt import Snippet
@@ -177,3 +178,26 @@ def gather(
 def _overlap(a: Snippet, b: Snippet) -> bool:
     """Whether two snippets show overlapping lines of one file."""
     return a.path == b.path and a.lines[0] <= b.lines[1] and b.lines[0] <= a.lines[1] and a.lines != (0, 0)
+
+
+def relative_path(path: Path, root: Path | None) -> str:
+    """A POSIX path relative to the root (the name alone outside it)."""
+    try:
+        return path.relative_to(root).as_posix() if root else path.name
+    except ValueError:
+        return path.name
+
+
+def line_reader(root: Path, buffers: dict[str, str]) -> Callable[[str], list[str]]:
+    """Lines of a workspace file: its open buffer, else the disk ([] when unreadable)."""
+
+    def read(rel: str) -> list[str]:
+        text = buffers.get(rel)
+        if text is None:
+            try:
+                text = (root / rel).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                return []
+        return text.split("\n")
+
+    return read

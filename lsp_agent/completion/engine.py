@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from lsp_agent.completion.cache import SuggestionCache
-from lsp_agent.completion.context import ContextRequest, gather
+from lsp_agent.completion.context import ContextRequest, gather, line_reader, relative_path
 from lsp_agent.completion.fim_client import CompletionModelError, FimClient, FimRequest, FimResult
-from lsp_agent.completion.postprocess import SPECIAL_TOKENS, Cursor, block_end, finish
+from lsp_agent.completion.postprocess import SPECIAL_TOKENS, Cursor, block_end, finish, without_fence
 from lsp_agent.completion.prompt import (
     PREFIX_LINES,
     SUFFIX_LINES,
@@ -121,6 +121,8 @@ class CompletionEngine:
         self._inflight: asyncio.Task | None = None
         self._contexts: dict[tuple[str, int], tuple[float, asyncio.Future]] = {}
         self._said: set[str] = set()
+        self._secret_rules: tuple[Settings, SecretFiles] | None = None
+        self._redactors: dict[tuple, Callable[[str], str]] = {}
         self._resting_until = 0.0
 
     # ----- set-up ---------------------------------------------------------------------------------------------
@@ -138,6 +140,20 @@ class CompletionEngine:
         if self._client is None or self._client[0] != key:
             self._client = (key, FimClient(setup.model or "", setup.api_base, setup.api_key, key[3]))
         return self._client[1]
+
+    def _secrets(self, settings: Settings) -> SecretFiles:
+        """The secret-file rules of these settings (built once per settings)."""
+        if self._secret_rules is None or self._secret_rules[0] is not settings:
+            self._secret_rules = (settings, SecretFiles(settings.secret_files))
+        return self._secret_rules[1]
+
+    def _redactor(self, settings: Settings, root: Path | None) -> Callable[[str], str]:
+        """The redaction of a folder's secrets, collected again when the settings, the folder's entries or its .env
+        change (collecting reads the .env files)."""
+        key = (id(settings), root, *(_mtime(p) for p in ((root, root / ".env") if root else ())))
+        if key not in self._redactors:
+            self._redactors = {key: redactor_for(settings, root).redact}
+        return self._redactors[key]
 
     def _say_once(self, message: str, loud: bool) -> None:
         if message not in self._said:
@@ -186,8 +202,8 @@ class CompletionEngine:
             if setup.reason:
                 self._say_once(setup.reason, setup.loud)
             return None
-        rel = _relative(request.path, request.root)
-        if SecretFiles(self._settings().secret_files).is_secret(rel):
+        rel = relative_path(request.path, request.root)
+        if self._secrets(self._settings()).is_secret(rel):
             return None  # a secret file's text is never sent to a model
         raw_lines = request.text.split("\n")
         lines = [line.removesuffix("\r") for line in raw_lines]
@@ -247,7 +263,7 @@ class CompletionEngine:
         if time.monotonic() < self._resting_until:
             return ""
         snippets = await self._context(request, rel, lines, settings)
-        redact = redactor_for(settings, request.root).redact
+        redact = self._redactor(settings, request.root)
         snippets = [Snippet(s.path, redact(s.text), s.kind) for s in snippets]
         window = file_window(rel, language, lines, request.line, request.character)
         window.prefix, window.suffix = redact(window.prefix), redact(window.suffix)
@@ -268,7 +284,7 @@ class CompletionEngine:
             return ""
         text = result.text
         if setup.template == "chat":
-            text = _without_fence(text)
+            text = without_fence(text)
         return finish(text, cursor, cut_short=result.finish_reason == "length")
 
     async def _stream(self, setup: CompletionSetup, fim: FimRequest, cursor: Cursor) -> FimResult | None:
@@ -326,9 +342,9 @@ class CompletionEngine:
         root = request.root
         assert root is not None
         buffers = {
-            _relative(p, root): text for p, text in self._open_buffers() if p == root or root in p.parents
+            relative_path(p, root): text for p, text in self._open_buffers() if p == root or root in p.parents
         }
-        secrets = SecretFiles(settings.secret_files)
+        secrets = self._secrets(settings)
         window = (request.line - PREFIX_LINES, request.line + SUFFIX_LINES)
 
         def far(region: Any) -> bool:
@@ -336,42 +352,18 @@ class CompletionEngine:
             return same or not (region.path == root or root in region.path.parents)
 
         def read_open(path: Path) -> list[str] | None:
-            text = buffers.get(_relative(path, root))
+            text = buffers.get(relative_path(path, root))
             return text.split("\n") if text is not None else None
 
-        edits = [(_relative(p, root), first, text) for p, first, text in self.edits.shown(read_open, far)]
+        edits = [(relative_path(p, root), first, text) for p, first, text in self.edits.shown(read_open, far)]
         context = ContextRequest(rel, lines, request.line, settings.completion_context_tokens, edits)
         index = self._index_for(request.path)
-        return await asyncio.to_thread(gather, index, context, _line_reader(root, buffers), secrets.is_secret)
+        return await asyncio.to_thread(gather, index, context, line_reader(root, buffers), secrets.is_secret)
 
 
-def _relative(path: Path, root: Path | None) -> str:
-    """A POSIX path relative to the root (the name alone outside it)."""
+def _mtime(path: Path) -> int:
+    """A file's modification time in ns (0 when it does not exist)."""
     try:
-        return path.relative_to(root).as_posix() if root else path.name
-    except ValueError:
-        return path.name
-
-
-def _line_reader(root: Path, buffers: dict[str, str]) -> Callable[[str], list[str]]:
-    """Lines of a workspace file: its open buffer, else the disk ([] when unreadable)."""
-
-    def read(rel: str) -> list[str]:
-        text = buffers.get(rel)
-        if text is None:
-            try:
-                text = (root / rel).read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                return []
-        return text.split("\n")
-
-    return read
-
-
-def _without_fence(text: str) -> str:
-    """A chat reply without the code fence it may wrap the code in."""
-    stripped = text.strip("\n")
-    if stripped.startswith("```"):
-        stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
-        stripped = stripped.rsplit("```", 1)[0].rstrip("\n")
-    return stripped
+        return path.stat().st_mtime_ns
+    except OSError:
+        return 0

@@ -125,3 +125,12 @@ def finish(text: str, cursor: Cursor, cut_short: bool = False) -> str:
     if not text.strip() or (len(lines) == 1 and repeats_next_line(cursor.line_prefix + text, cursor)):
         return ""
     return text
+
+
+def without_fence(text: str) -> str:
+    """A chat reply without the code fence it may wrap the code in."""
+    stripped = text.strip("\n")
+    if stripped.startswith("```"):
+        stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
+        stripped = stripped.rsplit("```", 1)[0].rstrip("\n")
+    return stripped

@@ -181,3 +181,36 @@ async def _until(condition, timeout: float = 10) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("condition never held")
         await asyncio.sleep(0.02)
+
+
+async def test_recent_edits_elsewhere_reach_the_prompt_and_secrets_do_not(editor, model):
+    notes = editor.uri("notes.py")
+    set_text(editor, notes, "".join(f"# line {i}\n" for i in range(20)))
+    edited = "".join(f"# line {i}\n" for i in range(10)) + "RATE_LIMIT = 17  # edited just now\n"
+    edited += "".join(f"# line {i}\n" for i in range(11, 20))
+    editor.client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=notes, version=2),
+            content_changes=[
+                types.TextDocumentContentChangePartial(
+                    range=types.Range(types.Position(10, 0), types.Position(11, 0)),
+                    text="RATE_LIMIT = 17  # edited just now\n",
+                )
+            ],
+        )
+    )
+    editor.docs[notes] = (edited, 2)
+    env = editor.root / ".env"
+    env.write_text("SERVICE_TOKEN=tok-1234567890abcdef\n")
+    uri = editor.uri("main.py")
+    set_text(editor, uri, 'TOKEN = "tok-1234567890abcdef"\n\ndef limit():\n    return \n')
+    model.add_steps([{"content": "RATE_LIMIT"}])
+    before = len(model.requests)
+    assert await complete(editor, uri, 3, len("    return ")) == ["RATE_LIMIT"]
+    prompt = model.requests[before]["prompt"]
+    assert "<|file_sep|>notes.py\n" in prompt and "RATE_LIMIT = 17  # edited just now" in prompt
+    assert "tok-1234567890abcdef" not in prompt and "[REDACTED:SERVICE_TOKEN]" in prompt
+    secret = editor.uri(".env")
+    set_text(editor, secret, "SERVICE_TOKEN=tok-1234567890abcdef\nOTHER=\n")
+    assert await complete(editor, secret, 1, len("OTHER="), invoked=True) == []
+    assert len(model.requests) == before + 1  # a secret file is never sent
