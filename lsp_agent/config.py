@@ -269,6 +269,13 @@ class Settings:
         optional_text,
         env="LSP_AGENT_COMPLETION_API_BASE",
     )
+    completion_api_key: str | None = setting(
+        None,
+        "completionApiKey",
+        "API key of the completion model (default: `apiKey` when it has the agent model's provider)",
+        optional_text,
+        env="LSP_AGENT_COMPLETION_API_KEY",
+    )
     completion_template: str | None = setting(
         "auto",
         "completionTemplate",

@@ -119,8 +119,9 @@ class FimClient:
         return self._openai
 
     async def _direct(self, request: FimRequest, result: FimResult, on_text: Callable[[str], bool]) -> None:
-        """/v1/completions through the kept OpenAI client; cache_prompt lets llama.cpp reuse its KV cache."""
-        extra: dict[str, Any] = {"cache_prompt": True}
+        """/v1/completions through the kept OpenAI client. A prompt we format ourselves goes to a local FIM server
+        (llama.cpp, llamafile, vLLM): `cache_prompt` asks llama.cpp to reuse its KV cache for the common start."""
+        extra: dict[str, Any] = {} if request.suffix is not None else {"cache_prompt": True}
         stream = await self._client().completions.create(
             model=self.model.split("/", 1)[1],
             prompt=request.prompt,

@@ -34,7 +34,7 @@ def resolve_setup(settings: Settings) -> CompletionSetup:
         settings.model is not None and provider_of(settings.completion_model) == provider_of(settings.model)
     )
     api_base = settings.completion_api_base or (settings.api_base if same_provider else None)
-    api_key = settings.api_key if same_provider else None
+    api_key = settings.completion_api_key or (settings.api_key if same_provider else None)
     if settings.inline_completion == "off":
         return CompletionSetup(model, api_base, api_key, None)
     loud = settings.inline_completion == "on"
