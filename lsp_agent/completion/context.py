@@ -12,12 +12,14 @@ import builtins
 import keyword
 import logging
 import re
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from lsp_agent.completion.prompt import Snippet
+from lsp_agent.index.symbol_lookup import indexed_definitions
 
 log = logging.getLogger(__name__)
 
@@ -109,25 +111,33 @@ def signature_and_doc(lines: list[str], first: int, last: int) -> str:
 
 
 def definitions(index: Any, request: ContextRequest, read_lines: Callable[[str], list[str]]) -> list[Snippet]:
-    """Headers and docstrings of the names near the cursor, defined in other files."""
+    """Headers and docstrings of the names near the cursor, defined in other files (the index's symbol table)."""
     text_before = request.lines[request.line] if request.line < len(request.lines) else ""
     out: list[Snippet] = []
     seen: set[tuple[str, int]] = set()
-    for name in names_near(request.lines, request.line, text_before):
-        try:
-            hits = index.find_symbol(name, limit=3)
-        except Exception as exc:  # noqa: BLE001 - a failing lookup costs this name only
-            log.debug("find_symbol %s: %s", name, exc)
-            continue
-        for hit in hits:
-            if hit.role != "definition" or hit.path == request.rel or (hit.path, hit.line) in seen:
+    try:
+        conn = sqlite3.connect(f"file:{index.db_path}?mode=ro", uri=True, timeout=0.2)
+    except (sqlite3.Error, AttributeError) as exc:
+        log.debug("no symbol table: %s", exc)
+        return []
+    try:
+        for name in names_near(request.lines, request.line, text_before):
+            try:
+                rows = indexed_definitions(conn, name, 3)
+            except sqlite3.Error as exc:  # a busy or changing index costs this name only
+                log.debug("definitions of %s: %s", name, exc)
                 continue
-            seen.add((hit.path, hit.line))
-            lines = read_lines(hit.path)
-            if lines:
-                text = signature_and_doc(lines, hit.line - 1, hit.end_line - 1)
-                out.append(Snippet(hit.path, text, "definition", (hit.line, hit.end_line)))
-            break  # the first definition of a name is enough
+            for _, _, _, path, line, end_line in rows:
+                if path == request.rel or (path, line) in seen:
+                    continue
+                seen.add((path, line))
+                lines = read_lines(path)
+                if lines:
+                    text = signature_and_doc(lines, line - 1, end_line - 1)
+                    out.append(Snippet(path, text, "definition", (line, end_line)))
+                break  # the first definition of a name is enough
+    finally:
+        conn.close()
     return out
 
 
