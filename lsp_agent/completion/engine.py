@@ -10,15 +10,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lsp_agent.completion.cache import SuggestionCache
 from lsp_agent.completion.context import ContextRequest, gather, line_reader, relative_path
-from lsp_agent.completion.fim_client import CompletionModelError, FimClient, FimRequest, FimResult
+from lsp_agent.completion.fim_client import (
+    CompletionModelError,
+    FimClient,
+    FimRequest,
+    FimResult,
+    import_openai,
+)
 from lsp_agent.completion.postprocess import SPECIAL_TOKENS, Cursor, block_end, finish, without_fence
 from lsp_agent.completion.prompt import (
     PREFIX_LINES,
@@ -32,6 +40,7 @@ from lsp_agent.completion.prompt import (
 )
 from lsp_agent.completion.recent_edits import RecentEdits
 from lsp_agent.completion.setup import CompletionSetup, resolve_setup
+from lsp_agent.completion.stats import CompletionStats
 from lsp_agent.completion.syntax import in_string_or_comment, language_of
 from lsp_agent.config import Settings
 from lsp_agent.workspace.redaction import redactor_for
@@ -67,35 +76,6 @@ class Suggestion:
     cached: bool = False
 
 
-@dataclass
-class CompletionStats:
-    """Counts for lspAgent.status and the latency benchmark."""
-
-    requests: int = 0
-    model_requests: int = 0
-    cancelled: int = 0  # model requests closed because a newer keystroke came
-    cache_hits: int = 0
-    suggestions: int = 0
-    skipped_in_string_or_comment: int = 0
-    failures: int = 0
-    prompt_tokens_evaluated: list[int] = field(
-        default_factory=list
-    )  # per request, as the server reports them
-
-    def to_dict(self) -> dict[str, Any]:
-        """camelCase counts for a JSON status."""
-        return {
-            "requests": self.requests,
-            "modelRequests": self.model_requests,
-            "cancelled": self.cancelled,
-            "cacheHits": self.cache_hits,
-            "suggestions": self.suggestions,
-            "skippedInStringOrComment": self.skipped_in_string_or_comment,
-            "failures": self.failures,
-            "promptTokensEvaluated": self.prompt_tokens_evaluated[-200:],
-        }
-
-
 class CompletionEngine:
     """Suggestions for one editor session; `say(message, loud)` tells the user something once."""
 
@@ -113,9 +93,8 @@ class CompletionEngine:
         self.cache = SuggestionCache()
         self.edits = RecentEdits()
         self.stats = CompletionStats()
-        self.stable_context_first = (
-            True  # False puts the context after the file (the latency benchmark's foil)
-        )
+        # the latency benchmark's foil: the context after the cursor, where each keystroke invalidates it
+        self.stable_context_first = os.environ.get("LSP_AGENT_BENCH_CONTEXT_LAST") != "1"
         self._setup: tuple[Settings, CompletionSetup] | None = None
         self._client: tuple[tuple, FimClient] | None = None
         self._inflight: asyncio.Task | None = None
@@ -133,6 +112,8 @@ class CompletionEngine:
         if self._setup is None or self._setup[0] is not settings:
             self._setup = (settings, resolve_setup(settings))
             self._said.clear()
+            if self._setup[1].enabled and self._setup[1].template != "chat":
+                threading.Thread(target=import_openai, name="lsp-agent-completion-warm", daemon=True).start()
         return self._setup[1]
 
     def _model_client(self, setup: CompletionSetup) -> FimClient:
@@ -210,10 +191,8 @@ class CompletionEngine:
         if request.line >= len(lines):
             return None
         offset = sum(len(x) + 1 for x in raw_lines[: request.line]) + request.character
-        language = language_of(rel, request.text)
-        if not request.invoked and await asyncio.to_thread(
-            in_string_or_comment, language, request.text, offset
-        ):
+        language, quoted = await asyncio.to_thread(_language_and_quoting, rel, request.text, offset)
+        if not request.invoked and quoted:
             self.stats.skipped_in_string_or_comment += 1
             return None
         current = lines[request.line]
@@ -262,7 +241,13 @@ class CompletionEngine:
             await asyncio.sleep(settings.completion_debounce_ms / 1000)
         if time.monotonic() < self._resting_until:
             return ""
+        started = time.perf_counter()
         snippets = await self._context(request, rel, lines, settings)
+        log.debug(
+            "completion context: %d snippets in %.0f ms",
+            len(snippets),
+            1000 * (time.perf_counter() - started),
+        )
         redact = self._redactor(settings, request.root)
         snippets = [Snippet(s.path, redact(s.text), s.kind) for s in snippets]
         window = file_window(rel, language, lines, request.line, request.character)
@@ -313,6 +298,8 @@ class CompletionEngine:
         evaluated = result.timings.get("prompt_n", result.usage.get("prompt_tokens"))
         if isinstance(evaluated, int):
             self.stats.prompt_tokens_evaluated.append(evaluated)
+        if result.timings:
+            self.stats.server_timings.append(result.timings)
         return result
 
     async def _context(
@@ -367,3 +354,9 @@ def _mtime(path: Path) -> int:
         return path.stat().st_mtime_ns
     except OSError:
         return 0
+
+
+def _language_and_quoting(rel: str, text: str, offset: int) -> tuple[str | None, bool]:
+    """The file's language and whether the offset is inside a string or comment (parses: call in a thread)."""
+    language = language_of(rel, text)
+    return language, in_string_or_comment(language, text, offset)

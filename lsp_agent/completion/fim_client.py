@@ -108,21 +108,20 @@ class FimClient:
     def _where(self) -> str:
         return f"the completion model {self.model}" + (f" at {self.api_base}" if self.api_base else "")
 
-    def _client(self) -> Any:
+    async def _client(self) -> Any:
         if self._openai is None:
-            from openai import AsyncOpenAI
-
             key = self.api_key or os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_KEY
-            self._openai = AsyncOpenAI(
-                api_key=key, base_url=self.api_base, max_retries=0, timeout=self.timeout
-            )
+            # importing the library and building the client (its SSL context) take seconds on a busy machine:
+            # never on the event loop
+            self._openai = await asyncio.to_thread(new_openai_client, key, self.api_base, self.timeout)
         return self._openai
 
     async def _direct(self, request: FimRequest, result: FimResult, on_text: Callable[[str], bool]) -> None:
         """/v1/completions through the kept OpenAI client. A prompt we format ourselves goes to a local FIM server
         (llama.cpp, llamafile, vLLM): `cache_prompt` asks llama.cpp to reuse its KV cache for the common start."""
         extra: dict[str, Any] = {} if request.suffix is not None else {"cache_prompt": True}
-        stream = await self._client().completions.create(
+        client = await self._client()
+        stream = await client.completions.create(
             model=self.model.split("/", 1)[1],
             prompt=request.prompt,
             suffix=request.suffix if request.suffix is not None else _omit(),
@@ -215,6 +214,22 @@ def _note_extras(chunk: Any, result: FimResult) -> None:
     extra = getattr(chunk, "model_extra", None) or {}
     if isinstance(extra.get("timings"), dict):
         result.timings = dict(extra["timings"])
+
+
+def import_openai() -> None:
+    """Import the OpenAI client library and what its first streamed completion loads (call from a worker thread:
+    it takes a while the first time)."""
+    import openai.resources.completions  # noqa: F401
+    import openai.types.completion  # noqa: F401
+    from openai import AsyncStream  # noqa: F401
+
+
+def new_openai_client(key: str, api_base: str | None, timeout: float) -> Any:
+    """An OpenAI client without retries of its own (call from a worker thread)."""
+    import_openai()
+    from openai import AsyncOpenAI
+
+    return AsyncOpenAI(api_key=key, base_url=api_base, max_retries=0, timeout=timeout)
 
 
 def _omit() -> Any:
