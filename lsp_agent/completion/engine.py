@@ -53,6 +53,9 @@ CONTEXT_WAIT_SECONDS = (
     0.5  # a slow index lookup is not waited for longer (it finishes for the next keystroke)
 )
 CONTEXT_TTL_SECONDS = 30.0
+# the context is gathered once per band of this many lines: it stays the same (and so does the start of the
+# prompt, which the model server keeps evaluated) while the user writes the next few lines
+CONTEXT_BAND_LINES = 8
 
 
 @dataclass
@@ -98,7 +101,7 @@ class CompletionEngine:
         self._setup: tuple[Settings, CompletionSetup] | None = None
         self._client: tuple[tuple, FimClient] | None = None
         self._inflight: asyncio.Task | None = None
-        self._contexts: dict[tuple[str, int], tuple[float, asyncio.Future]] = {}
+        self._contexts: dict[tuple, tuple[float, asyncio.Future]] = {}
         self._said: set[str] = set()
         self._secret_rules: tuple[Settings, SecretFiles] | None = None
         self._redactors: dict[tuple, Callable[[str], str]] = {}
@@ -305,13 +308,19 @@ class CompletionEngine:
     async def _context(
         self, request: CompletionRequest, rel: str, lines: list[str], settings: Settings
     ) -> list[Snippet]:
-        """The repository context for the cursor's line: gathered once per line (in a worker thread), reused
+        """The repository context for the cursor's band of lines: gathered once (in a worker thread), reused
         while the user types on it, not waited for past CONTEXT_WAIT_SECONDS."""
         if settings.completion_context_tokens <= 0 or request.root is None:
             return []
         now = time.monotonic()
         self._contexts = {k: v for k, v in self._contexts.items() if now - v[0] < CONTEXT_TTL_SECONDS}
-        slot = (request.key, request.line)
+        band = request.line // CONTEXT_BAND_LINES
+        start = band * CONTEXT_BAND_LINES
+        # what the gathering reads, besides the band: the lines above it, the imports, the recent edits
+        above = hash(tuple(lines[max(0, start - 12) : start]))
+        imports = hash(tuple(line for line in lines if line.startswith(("import ", "from "))))
+        edits = tuple((r.path, r.first) for r in self.edits.regions)
+        slot = (request.key, band, above, imports, edits)
         if slot not in self._contexts:
             self._contexts[slot] = (now, asyncio.ensure_future(self._gather(request, rel, lines, settings)))
         try:

@@ -52,14 +52,18 @@ async def _complete(
     uri = params.text_document.uri
     doc = ls.workspace.text_documents.get(uri)
     fs_path = to_fs_path(uri)
-    if doc is None or not fs_path:
+    if doc is None or not fs_path or params.position.line > len(doc.lines):
         return None
     version, text = doc.version, doc.source
-    lines = text.split("\n")
-    if params.position.line >= len(lines):
-        return None
-    position = ls.workspace.position_codec.position_from_client_units(doc.lines, params.position)
-    character = min(position.character, len(lines[position.line].removesuffix("\r")))
+    offset = doc.offset_at_position(params.position)
+    replaced = types.Range(params.position, params.position)  # what the item replaces
+    selected = params.context.selected_completion_info
+    if selected is not None:  # the suggestion continues the completion item selected in the menu
+        start, end = doc.offset_at_position(selected.range.start), doc.offset_at_position(selected.range.end)
+        text, offset = text[:start] + selected.text + text[end:], start + len(selected.text)
+        replaced = types.Range(selected.range.start, params.position)
+    before = text[:offset]
+    line = before.count("\n")
     path = Path(fs_path).absolute()
     folder = ls.indexes.folder_for(path)
     request = CompletionRequest(
@@ -67,8 +71,8 @@ async def _complete(
         path=path,
         root=folder.root if folder is not None else ls.primary_root,
         text=text,
-        line=position.line,
-        character=character,
+        line=line,
+        character=offset - (before.rfind("\n") + 1),
         invoked=params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked,
     )
     await ls.settings_ready.wait()
@@ -80,10 +84,8 @@ async def _complete(
     current = ls.workspace.text_documents.get(uri)
     if suggestion is None or current is None or current.version != version:
         return None  # the document changed while the model wrote: the suggestion belongs to older text
-    item = types.InlineCompletionItem(
-        insert_text=suggestion.text, range=types.Range(params.position, params.position)
-    )
-    return types.InlineCompletionList(items=[item])
+    insert = (selected.text if selected is not None else "") + suggestion.text
+    return types.InlineCompletionList(items=[types.InlineCompletionItem(insert_text=insert, range=replaced)])
 
 
 def note_changes(ls: AgentServer, params: types.DidChangeTextDocumentParams) -> None:

@@ -214,3 +214,29 @@ async def test_recent_edits_elsewhere_reach_the_prompt_and_secrets_do_not(editor
     set_text(editor, secret, "SERVICE_TOKEN=tok-1234567890abcdef\nOTHER=\n")
     assert await complete(editor, secret, 1, len("OTHER="), invoked=True) == []
     assert len(model.requests) == before + 1  # a secret file is never sent
+
+
+async def test_a_suggestion_continues_the_item_selected_in_the_completion_menu(editor, model):
+    uri = editor.uri("main.py")
+    set_text(editor, uri, "import os\n\nfolder = os.pa\n")
+    model.add_steps([{"content": ".join(folder, name)"}])
+    before = len(model.requests)
+    request = params(uri, 2, len("folder = os.pa"))
+    request.context.selected_completion_info = types.SelectedCompletionInfo(
+        range=types.Range(types.Position(2, len("folder = os.")), types.Position(2, len("folder = os.pa"))),
+        text="path",
+    )
+    result = await editor.client.text_document_inline_completion_async(request)
+    (item,) = result.items
+    assert item.insert_text == "path.join(folder, name)"
+    assert item.range == types.Range(
+        types.Position(2, len("folder = os.")), types.Position(2, len("folder = os.pa"))
+    )
+    assert "folder = os.path<|fim_suffix|>" in model.requests[before]["prompt"]
+
+
+async def test_the_empty_line_at_the_end_of_the_file_gets_a_suggestion(editor, model):
+    uri = editor.uri("main.py")
+    set_text(editor, uri, "def main():\n    run()\n\n\n")
+    model.add_steps([{"content": 'if __name__ == "__main__":\n    main()\n'}])
+    assert await complete(editor, uri, 4, 0) == ['if __name__ == "__main__":\n    main()']

@@ -3,6 +3,7 @@ keystroke), a model that takes no fill-in-the-middle prompt is said once and nev
 
 from __future__ import annotations
 
+import asyncio
 import socket
 
 import pytest
@@ -93,5 +94,36 @@ async def test_the_chat_fallback_asks_the_chat_model_when_opted_in(tmp_path_fact
         assert [item.insert_text for item in result.items] == ["n * 2"]
         user = model.requests[-1]["messages"][-1]["content"]
         assert "def double(n):\n    return <CURSOR>\n" in user
+    finally:
+        await stop_editor(editor)
+
+
+async def test_a_burst_of_keystrokes_within_the_debounce_asks_the_model_once(tmp_path_factory, model):
+    root = write_tree(tmp_path_factory.mktemp("ws") / "app", {"main.py": "\n"})
+    settings = {
+        "model": "openai/qwen2.5-coder-1.5b",
+        "apiBase": model.base_url,
+        "apiKey": "test",
+        "completionDebounceMs": 300,
+    }
+    editor = await start_editor(root, tmp_path_factory.mktemp("cache"), init_options={"lspAgent": settings})
+    try:
+        uri = editor.open("main.py", "def f():\n    return \n")
+        model.add_steps([{"content": "ult"}])
+        asked = len(model.requests)
+        pending = []
+        text = "def f():\n    return "
+        for char in "res":
+            text += char
+            editor.change(uri, text + "\n")
+            request = params(uri, 1, len(text) - len("def f():\n"))
+            pending.append(
+                asyncio.ensure_future(editor.client.text_document_inline_completion_async(request))
+            )
+            await asyncio.sleep(0.03)
+        answers = [result.items if result else [] for result in await asyncio.gather(*pending)]
+        assert [[item.insert_text for item in items] for items in answers] == [[], [], ["ult"]]
+        assert len(model.requests) == asked + 1
+        assert model.requests[-1]["prompt"].endswith("    return res<|fim_suffix|>\n<|fim_middle|>")
     finally:
         await stop_editor(editor)
