@@ -101,6 +101,7 @@ class CompletionEngine:
         self._setup: tuple[Settings, CompletionSetup] | None = None
         self._client: tuple[tuple, FimClient] | None = None
         self._inflight: asyncio.Task | None = None
+        self._latest = 0  # the number of the newest request
         self._contexts: dict[tuple, tuple[float, asyncio.Future]] = {}
         self._said: set[str] = set()
         self._secret_rules: tuple[Settings, SecretFiles] | None = None
@@ -181,6 +182,8 @@ class CompletionEngine:
     async def complete(self, request: CompletionRequest) -> Suggestion | None:
         """The suggestion at the request's position, or None (off, nothing fits, superseded, model failed)."""
         self.stats.requests += 1
+        self._latest += 1
+        ticket = self._latest  # requests are numbered as they arrive: a newer one supersedes this one
         setup = self.setup()
         if not setup.enabled:
             if setup.reason:
@@ -195,6 +198,8 @@ class CompletionEngine:
             return None
         offset = sum(len(x) + 1 for x in raw_lines[: request.line]) + request.character
         language, quoted = await asyncio.to_thread(_language_and_quoting, rel, request.text, offset)
+        if ticket != self._latest:
+            return None  # a newer request came while this one parsed (threads finish in any order)
         if not request.invoked and quoted:
             self.stats.skipped_in_string_or_comment += 1
             return None
