@@ -102,6 +102,7 @@ class CompletionEngine:
         self._client: tuple[tuple, FimClient] | None = None
         self._inflight: asyncio.Task | None = None
         self._latest = 0  # the number of the newest request
+        self._model_down = False  # said so; cleared by the next answer
         self._contexts: dict[tuple, tuple[float, asyncio.Future]] = {}
         self._said: set[str] = set()
         self._secret_rules: tuple[Settings, SecretFiles] | None = None
@@ -123,6 +124,8 @@ class CompletionEngine:
     def _model_client(self, setup: CompletionSetup) -> FimClient:
         key = (setup.model, setup.api_base, setup.api_key, self._settings().request_timeout)
         if self._client is None or self._client[0] != key:
+            if self._client is not None:  # the settings changed: the old connections go
+                asyncio.ensure_future(self._client[1].close())
             self._client = (key, FimClient(setup.model or "", setup.api_base, setup.api_key, key[3]))
         return self._client[1]
 
@@ -300,9 +303,13 @@ class CompletionEngine:
             self.stats.failures += 1
             self._resting_until = time.monotonic() + MODEL_REST_SECONDS
             log.info("inline completion failed: %s", exc)
-            self._say_once(f"lsp-agent: inline completions paused: {exc}", True)
+            if not self._model_down:  # one message per outage, whatever its errors say
+                self._model_down = True
+                self._say(f"lsp-agent: inline completions paused: {exc}", True)
             return None
-        self._said = {m for m in self._said if not m.startswith("lsp-agent: inline completions paused")}
+        if self._model_down:
+            self._model_down = False
+            self._say("lsp-agent: inline completions are back", False)
         evaluated = result.timings.get("prompt_n", result.usage.get("prompt_tokens"))
         if isinstance(evaluated, int):
             self.stats.prompt_tokens_evaluated.append(evaluated)

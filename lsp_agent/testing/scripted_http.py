@@ -159,7 +159,9 @@ class ScriptedHandler(BaseHTTPRequestHandler):
                 headers,
             )
         elif "prompt" in body and body.get("stream") and not step.get("trickle"):
-            self._stream(body, step, index, text_stream_chunks)
+            # Mistral's FIM endpoint (Codestral) streams chat-style deltas; /v1/completions streams text
+            fim = self.path.rstrip("/").endswith("/fim/completions")
+            self._stream(body, step, index, stream_chunks if fim else text_stream_chunks)
         elif "prompt" in body:  # a text completion (/v1/completions) not streamed
             self._send_json(200, text_completion(body, step, index), headers, float(step.get("trickle") or 0))
         elif body.get("stream") and not step.get("trickle"):
