@@ -9,6 +9,7 @@ ends the request quietly (no suggestion, no error).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import threading
@@ -260,7 +261,7 @@ class CompletionEngine:
             1000 * (time.perf_counter() - started),
         )
         redact = self._redactor(settings, request.root)
-        snippets = [Snippet(s.path, redact(s.text), s.kind) for s in snippets]
+        snippets = [dataclasses.replace(s, text=redact(s.text)) for s in snippets]
         window = file_window(rel, language, lines, request.line, request.character)
         window.prefix, window.suffix = redact(window.prefix), redact(window.suffix)
         repo = request.root.name if request.root else "workspace"

@@ -142,3 +142,14 @@ def test_recent_edits_merge_nearby_lines_and_follow_edits_above_them():
     assert regions == [(path, 10, 12), (other, 3, 3), (path, 52, 54)]
     shown = edits.shown(lambda p: [f"{p.name}:{i}" for i in range(100)], lambda r: r.path == other)
     assert [(p, first) for p, first, _ in shown] == [(path, 7), (path, 49)]
+
+
+def test_the_pieces_of_one_file_are_shown_together_in_line_order():
+    window = file_window("main.py", "python", ["x = 1"], 0, 5)
+    snippets = [
+        Snippet("lib.py", "def later(): ...", "similar", (40, 40)),
+        Snippet("util.py", "def u(): ...", "definition", (3, 3)),
+        Snippet("lib.py", "def early(): ...", "definition", (2, 2)),
+    ]
+    prompt, _ = build_prompt("qwen", "openai/qwen2.5-coder-1.5b", "repo", snippets, window)
+    assert "<|file_sep|>lib.py\ndef early(): ...\n...\ndef later(): ...\n<|file_sep|>util.py\n" in prompt
