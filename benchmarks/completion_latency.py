@@ -8,8 +8,9 @@ A function of an installed package is typed into its file keystroke by keystroke
 automatic inlineCompletion request, as an editor sends them. Reported per prompt order (the repository context
 first, which llama.cpp's KV cache keeps, and last, after the cursor, where each keystroke invalidates it):
 keystroke-to-suggestion p50/p95 (requests that got a suggestion from the model; cache hits apart), requests the
-next keystroke cancelled, and the prompt tokens the model server evaluated per request with its own time to
-generate (llama.cpp's timings; absent from servers that do not report them).
+next keystroke cancelled, the prompt tokens the model server evaluated per request with its own time to
+generate (llama.cpp's timings; absent from servers that do not report them), and the round trip of a codeAction
+sent every 10th keystroke (the editor's lightbulb, which completions must not slow down).
 """
 
 from __future__ import annotations
@@ -158,7 +159,7 @@ async def replay(args: argparse.Namespace, work: Path, context_last: bool) -> di
         if status and status["index"]["ready"]:
             break
         await asyncio.sleep(0.1)
-    sent = await type_text(lsp, uri, first - 1, typed, args)
+    sent, actions = await type_text(lsp, uri, first - 1, typed, args)
     await asyncio.sleep(args.pause_ms / 1000)
     status = (await lsp.request("workspace/executeCommand", {"command": "lspAgent.status"}))[1]["completion"]
     await lsp.close()
@@ -166,12 +167,15 @@ async def replay(args: argparse.Namespace, work: Path, context_last: bool) -> di
         "target": f"{args.package}/{rel}:{first}-{last}",
         "keystrokes": len(typed),
         **outcome(sent, status),
+        **code_action_latency(actions),
     }
 
 
-async def type_text(lsp: AsyncLsp, uri: str, line: int, typed: str, args: argparse.Namespace) -> list[tuple]:
-    """Send the keystrokes; (sent at, future) of each completion request."""
-    version, character, sent = 1, 0, []
+async def type_text(
+    lsp: AsyncLsp, uri: str, line: int, typed: str, args: argparse.Namespace
+) -> tuple[list[tuple], list[tuple]]:
+    """Send the keystrokes; (sent at, future) of each completion request and of a codeAction every 10th."""
+    version, character, sent, actions = 1, 0, [], []
     for char in typed:
         version += 1
         position = {"line": line, "character": character}
@@ -189,8 +193,12 @@ async def type_text(lsp: AsyncLsp, uri: str, line: int, typed: str, args: argpar
             "context": {"triggerKind": 2},
         }
         sent.append((time.perf_counter(), lsp.request("textDocument/inlineCompletion", params)))
+        if version % 10 == 0:  # the lightbulb the editor asks for as the cursor moves
+            here = {"start": params["position"], "end": params["position"]}
+            action = {"textDocument": {"uri": uri}, "range": here, "context": {"diagnostics": []}}
+            actions.append((time.perf_counter(), lsp.request("textDocument/codeAction", action)))
         await asyncio.sleep((args.pause_ms if char == "\n" else args.gap_ms) / 1000)
-    return sent
+    return sent, actions
 
 
 def outcome(sent: list[tuple], status: dict[str, Any]) -> dict[str, Any]:
@@ -212,6 +220,18 @@ def outcome(sent: list[tuple], status: dict[str, Any]) -> dict[str, Any]:
         "cache_hits": status["cacheHits"],
         "prompt_tokens_evaluated_p50": statistics.median(status["promptTokensEvaluated"] or [0]),
         "model_ms_p50": statistics.median(model_ms) if model_ms else None,
+    }
+
+
+def code_action_latency(actions: list[tuple]) -> dict[str, Any]:
+    """codeAction round trips while completions run (the server must keep answering the editor)."""
+    times = sorted((f.result()[0] - started) * 1000 for started, f in actions if f.done())
+    if not times:
+        return {"code_actions": 0}
+    return {
+        "code_actions": len(times),
+        "code_action_p50_ms": statistics.median(times),
+        "code_action_p95_ms": times[int(0.95 * (len(times) - 1))],
     }
 
 
