@@ -201,7 +201,9 @@ class CompletionEngine:
         if request.line >= len(lines):
             return None
         offset = sum(len(x) + 1 for x in raw_lines[: request.line]) + request.character
-        language, quoted = await asyncio.to_thread(_language_and_quoting, rel, request.text, offset)
+        language, quoted = await asyncio.to_thread(
+            _language_and_quoting, rel, request.text, offset, request.key
+        )
         if ticket != self._latest:
             return None  # a newer request came while this one parsed (threads finish in any order)
         if not request.invoked and quoted:
@@ -378,7 +380,7 @@ def _mtime(path: Path) -> int:
         return 0
 
 
-def _language_and_quoting(rel: str, text: str, offset: int) -> tuple[str | None, bool]:
+def _language_and_quoting(rel: str, text: str, offset: int, key: str) -> tuple[str | None, bool]:
     """The file's language and whether the offset is inside a string or comment (parses: call in a thread)."""
     language = language_of(rel, text)
-    return language, in_string_or_comment(language, text, offset)
+    return language, in_string_or_comment(language, text, offset, key)

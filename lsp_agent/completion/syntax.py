@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import logging
+import threading
+from collections import OrderedDict
 
+from lsp_agent.index.incremental_parse import ParsedFile, parse_version
 from lsp_agent.index.languages import language_for_path, parser_for
 
 log = logging.getLogger(__name__)
@@ -13,6 +16,10 @@ CODE_INSIDE = frozenset(
     {"interpolation", "template_substitution", "string_interpolation", "format_expression"}
 )
 STRING_WORDS = ("string", "char_literal", "rune_literal", "heredoc")
+KEPT_TREES = 8  # the last parse of this many documents, reused for their next version
+
+_trees: OrderedDict[tuple[str, str], ParsedFile] = OrderedDict()
+_trees_lock = threading.Lock()
 
 
 def language_of(path: str, text: str) -> str | None:
@@ -24,14 +31,24 @@ def language_of(path: str, text: str) -> str | None:
         return None
 
 
-def in_string_or_comment(language: str | None, text: str, offset: int) -> bool:
-    """Whether the character offset `offset` of `text` lies inside a string literal or a comment."""
+def in_string_or_comment(language: str | None, text: str, offset: int, key: str = "") -> bool:
+    """Whether the character offset `offset` of `text` lies inside a string literal or a comment; `key` names the
+    document, whose previous parse is reused (a keystroke reparses a little, not the whole file)."""
     parser = parser_for(language) if language else None
-    if parser is None:
+    if parser is None or language is None:
         return False
     data = text.encode("utf-8", "surrogatepass")
     at = len(text[:offset].encode("utf-8", "surrogatepass"))
-    node = parser.parse(data).root_node.descendant_for_byte_range(max(0, at - 1), at)
+    with _trees_lock:
+        previous = _trees.get((key, language)) if key else None
+    tree = parse_version(parser, data, previous)
+    if key:
+        with _trees_lock:
+            _trees[(key, language)] = (data, tree)
+            _trees.move_to_end((key, language))
+            while len(_trees) > KEPT_TREES:
+                _trees.popitem(last=False)
+    node = tree.root_node.descendant_for_byte_range(max(0, at - 1), at)
     while node is not None:
         kind = node.type
         if kind in CODE_INSIDE:
