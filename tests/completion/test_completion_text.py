@@ -153,3 +153,17 @@ def test_the_pieces_of_one_file_are_shown_together_in_line_order():
     ]
     prompt, _ = build_prompt("qwen", "openai/qwen2.5-coder-1.5b", "repo", snippets, window)
     assert "<|file_sep|>lib.py\ndef early(): ...\n...\ndef later(): ...\n<|file_sep|>util.py\n" in prompt
+
+
+def test_the_incremental_string_check_agrees_with_a_fresh_parse():
+    import random
+
+    rng = random.Random(7)
+    text = "".join(f"def f{i}(x):\n    '''doc {i}'''\n    return x + {i}  # c\n\n" for i in range(40))
+    for _ in range(60):
+        at = rng.randrange(len(text))
+        text = text[:at] + rng.choice(["'", '"', "#", "x", "\n", "'''", "(", ")"]) + text[at:]
+        offset = rng.randrange(len(text) + 1)
+        assert in_string_or_comment("python", text, offset, key="doc") == in_string_or_comment(
+            "python", text, offset
+        )
