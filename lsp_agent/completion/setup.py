@@ -30,8 +30,12 @@ class CompletionSetup:
 def resolve_setup(settings: Settings) -> CompletionSetup:
     """The completion model of these settings and how it is prompted."""
     model = settings.completion_model or settings.model
-    same_provider = not settings.completion_model or (
-        settings.model is not None and provider_of(settings.completion_model) == provider_of(settings.model)
+    # apiBase and apiKey are the agent model's: they serve a completion model of the same provider (or when the
+    # agent has no model of its own)
+    same_provider = (
+        not settings.completion_model
+        or settings.model is None
+        or provider_of(settings.completion_model) == provider_of(settings.model)
     )
     api_base = settings.completion_api_base or (settings.api_base if same_provider else None)
     api_key = settings.completion_api_key or (settings.api_key if same_provider else None)

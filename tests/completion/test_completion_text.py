@@ -167,3 +167,35 @@ def test_the_incremental_string_check_agrees_with_a_fresh_parse():
         assert in_string_or_comment("python", text, offset, key="doc") == in_string_or_comment(
             "python", text, offset
         )
+
+
+def test_the_completion_model_and_how_it_is_prompted():
+    from lsp_agent.completion.setup import resolve_setup
+    from lsp_agent.config import Settings
+
+    local = Settings(model="openai/qwen2.5-coder-7b", api_base="http://127.0.0.1:8012/v1", api_key="k")
+    setup = resolve_setup(local)
+    assert (setup.model, setup.api_base, setup.api_key, setup.template) == (
+        "openai/qwen2.5-coder-7b",
+        "http://127.0.0.1:8012/v1",
+        "k",
+        "qwen",
+    )
+    hosted = Settings(
+        model="anthropic/claude-sonnet-4-5",
+        api_key="a",
+        completion_model="text-completion-codestral/codestral-latest",
+    )
+    setup = resolve_setup(hosted)
+    assert (setup.api_base, setup.api_key, setup.template) == (None, None, "server")
+    only = Settings(completion_model="openai/starcoder2-3b", api_base="http://h/v1")
+    assert (resolve_setup(only).api_base, resolve_setup(only).template) == ("http://h/v1", "starcoder")
+    chat = resolve_setup(Settings(model="openai/gpt-4o-mini", inline_completion="on"))
+    assert chat.template is None and chat.loud and "not known as a fill-in-the-middle model" in chat.reason
+    assert (
+        resolve_setup(Settings(model="openai/gpt-4o-mini", completion_chat_fallback=True)).template == "chat"
+    )
+    off = resolve_setup(Settings(model="openai/qwen2.5-coder-7b", inline_completion="off"))
+    assert off.template is None and off.reason is None
+    ollama = Settings(model="openai/qwen2.5-coder:1.5b", completion_template="server")
+    assert resolve_setup(ollama).template == "server"
