@@ -292,6 +292,8 @@ class CompletionEngine:
         def enough(text: str) -> bool:
             if SPECIAL_TOKENS.search(text):
                 return True
+            if fim.messages is not None and text.lstrip().startswith("```"):  # a chat reply's code fence
+                text = text.lstrip().split("\n", 1)[1] if "\n" in text.lstrip() else ""
             if not cursor.multiline:
                 return "\n" in text
             return block_end(text, cursor) is not None

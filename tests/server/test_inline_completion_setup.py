@@ -127,3 +127,24 @@ async def test_a_burst_of_keystrokes_within_the_debounce_asks_the_model_once(tmp
         assert model.requests[-1]["prompt"].endswith("    return res<|fim_suffix|>\n<|fim_middle|>")
     finally:
         await stop_editor(editor)
+
+
+async def test_the_chat_fallback_completes_the_middle_of_a_line_past_its_code_fence(tmp_path_factory, model):
+    root = write_tree(tmp_path_factory.mktemp("ws") / "app", {"main.py": "\n"})
+    settings = {
+        "model": "openai/gpt-4o-mini",
+        "apiBase": model.base_url,
+        "apiKey": "test",
+        "completionChatFallback": True,
+        "completionDebounceMs": 0,
+    }
+    editor = await start_editor(root, tmp_path_factory.mktemp("cache"), init_options={"lspAgent": settings})
+    try:
+        uri = editor.open("main.py", "total = sum()\n")
+        model.add_steps([{"content": "```python\nvalues)\n```"}])
+        result = await editor.client.text_document_inline_completion_async(
+            params(uri, 0, len("total = sum("))
+        )
+        assert [item.insert_text for item in result.items] == ["values"]
+    finally:
+        await stop_editor(editor)
