@@ -9,7 +9,10 @@ import time
 import pytest
 import pytest_asyncio
 from lsprotocol import types
+from pygls.capabilities import ServerCapabilitiesBuilder
 from server_editor import start_editor, stop_editor, write_tree
+
+from lsp_agent.server.features import create_server
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -72,6 +75,16 @@ def set_text(editor, uri: str, text: str) -> None:
                 text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
             )
         )
+
+
+async def test_the_server_advertises_inline_completion():
+    server = create_server()
+    features = server.protocol.fm
+    names = {*features.features, *features.builtin_features}
+    caps = ServerCapabilitiesBuilder(
+        types.ClientCapabilities(), names, features.feature_options, list(features.commands), None, None
+    ).build()
+    assert caps.inline_completion_provider == types.InlineCompletionOptions()
 
 
 async def test_the_prompt_carries_the_other_files_definition_and_the_suffix_overlap_is_trimmed(editor, model):
