@@ -42,7 +42,7 @@ from lsp_agent.completion.prompt import (
 from lsp_agent.completion.recent_edits import RecentEdits
 from lsp_agent.completion.setup import CompletionSetup, resolve_setup
 from lsp_agent.completion.stats import CompletionStats
-from lsp_agent.completion.syntax import in_string_or_comment, language_of
+from lsp_agent.completion.syntax import forget_tree, in_string_or_comment, language_of
 from lsp_agent.config import Settings
 from lsp_agent.workspace.redaction import redactor_for
 from lsp_agent.workspace.secrets import SecretFiles
@@ -170,6 +170,14 @@ class CompletionEngine:
         if path is not None:
             self.edits.note(path, first, last, inserted_lines)
         self.cancel_inflight(key)
+
+    def forget(self, key: str, path: Path | None) -> None:
+        """A document was closed: its suggestions, parse and edited regions go."""
+        self.cancel_inflight(key)
+        self.cache.forget(key)
+        forget_tree(key)
+        if path is not None:
+            self.edits.forget(path)
 
     def cancel_inflight(self, key: str | None = None) -> None:
         """Cancel the request in flight (only if it is for document `key`, when given)."""

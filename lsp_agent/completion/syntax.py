@@ -61,3 +61,10 @@ def in_string_or_comment(language: str | None, text: str, offset: int, key: str 
             return True  # just after the opening quote
         node = node.parent
     return False
+
+
+def forget_tree(key: str) -> None:
+    """Drop a document's kept parse (it was closed)."""
+    with _trees_lock:
+        for slot in [slot for slot in _trees if slot[0] == key]:
+            del _trees[slot]

@@ -18,7 +18,7 @@ from lsp_agent.server.client_requests import request_within
 from lsp_agent.server.code_actions import code_actions
 from lsp_agent.server.commands import COMMANDS, CommandError
 from lsp_agent.server.conversation_commands import CONVERSATION_COMMANDS
-from lsp_agent.server.inline_completion import note_changes, register_inline_completion
+from lsp_agent.server.inline_completion import forget_document, note_changes, register_inline_completion
 from lsp_agent.server.runs import load_agent_core
 from lsp_agent.server.server import SECTION, AgentServer
 
@@ -212,6 +212,7 @@ def _register_documents(server: AgentServer) -> None:
         path = _path(params.text_document.uri)
         if path is not None:
             ls.indexes.update_from_disk(path)  # unsaved changes were discarded: the disk is the truth again
+        forget_document(ls, params.text_document.uri)
         if params.text_document.uri in ls.diagnosed_uris:
             ls.publish_hints()
 

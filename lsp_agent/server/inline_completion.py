@@ -101,3 +101,11 @@ def note_changes(ls: AgentServer, params: types.DidChangeTextDocumentParams) -> 
             engine.note_change(params.text_document.uri, path, start, end, change.text.count("\n"))
         else:
             engine.note_change(params.text_document.uri, None, 0, 0, 0)
+
+
+def forget_document(ls: AgentServer, uri: str) -> None:
+    """didClose: the engine drops what it kept about the document."""
+    engine: CompletionEngine | None = getattr(ls, "completions", None)
+    if engine is not None:
+        fs_path = to_fs_path(uri)
+        engine.forget(uri, Path(fs_path).absolute() if fs_path else None)

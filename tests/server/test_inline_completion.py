@@ -253,3 +253,16 @@ async def test_the_empty_line_at_the_end_of_the_file_gets_a_suggestion(editor, m
     set_text(editor, uri, "def main():\n    run()\n\n\n")
     model.add_steps([{"content": 'if __name__ == "__main__":\n    main()\n'}])
     assert await complete(editor, uri, 4, 0) == ['if __name__ == "__main__":\n    main()']
+
+
+async def test_closing_a_document_forgets_its_suggestions(editor, model):
+    uri = editor.uri("closing.py")
+    set_text(editor, uri, "def mul(a, b):\n    return \n")
+    model.add_steps([{"content": "a * b"}])
+    assert await complete(editor, uri, 1, len("    return ")) == ["a * b"]
+    editor.close(uri)
+    set_text(editor, uri, "def mul(a, b):\n    return a\n")
+    model.add_steps([{"content": " * b"}])
+    asked = len(model.requests)
+    assert await complete(editor, uri, 1, len("    return a")) == [" * b"]
+    assert len(model.requests) == asked + 1  # asked again: the closed document's cache is gone
