@@ -42,7 +42,7 @@ from lsp_agent.completion.prompt import (
 from lsp_agent.completion.recent_edits import RecentEdits
 from lsp_agent.completion.setup import CompletionSetup, resolve_setup
 from lsp_agent.completion.stats import CompletionStats
-from lsp_agent.completion.syntax import forget_tree, in_string_or_comment, language_of
+from lsp_agent.completion.syntax import forget_tree, language_and_quoting
 from lsp_agent.config import Settings
 from lsp_agent.workspace.redaction import redactor_for
 from lsp_agent.workspace.secrets import SecretFiles
@@ -210,7 +210,7 @@ class CompletionEngine:
             return None
         offset = sum(len(x) + 1 for x in raw_lines[: request.line]) + request.character
         language, quoted = await asyncio.to_thread(
-            _language_and_quoting, rel, request.text, offset, request.key
+            language_and_quoting, rel, request.text, offset, request.key
         )
         if ticket != self._latest:
             return None  # a newer request came while this one parsed (threads finish in any order)
@@ -388,9 +388,3 @@ def _mtime(path: Path) -> int:
         return path.stat().st_mtime_ns
     except OSError:
         return 0
-
-
-def _language_and_quoting(rel: str, text: str, offset: int, key: str) -> tuple[str | None, bool]:
-    """The file's language and whether the offset is inside a string or comment (parses: call in a thread)."""
-    language = language_of(rel, text)
-    return language, in_string_or_comment(language, text, offset, key)

@@ -68,3 +68,9 @@ def forget_tree(key: str) -> None:
     with _trees_lock:
         for slot in [slot for slot in _trees if slot[0] == key]:
             del _trees[slot]
+
+
+def language_and_quoting(rel: str, text: str, offset: int, key: str) -> tuple[str | None, bool]:
+    """The file's language and whether the offset is inside a string or comment (parses: call in a thread)."""
+    language = language_of(rel, text)
+    return language, in_string_or_comment(language, text, offset, key)
