@@ -276,6 +276,18 @@ class Settings:
         env="LSP_AGENT_INFILL_TEMPLATE",
     )
 
+    next_edits: bool = setting(
+        True,
+        "nextEdits",
+        "after a signature, constructor or attribute change, offer the call sites and uses it implies as a code "
+        "action (asks the model; nothing without a model)",
+        boolean,
+        env="LSP_AGENT_NEXT_EDITS",
+    )
+    next_edits_max_sites: int = setting(
+        20, "nextEditsMaxSites", "next edits: the most sites one change sends to the model", positive_int
+    )
+
     def require_model(self, where: str = "cli") -> str:
         """The model string, or ModelNotConfigured with a message saying where to set it."""
         if not self.model:

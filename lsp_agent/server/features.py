@@ -182,6 +182,7 @@ def _register_documents(server: AgentServer) -> None:
         path = _path(params.text_document.uri)
         if path is not None:
             ls.indexes.update_soon(path, params.text_document.text)
+            ls.next_edits.opened(params.text_document.uri)
         if params.text_document.uri in ls.proposals.uris():
             ls.publish_hints()
 
@@ -192,6 +193,7 @@ def _register_documents(server: AgentServer) -> None:
         if path is not None:
             doc = ls.workspace.text_documents.get(uri)
             ls.indexes.schedule_update(path, lambda: doc.source if doc is not None else None)
+            ls.next_edits.changed(uri)
         hints_soon(ls, uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
@@ -205,12 +207,14 @@ def _register_documents(server: AgentServer) -> None:
                 ls.indexes.update_from_disk(path)
             else:
                 ls.indexes.update_soon(path, text)
+            ls.next_edits.saved(uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: AgentServer, params: types.DidCloseTextDocumentParams) -> None:
         path = _path(params.text_document.uri)
         if path is not None:
             ls.indexes.update_from_disk(path)  # unsaved changes were discarded: the disk is the truth again
+            ls.next_edits.closed(params.text_document.uri)
         if params.text_document.uri in ls.diagnosed_uris:
             ls.publish_hints()
 

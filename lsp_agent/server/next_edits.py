@@ -1,0 +1,279 @@
+"""Next edits: after the user changes a definition, a pending proposal that updates the sites the change implies.
+
+The definitions of each open document are remembered; after a pause in typing (or at save) they are compared with
+the new text. A changed signature, constructor or attribute name finds its sites through the index, the model
+rewrites them in one request, and the result waits as an ordinary pending proposal (hints, per-hunk apply and
+reject, rebase) with an "Update N call sites of `f`" code action at the definition. Nothing is written until the
+user applies it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from lsp_agent.server import undo
+from lsp_agent.server.edits import build_edit
+from lsp_agent.server.proposals import PendingProposal
+
+if TYPE_CHECKING:
+    from lsp_agent.index.edit_sites import EditSite
+    from lsp_agent.index.signatures import Definition, DefinitionChange
+    from lsp_agent.server.server import AgentServer
+
+log = logging.getLogger(__name__)
+
+CHECK_DELAY = 1.0  # seconds of quiet after a change before the definitions are compared
+RUN_PREFIX = "next-edit-"
+
+
+@dataclass
+class NextEditOffer:
+    """A pending next-edit proposal: which definition it follows and what its code action says."""
+
+    run_id: str
+    uri: str
+    qualified_name: str
+    origin: Definition  # the definition as it was before the change the proposal follows
+    title: str
+
+
+class NextEdits:
+    """Watches open documents' definitions and turns their changes into pending proposals."""
+
+    def __init__(self, server: AgentServer) -> None:
+        self.server = server
+        self.baselines: dict[str, dict[str, Definition]] = {}
+        self.offers: dict[str, NextEditOffer] = {}
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._tasks: set[asyncio.Task] = set()
+        self._count = 0
+
+    def active(self) -> bool:
+        """On when the `nextEdits` setting is and a model is configured."""
+        settings = self.server.settings
+        return bool(settings.next_edits and settings.model)
+
+    # ----- document events --------------------------------------------------------------------------------
+
+    def opened(self, uri: str) -> None:
+        """Remember the definitions of a newly opened document."""
+        self.baselines.pop(uri, None)
+        self._spawn(self.check(uri))
+
+    def changed(self, uri: str) -> None:
+        """Compare the definitions once typing pauses."""
+        if not self.active():
+            return
+        timer = self._timers.pop(uri, None)
+        if timer is not None:
+            timer.cancel()
+        loop = asyncio.get_running_loop()
+        self._timers[uri] = loop.call_later(CHECK_DELAY, lambda: self._spawn(self.check(uri)))
+
+    def saved(self, uri: str) -> None:
+        """Compare the definitions now."""
+        timer = self._timers.pop(uri, None)
+        if timer is not None:
+            timer.cancel()
+        self._spawn(self.check(uri))
+
+    def closed(self, uri: str) -> None:
+        """Forget a closed document's definitions (its pending proposals stay)."""
+        timer = self._timers.pop(uri, None)
+        if timer is not None:
+            timer.cancel()
+        self.baselines.pop(uri, None)
+
+    def _spawn(self, coro: object) -> None:
+        task = asyncio.get_running_loop().create_task(coro)  # type: ignore[arg-type]
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # ----- comparing and proposing ------------------------------------------------------------------------
+
+    def _where(self, uri: str) -> tuple[Path, str] | None:
+        """(folder root, workspace-relative path) of a document inside a workspace folder."""
+        fs_path = to_fs_path(uri)
+        folder = self.server.indexes.folder_for(Path(fs_path).absolute()) if fs_path else None
+        if folder is None or fs_path is None:
+            return None
+        return folder.root, Path(fs_path).absolute().relative_to(folder.root).as_posix()
+
+    async def check(self, uri: str) -> None:
+        """Diff the document's definitions against the remembered ones; propose for each change."""
+        try:  # a document opened while `initialized` reads the settings waits for them
+            await asyncio.wait_for(self.server.settings_ready.wait(), 10)
+        except TimeoutError:
+            return
+        doc = self.server.workspace.text_documents.get(uri)
+        where = self._where(uri)
+        if doc is None or where is None or not self.active():
+            return
+        root, rel = where
+        text = doc.source
+        from lsp_agent.index.signatures import definitions, diff_definitions
+
+        try:
+            after = await asyncio.to_thread(definitions, rel, text)
+        except Exception:
+            log.exception("next edits: reading the definitions of %s failed", rel)
+            return
+        before = self.baselines.get(uri)
+        self.baselines[uri] = after
+        if before is None:
+            return
+        pending = {
+            o.qualified_name: o.origin
+            for o in self.offers.values()
+            if o.uri == uri and self.server.proposals.get(o.run_id) is not None
+        }
+        for change in diff_definitions({**before, **pending}, after):
+            self._spawn(self.propose(uri, root, rel, text, change))
+
+    async def propose(self, uri: str, root: Path, rel: str, text: str, change: DefinitionChange) -> None:
+        """Find the change's sites, have the model rewrite them, and keep the result as a pending proposal."""
+        try:
+            await self._propose(uri, root, rel, text, change)
+        except Exception:  # a failed next edit must never take the server down
+            log.exception("next edits for %s failed", change.after.qualified_name)
+
+    async def _propose(self, uri: str, root: Path, rel: str, text: str, change: DefinitionChange) -> None:
+        self._withdraw(uri, change.after.qualified_name)
+        sites, texts = await self._sites(root, rel, text, change)
+        if not sites:
+            log.info("next edits: %s: no site needs an update", change.describe())
+            return
+        limit = self.server.settings.next_edits_max_sites
+        if len(sites) > limit:
+            self.server.log_line(
+                f"next edits: {len(sites)} sites for {change.callee}; only the first {limit} asked"
+            )
+            sites = sites[:limit]
+        from lsp_agent.agent.model import ModelClient, ModelError
+        from lsp_agent.server.next_edit_model import build_messages, build_proposal, parse_reply
+
+        try:
+            client = ModelClient(self.server.settings, max_retries=1, stream=False)
+            reply = await client.complete(build_messages(change, rel, sites))
+        except ModelError as exc:
+            self.server.log_line(f"next edits: the model failed ({exc})", types.MessageType.Warning)
+            return
+        edits = parse_reply(
+            reply.content, sites, lambda m: self.server.log_line(m, types.MessageType.Warning)
+        )
+        title = _title(change, len(edits))
+        proposal, kept = build_proposal(edits, texts, title)
+        if not proposal.changes:
+            self.server.log_line(f"next edits: {change.describe()}: no usable site in the model's reply")
+            return
+        title = _title(change, kept)
+        proposal.summary = title
+        self._count += 1
+        run_id = f"{RUN_PREFIX}{self._count}"
+        self._withdraw(uri, change.after.qualified_name)  # a newer check may have proposed meanwhile
+        self.offers[run_id] = NextEditOffer(run_id, uri, change.after.qualified_name, change.before, title)
+        self.server.proposals.add(PendingProposal.create(run_id, root, proposal))
+        self.server.log_line(f"[{run_id}] {title} ({change.describe()})")
+        self.server.publish_hints()
+
+    async def _sites(
+        self, root: Path, rel: str, text: str, change: DefinitionChange
+    ) -> tuple[list[EditSite], dict[str, str]]:
+        """The change's sites and the texts they were read from (open buffers first, else the disk)."""
+        from lsp_agent.index.edit_sites import find_sites
+        from lsp_agent.workspace.proposal import read_disk_text
+
+        buffers: dict[str, str] = {}
+        for path, buffer in self.server.open_buffers():
+            if path == root or root in path.parents:
+                buffers[path.relative_to(root).as_posix()] = buffer
+        texts: dict[str, str] = {rel: text}
+
+        def read(path: str) -> str | None:
+            try:
+                found = buffers.get(path) or read_disk_text(root / path)
+            except (OSError, ValueError):
+                return None
+            if found is not None:
+                texts[path] = found
+            return found
+
+        index = self.server.indexes.index_for(root)
+        sites = await asyncio.to_thread(find_sites, index, change, read, (rel, text))
+        return sites, texts
+
+    def _withdraw(self, uri: str, qualified_name: str) -> None:
+        """Drop an earlier offer for the same definition (the newer change supersedes it)."""
+        for run_id, offer in list(self.offers.items()):
+            if offer.uri == uri and offer.qualified_name == qualified_name:
+                del self.offers[run_id]
+                if self.server.proposals.remove(run_id) is not None:
+                    self.server.publish_hints(reconcile=False)
+
+    # ----- code actions -----------------------------------------------------------------------------------
+
+    def live_offers(self, uri: str, line: int) -> list[tuple[NextEditOffer, PendingProposal]]:
+        """The pending offers whose definition holds `line` (0-based) of `uri`."""
+        out = []
+        for run_id, offer in list(self.offers.items()):
+            pending = self.server.proposals.get(run_id)
+            if pending is None:
+                del self.offers[run_id]  # applied or rejected in full
+                continue
+            definition = self.baselines.get(uri, {}).get(offer.qualified_name)
+            if (
+                offer.uri == uri
+                and definition is not None
+                and definition.line - 1 <= line < definition.end_line
+            ):
+                out.append((offer, pending))
+        return out
+
+
+def _title(change: DefinitionChange, count: int) -> str:
+    """'Update 3 call sites of `parse`' / 'Update 1 use of `height`'."""
+    if change.kind == "attribute":
+        old, new = change.renamed[0]
+        return f"Rename {count} use{'s' if count != 1 else ''} of `{old}` to `{new}`"
+    what = "construction" if change.after.kind == "class" else "call site"
+    return f"Update {count} {what}{'s' if count != 1 else ''} of `{change.callee}`"
+
+
+def next_edit_actions(
+    server: AgentServer, uri: str, rng: types.Range
+) -> list[types.CodeAction | types.Command]:
+    """At a changed definition: apply every site of its pending next edit, or dismiss it."""
+    actions: list[types.CodeAction | types.Command] = []
+    for offer, pending in server.next_edits.live_offers(uri, rng.start.line):
+        plan = build_edit(
+            [(f, None) for f in pending.files],
+            server.document_state,
+            server.edit_support(),
+            server.workspace.position_codec,
+            annotation_id=f"lsp-agent/{pending.run_id}",
+            label=f"lsp-agent: {offer.title}",
+        )
+        action = types.CodeAction(title=offer.title, kind=types.CodeActionKind.QuickFix, is_preferred=True)
+        if plan.edit is None:
+            action.disabled = types.CodeActionDisabled(
+                reason="; ".join(plan.refused) or "nothing left to apply"
+            )
+        else:
+            action.edit = plan.edit
+            undo.offer(server, plan)  # lspAgent.undoApply can revert it once applied
+        actions.append(action)
+        actions.append(
+            types.Command(
+                title=f"Dismiss: {offer.title}",
+                command="lspAgent.rejectEdits",
+                arguments=[{"runId": offer.run_id}],
+            )
+        )
+    return actions
