@@ -182,7 +182,7 @@ def _register_documents(server: AgentServer) -> None:
         path = _path(params.text_document.uri)
         if path is not None:
             ls.indexes.update_soon(path, params.text_document.text)
-            ls.next_edits.opened(params.text_document.uri)
+            ls.next_edits.opened(params.text_document.uri, params.text_document.text)
         if params.text_document.uri in ls.proposals.uris():
             ls.publish_hints()
 

@@ -62,10 +62,10 @@ class NextEdits:
 
     # ----- document events --------------------------------------------------------------------------------
 
-    def opened(self, uri: str) -> None:
-        """Remember the definitions of a newly opened document."""
+    def opened(self, uri: str, text: str) -> None:
+        """Remember the definitions of a newly opened document (of the text it opened with)."""
         self.baselines.pop(uri, None)
-        self._spawn(self.check(uri))
+        self._spawn(self.check(uri, text))
 
     def changed(self, uri: str) -> None:
         """Compare the definitions once typing pauses."""
@@ -106,8 +106,9 @@ class NextEdits:
             return None
         return folder.root, Path(fs_path).absolute().relative_to(folder.root).as_posix()
 
-    async def check(self, uri: str) -> None:
-        """Diff the document's definitions against the remembered ones; propose for each change."""
+    async def check(self, uri: str, text: str | None = None) -> None:
+        """Diff the document's definitions (of `text`, else its current text) against the remembered ones;
+        propose for each change."""
         try:  # a document opened while `initialized` reads the settings waits for them
             await asyncio.wait_for(self.server.settings_ready.wait(), 10)
         except TimeoutError:
@@ -117,7 +118,7 @@ class NextEdits:
         if doc is None or where is None or not self.active():
             return
         root, rel = where
-        text = doc.source
+        text = doc.source if text is None else text
         from lsp_agent.index.signatures import definitions, diff_definitions
 
         try:
