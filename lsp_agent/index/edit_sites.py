@@ -72,33 +72,29 @@ def file_sites(path: str, text: str, change: DefinitionChange, skip: range = ran
         return []
     lang, tree = parsed
     spans: list[tuple[int, int]] = []
-    for node in _uses(tree.root_node, change):
+    for node in uses(tree.root_node, change.kind, change.callee):
         first, last = node.start_point.row, node.end_point.row
         if any(row in skip for row in (first, last)) or last - first + 1 > MAX_SITE_LINES:
             continue
-        if change.kind == "call" and not call_needs_update(change, node, lang):
+        if change.kind == "call" and not (_fits_kind(node, change) and call_needs_update(change, node, lang)):
             continue
         spans.append((first, last + 1))
     lines = text.splitlines(keepends=True)
     return [EditSite(path, a, b, "".join(lines[a:b])) for a, b in _merge(spans)]
 
 
-def _uses(root: ts.Node, change: DefinitionChange) -> list[ts.Node]:
-    """Calls of the callee (its name or `x.name`) or attribute accesses `x.name`, in document order."""
+def uses(root: ts.Node, kind: str, name: str) -> list[ts.Node]:
+    """Calls of `name` (`name(...)`, `x.name(...)`) for kind "call", else attribute accesses `x.name`, in order."""
     found: list[ts.Node] = []
     stack = [root]
     while stack:
         node = stack.pop()
-        if change.kind == "call" and node.type in CALL_TYPES and _callee_name(node) == change.callee:
+        if kind == "call" and node.type in CALL_TYPES and _callee_name(node) == name:
             found.append(node)
-        elif change.kind == "attribute" and node.type in (
-            "attribute",
-            "member_expression",
-            "field_expression",
-        ):
+        elif kind == "attribute" and node.type in ("attribute", "member_expression", "field_expression"):
             attr = node.child_by_field_name("attribute") or node.child_by_field_name("property")
             attr = attr or node.child_by_field_name("field")
-            if attr is not None and _text(attr) == change.callee:
+            if attr is not None and _text(attr) == name:
                 found.append(node)
         stack.extend(reversed(node.children))
     return sorted(found, key=lambda n: n.start_byte)
@@ -121,6 +117,17 @@ def _callee_name(call: ts.Node) -> str | None:
             or target.named_children[-1]
         )
     return _text(target) if target is not None else None
+
+
+def _fits_kind(call: ts.Node, change: DefinitionChange) -> bool:
+    """A method is called as `x.name(...)`; a function or class as `name(...)` or `module.name(...)`."""
+    target = call.child_by_field_name("function")
+    if target is None or target.type != "attribute":  # other languages' call shapes are not told apart
+        return target is None or change.after.kind != "method"
+    if change.after.kind == "method":
+        return True
+    obj = target.child_by_field_name("object")
+    return obj is not None and obj.type in ("identifier", "attribute") and _text(obj) not in ("self", "cls")
 
 
 def _text(node: ts.Node) -> str:
@@ -158,12 +165,12 @@ def call_needs_update(change: DefinitionChange, call: ts.Node, lang: str) -> boo
             positional += 1
     before = bind(change.before.params, positional, keywords)
     after = bind(change.after.params, positional, keywords)
-    if splat:  # *args or **kwargs: which parameters they fill is unknown; a rename or removal may touch them
-        return bool(change.removed or change.renamed or change.reordered)
+    if splat:  # *args or **kwargs forward what the caller got: the caller's callers are the ones to update
+        return False
+    if before is None:
+        return False  # did not fit before the edit either (another function of that name, or already broken)
     if after is None:
         return True
-    if before is None:
-        return False  # broken before the edit as well: not this change's doing
     renames = list(change.renamed)
     return [renamed_map(name, renames) for name in before] != after
 
