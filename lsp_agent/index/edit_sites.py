@@ -76,7 +76,9 @@ def file_sites(path: str, text: str, change: DefinitionChange, skip: range = ran
         first, last = node.start_point.row, node.end_point.row
         if any(row in skip for row in (first, last)) or last - first + 1 > MAX_SITE_LINES:
             continue
-        if change.kind == "call" and not (_fits_kind(node, change) and call_needs_update(change, node, lang)):
+        if change.kind == "call" and not (
+            _fits_kind(node, change, lang) and call_needs_update(change, node, lang)
+        ):
             continue
         spans.append((first, last + 1))
     lines = text.splitlines(keepends=True)
@@ -119,11 +121,14 @@ def _callee_name(call: ts.Node) -> str | None:
     return _text(target) if target is not None else None
 
 
-def _fits_kind(call: ts.Node, change: DefinitionChange) -> bool:
-    """A method is called as `x.name(...)`; a function or class as `name(...)` or `module.name(...)`."""
+def _fits_kind(call: ts.Node, change: DefinitionChange, lang: str) -> bool:
+    """Python: a method is called as `x.name(...)`, a function or class as `name(...)` or `module.name(...)`
+    (other languages, where a method may be called bare, are not told apart)."""
     target = call.child_by_field_name("function")
-    if target is None or target.type != "attribute":  # other languages' call shapes are not told apart
-        return target is None or change.after.kind != "method"
+    if lang != "python" or target is None:
+        return True
+    if target.type != "attribute":
+        return change.after.kind != "method"
     if change.after.kind == "method":
         return True
     obj = target.child_by_field_name("object")

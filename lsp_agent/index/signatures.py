@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import tree_sitter as ts
 
@@ -51,7 +51,7 @@ class DefinitionChange:
     renamed: tuple[tuple[str, str], ...] = ()
     reordered: bool = False
     now_required: tuple[str, ...] = ()  # added without a default, or lost their default
-    extra: dict[str, str] = field(default_factory=dict, compare=False)
+    now_keyword: tuple[str, ...] = ()  # could be passed by position, now only by name
 
     def describe(self) -> str:
         """A short plain-English account of the change (for titles, logs and the model's prompt)."""
@@ -62,6 +62,7 @@ class DefinitionChange:
         parts += [f"`{n}` removed" for n in self.removed]
         parts += [f"new required `{n}`" if n in self.now_required else f"`{n}` added" for n in self.added]
         parts += [f"`{n}` now required" for n in self.now_required if n not in self.added]
+        parts += [f"`{n}` now keyword-only" for n in self.now_keyword]
         if self.reordered:
             parts.append("parameters reordered")
         what = "constructor of" if self.after.kind == "class" else "signature of"
@@ -331,10 +332,15 @@ def _call_change(old: Definition, new: Definition) -> DefinitionChange | None:
     common_before = [renamed_map(n, renamed) for n in before if n not in removed]
     common_after = [n for n in after if n not in added]
     old_by_name = {renamed_map(p.name, renamed): p for p in old.params}
+    new_by_name = {p.name: p for p in new.params}
     positional = ("positional", "positional_only")
-    reordered = [n for n in common_before if old_by_name[n].kind in positional] != [
-        n for n in common_after if n in old_by_name and old_by_name[n].kind in positional
+    both = [
+        n for n in common_before if old_by_name[n].kind in positional and new_by_name[n].kind in positional
     ]
+    reordered = both != [n for n in common_after if n in both]
+    now_keyword = tuple(
+        n for n in common_after if old_by_name[n].kind in positional and new_by_name[n].kind == "keyword"
+    )
     now_required = tuple(
         p.name
         for p in new.params
@@ -342,10 +348,10 @@ def _call_change(old: Definition, new: Definition) -> DefinitionChange | None:
         and p.kind not in VAR_KINDS
         and (p.name in added or (p.name in old_by_name and old_by_name[p.name].has_default))
     )
-    if not (renamed or removed or reordered or now_required):
+    if not (renamed or removed or reordered or now_required or now_keyword):
         return None  # only optional parameters added, defaults changed or annotations edited
     return DefinitionChange(
-        old, new, "call", new.name, added, removed, tuple(renamed), reordered, now_required
+        old, new, "call", new.name, added, removed, tuple(renamed), reordered, now_required, now_keyword
     )
 
 

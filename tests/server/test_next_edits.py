@@ -142,6 +142,35 @@ async def test_a_malformed_block_drops_its_site_and_the_server_stays_up(editor, 
     editor.close(uri)
 
 
+async def test_editing_the_definition_again_replaces_the_offer_with_one_from_the_original(editor, model):
+    write_tree(editor.root, FILES)
+    await editor.command("lspAgent.reindex")
+    await editor.wait_index_ready()
+    uri = editor.open("core.py")
+    first = reply((1, "words = parse('a b', s)"), (2, "    return parse(s, s)"))
+    second = reply((1, "words = parse('a b', sep=' ')"), (2, "    return parse(s, sep=' ')"))
+    model.add_steps([{**first, "match": "new required `s`"}, {**second, "match": "new required `sep`"}])
+    editor.change(uri, CORE.replace("def parse(text):", "def parse(text, s):"))
+    await offered(editor, uri, 0, "Update 2 call sites of `parse`")
+    (earlier,) = await pending_next_edits(editor)
+    editor.change(uri, CORE.replace("def parse(text):", "def parse(text, sep):"))
+    for _ in range(100):
+        pending = await pending_next_edits(editor)
+        if [p["runId"] for p in pending] not in ([earlier["runId"]], []):
+            break
+        await asyncio.sleep(0.1)
+    (later,) = pending
+    assert later["runId"] != earlier["runId"]
+    request = model.requests[-1]["messages"][-1]["content"]
+    assert "Before:\ndef parse(text):" in request and "After:\ndef parse(text, sep):" in request
+    await editor.command("lspAgent.rejectEdits", {"runId": later["runId"]})
+    assert await pending_next_edits(editor) == []
+    assert {
+        rel: (editor.root / rel).read_text() for rel in USES
+    } == USES  # nothing written without acceptance
+    editor.close(uri)
+
+
 async def test_no_model_configured_means_no_action_and_no_error(tmp_path_factory):
     root = write_tree(tmp_path_factory.mktemp("ws") / "proj", FILES)
     ed = await start_editor(root, tmp_path_factory.mktemp("cache"), init_options={"lspAgent": {}})

@@ -62,7 +62,7 @@ def test_a_parameter_made_keyword_only_and_required_breaks_positional_and_missin
     (change,) = changes(
         MODULE.replace("def parse(text, strict=False)", "def parse(text, *, strict)")
     ).values()
-    assert change.describe() == "signature of `parse`: `strict` now required"
+    assert change.describe() == "signature of `parse`: `strict` now required, `strict` now keyword-only"
     assert site_lines(change) == ['parse("a")', 'parse("a", True)', 'x = parse(parse("b"),\n          True)']
 
 
@@ -72,6 +72,33 @@ def test_a_renamed_parameter_breaks_only_the_calls_passing_it_by_name():
     ).values()
     assert change.renamed == (("mode", "flags"),) and change.callee == "read"
     assert site_lines(change) == ['Reader().read("p", mode="w")']
+
+
+def test_a_parameter_made_keyword_only_with_its_default_breaks_only_positional_uses():
+    (change,) = changes(
+        MODULE.replace("def parse(text, strict=False)", "def parse(text, *, strict=False)")
+    ).values()
+    assert change.describe() == "signature of `parse`: `strict` now keyword-only"
+    assert site_lines(change) == ['parse("a", True)', 'x = parse(parse("b"),\n          True)']
+
+
+def test_other_languages_follow_added_parameters_of_functions_and_methods():
+    source = "function parse(t) { return t }\nclass A { run(x) { return parse(x) } }\nnew A().run(1);\n"
+    edited = source.replace("function parse(t)", "function parse(t, sep)").replace("run(x) {", "run(x, y) {")
+    found = diff_definitions(definitions("a.ts", source), definitions("a.ts", edited))
+    assert [c.describe() for c in found] == [
+        "signature of `parse`: new required `sep`",
+        "signature of `A.run`: new required `y`",
+    ]
+    assert [[s.text for s in file_sites("a.ts", edited, c)] for c in found] == [
+        ["class A { run(x, y) { return parse(x) } }\n"],
+        ["new A().run(1);\n"],
+    ]
+    go = 'package m\n\nfunc Parse(text string) string { return text }\n\nfunc use() { Parse("b") }\n'
+    (change,) = diff_definitions(
+        definitions("m.go", go), definitions("m.go", go.replace("text string)", "text string, sep string)"))
+    )
+    assert [s.text for s in file_sites("m.go", go, change)] == ['func use() { Parse("b") }\n']
 
 
 def test_an_optional_parameter_added_at_the_end_is_no_change_at_all():
