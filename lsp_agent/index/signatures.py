@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 import tree_sitter as ts
 
-from lsp_agent.index.chunking import file_symbols
 from lsp_agent.index.languages import language_for_path, parser_for
 
 RECEIVERS = ("self", "cls")  # a method's first parameter, not passed at call sites
@@ -84,27 +83,22 @@ def parse_tree(rel_path: str, text: str) -> tuple[str, ts.Tree] | None:
 def definitions(rel_path: str, text: str) -> dict[str, Definition]:
     """The file's functions, methods and classes by qualified name ({} without a grammar or on errors in them).
 
-    Names come from the index's own tag query (`file_symbols`); shapes from the syntax tree. A definition whose
-    header has a syntax error (the user is typing in it) is left out, so a half-typed edit is never diffed.
+    Read from the syntax tree of the index's grammar for the file (one parse, no tag query: this runs at every
+    pause in typing). A definition whose header has a syntax error (the user is typing in it) is left out, so a
+    half-typed edit is never diffed.
     """
     parsed = parse_tree(rel_path, text)
     if parsed is None:
         return {}
     lang, tree = parsed
     lines = text.splitlines()
-    qualified = {
-        (s.line, s.name): s.qualified_name or s.name
-        for s in file_symbols(rel_path, text)
-        if s.role == "definition"
-    }
     out: dict[str, Definition] = {}
     for node, classes in _definition_nodes(tree.root_node, [], 0):
         name_node = node.child_by_field_name("name")
         if name_node is None or _header_broken(node):
             continue
         name = _text(name_node)
-        line = node.start_point.row + 1
-        qname = qualified.get((line, name)) or ".".join([*classes, name])
+        qname = ".".join([*classes, name])  # as the index's tag query qualifies it (Class.method)
         if _is_container(node):
             out[qname] = _class_definition(node, qname, name, lang, lines)
         else:

@@ -42,6 +42,14 @@ class NextEditOffer:
     qualified_name: str
     origin: Definition  # the definition as it was before the change the proposal follows
     title: str
+    changes: int = (
+        0  # the proposal's hunks when offered (fewer left: some were applied or rejected one by one)
+    )
+
+    def current_title(self, pending: PendingProposal) -> str:
+        """The title, saying how much is left once single hunks were applied or rejected."""
+        left = sum(len(f.hunks) or 1 for f in pending.files)
+        return self.title if left >= self.changes else f"{self.title} ({left} of {self.changes} changes left)"
 
 
 class NextEdits:
@@ -179,8 +187,12 @@ class NextEdits:
         self._count += 1
         run_id = f"{RUN_PREFIX}{self._count}"
         self._withdraw(uri, change.after.qualified_name)  # a newer check may have proposed meanwhile
-        self.offers[run_id] = NextEditOffer(run_id, uri, change.after.qualified_name, change.before, title)
-        self.server.proposals.add(PendingProposal.create(run_id, root, proposal))
+        pending = PendingProposal.create(run_id, root, proposal)
+        hunks = sum(len(f.hunks) or 1 for f in pending.files)
+        self.offers[run_id] = NextEditOffer(
+            run_id, uri, change.after.qualified_name, change.before, title, hunks
+        )
+        self.server.proposals.add(pending)
         self.server.log_line(f"[{run_id}] {title} ({change.describe()})")
         self.server.publish_hints()
 
@@ -253,15 +265,16 @@ def next_edit_actions(
     """At a changed definition: apply every site of its pending next edit, or dismiss it."""
     actions: list[types.CodeAction | types.Command] = []
     for offer, pending in server.next_edits.live_offers(uri, rng.start.line):
+        title = offer.current_title(pending)
         plan = build_edit(
             [(f, None) for f in pending.files],
             server.document_state,
             server.edit_support(),
             server.workspace.position_codec,
             annotation_id=f"lsp-agent/{pending.run_id}",
-            label=f"lsp-agent: {offer.title}",
+            label=f"lsp-agent: {title}",
         )
-        action = types.CodeAction(title=offer.title, kind=types.CodeActionKind.QuickFix, is_preferred=True)
+        action = types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, is_preferred=True)
         if plan.edit is None:
             action.disabled = types.CodeActionDisabled(
                 reason="; ".join(plan.refused) or "nothing left to apply"
@@ -272,7 +285,7 @@ def next_edit_actions(
         actions.append(action)
         actions.append(
             types.Command(
-                title=f"Dismiss: {offer.title}",
+                title=f"Dismiss: {title}",
                 command="lspAgent.rejectEdits",
                 arguments=[{"runId": offer.run_id}],
             )

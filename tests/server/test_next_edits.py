@@ -106,6 +106,7 @@ async def test_rejecting_one_hunk_leaves_that_file_untouched(editor, model):
     await editor.command(hunk.command, *hunk.arguments)
     assert [f["path"] for f in (await pending_next_edits(editor))[0]["files"]] == ["d.py"]
     update = next(a for a in await code_actions_at(editor, uri, 4) if a.title.startswith("Update"))
+    assert update.title == "Update 2 call sites of `other` (1 of 2 changes left)"
     editor.apply(update.edit)  # what is left: d.py only
     assert editor.text(c_uri) == USES["c.py"] and (editor.root / "c.py").read_text() == USES["c.py"]
     assert (editor.root / "d.py").read_text() == "from core import other\n\nz = other(2, 0)\n"
