@@ -172,6 +172,27 @@ async def test_editing_the_definition_again_replaces_the_offer_with_one_from_the
     editor.close(uri)
 
 
+async def test_a_renamed_attribute_offers_its_uses_in_other_files_and_its_own_class(editor, model):
+    shapes = "class Box:\n    def __init__(self, h):\n        self.h = h\n\n    def tall(self):\n        return self.h > 2\n"
+    draw = "from shapes import Box\n\nprint(Box(3).h)\n"
+    write_tree(editor.root, {"shapes.py": shapes, "draw.py": draw})
+    await editor.command("lspAgent.reindex")
+    await editor.wait_index_ready()
+    uri = editor.open("shapes.py")
+    model.add_steps([reply((1, "print(Box(3).height)"), (2, "        return self.height > 2"))])
+    editor.change(uri, shapes.replace("self.h = h", "self.height = h"))
+    await offered(editor, uri, 0, "Rename 2 uses of `h` to `height`")
+    request = model.requests[-1]["messages"][-1]["content"]
+    assert "attribute `h` of `Box` renamed to `height`" in request
+    assert '<site id="1" path="draw.py" lines="3-3">' in request and 'path="shapes.py" lines="6-6"' in request
+    (pending,) = await pending_next_edits(editor)
+    await editor.command("lspAgent.applyEdits", {"runId": pending["runId"]})
+    assert (editor.root / "draw.py").read_text() == draw.replace(".h)", ".height)")
+    assert editor.text(uri).endswith("        return self.height > 2\n")
+    assert "self.height = h" in editor.text(uri)  # the user's own edit is untouched
+    editor.close(uri)
+
+
 async def test_no_model_configured_means_no_action_and_no_error(tmp_path_factory):
     root = write_tree(tmp_path_factory.mktemp("ws") / "proj", FILES)
     ed = await start_editor(root, tmp_path_factory.mktemp("cache"), init_options={"lspAgent": {}})
