@@ -36,15 +36,20 @@ class SiteEdit:
     new_text: str
 
 
-def build_messages(change: DefinitionChange, definition_path: str, sites: list[EditSite]) -> list[dict]:
-    """The chat messages asking for every site's new lines."""
+def build_messages(
+    change: DefinitionChange,
+    definition_path: str,
+    sites: list[EditSite],
+    redact: Callable[[str], str] = str,
+) -> list[dict]:
+    """The chat messages asking for every site's new lines (secret values in the definition redacted)."""
     blocks = "\n".join(
         f'<site id="{i}" path="{s.path}" lines="{s.start + 1}-{s.end}">\n{s.text.rstrip(chr(10))}\n</site>'
         for i, s in enumerate(sites, 1)
     )
     user = (
-        f"In {definition_path}, {change.describe()}.\n\nBefore:\n{change.before.header}\n\n"
-        f"After:\n{change.after.header}\n\nSites to update ({len(sites)}):\n{blocks}"
+        f"In {definition_path}, {change.describe()}.\n\nBefore:\n{redact(change.before.header)}\n\n"
+        f"After:\n{redact(change.after.header)}\n\nSites to update ({len(sites)}):\n{blocks}"
     )
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 

@@ -159,6 +159,9 @@ class NextEdits:
         if not sites:
             log.info("next edits: %s: no site needs an update", change.describe())
             return
+        sites = self._shareable(root, sites)
+        if not sites:
+            return
         limit = self.server.settings.next_edits_max_sites
         if len(sites) > limit:
             self.server.log_line(
@@ -167,10 +170,12 @@ class NextEdits:
             sites = sites[:limit]
         from lsp_agent.agent.model import ModelClient, ModelError
         from lsp_agent.server.next_edit_model import build_messages, build_proposal, parse_reply
+        from lsp_agent.workspace.redaction import redactor_for
 
         try:
             client = ModelClient(self.server.settings, max_retries=1, stream=False)
-            reply = await client.complete(build_messages(change, rel, sites))
+            redact = redactor_for(self.server.settings, root).redact
+            reply = await client.complete(build_messages(change, rel, sites, redact))
         except ModelError as exc:
             self.server.log_line(f"next edits: the model failed ({exc})", types.MessageType.Warning)
             return
@@ -221,6 +226,21 @@ class NextEdits:
         index = self.server.indexes.index_for(root)
         sites = await asyncio.to_thread(find_sites, index, change, read, (rel, text))
         return sites, texts
+
+    def _shareable(self, root: Path, sites: list[EditSite]) -> list[EditSite]:
+        """The sites that may go to the model: none in a secret file, none holding a secret value (redacting it
+        would have the model write the marker back into the file)."""
+        from lsp_agent.workspace.redaction import redactor_for
+        from lsp_agent.workspace.secrets import secret_files_of
+
+        redact = redactor_for(self.server.settings, root).redact
+        secret = secret_files_of(self.server.settings).is_secret
+        kept = [s for s in sites if not secret(s.path) and redact(s.text) == s.text]
+        if len(kept) < len(sites):
+            self.server.log_line(
+                f"next edits: {len(sites) - len(kept)} site(s) left out: secret file or value"
+            )
+        return kept
 
     def _withdraw(self, uri: str, qualified_name: str) -> None:
         """Drop an earlier offer for the same definition (the newer change supersedes it)."""

@@ -143,6 +143,27 @@ async def test_a_malformed_block_drops_its_site_and_the_server_stays_up(editor, 
     editor.close(uri)
 
 
+async def test_a_site_holding_a_secret_value_is_never_sent_to_the_model(editor, model):
+    token = "tok-4f9a2b7c1d8e"
+    write_tree(
+        editor.root,
+        {**FILES, ".env": f"SERVICE_TOKEN={token}\n", "e.py": f"from core import parse\nparse('{token}')\n"},
+    )
+    await editor.command("lspAgent.reindex")
+    await editor.wait_index_ready()
+    uri = editor.open("core.py")
+    model.add_steps([reply((1, "words = parse('a b', 0)"), (2, "    return parse(s, 0)"))])
+    editor.change(uri, CORE.replace("def parse(text):", "def parse(text, n):"))
+    await offered(editor, uri, 0, "Update 2 call sites of `parse`")
+    assert token not in model.requests[-1]["messages"][-1]["content"]
+    assert any("1 site(s) left out: secret file or value" in m.message for m in editor.client.log_messages)
+    (pending,) = await pending_next_edits(editor)
+    await editor.command("lspAgent.rejectEdits", {"runId": pending["runId"]})
+    editor.close(uri)
+    (editor.root / "e.py").unlink()
+    (editor.root / ".env").unlink()
+
+
 async def test_editing_the_definition_again_replaces_the_offer_with_one_from_the_original(editor, model):
     write_tree(editor.root, FILES)
     await editor.command("lspAgent.reindex")
