@@ -38,13 +38,19 @@ class NextEditOffer:
     """A pending next-edit proposal: which definition it follows and what its code action says."""
 
     run_id: str
-    uri: str
-    qualified_name: str
-    origin: Definition  # the definition as it was before the change the proposal follows
+    key: tuple[str, str, str]  # (uri, qualified name, change kind): one offer per definition and kind
     title: str
-    changes: int = (
-        0  # the proposal's hunks when offered (fewer left: some were applied or rejected one by one)
-    )
+    changes: int = 0  # the proposal's hunks when offered (fewer: some were applied or rejected one by one)
+
+    @property
+    def uri(self) -> str:
+        """The document of the changed definition."""
+        return self.key[0]
+
+    @property
+    def qualified_name(self) -> str:
+        """The changed definition."""
+        return self.key[1]
 
     def current_title(self, pending: PendingProposal) -> str:
         """The title, saying how much is left once single hunks were applied or rejected."""
@@ -62,6 +68,12 @@ class NextEdits:
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._tasks: set[asyncio.Task] = set()
         self._count = 0
+        self._latest: dict[tuple[str, str, str], int] = {}  # offer key -> the newest request's number
+        # offer key -> the definition before the first change not yet settled: a later edit of it is diffed
+        # from there (`parse(text, s)` then `parse(text, sep)` is one change); kept while a request is in
+        # flight or its offer is pending
+        self._origins: dict[tuple[str, str, str], Definition] = {}
+        self._in_flight: set[tuple[str, str, str]] = set()
 
     def active(self) -> bool:
         """On when the `nextEdits` setting is and a model is configured."""
@@ -138,12 +150,18 @@ class NextEdits:
         self.baselines[uri] = after
         if before is None:
             return
-        pending = {
-            o.qualified_name: o.origin
-            for o in self.offers.values()
-            if o.uri == uri and self.server.proposals.get(o.run_id) is not None
-        }
-        for change in diff_definitions({**before, **pending}, after):
+        moved = {q: d for q, d in after.items() if q in before and _shape(before[q]) != _shape(d)}
+        if not moved:
+            return  # no definition's shape changed since the last look (typing in a body, lines moving)
+        self._forget_settled()
+        changes = []
+        for kind in ("call", "attribute"):
+            origins = {k[1]: d for k, d in self._origins.items() if k[0] == uri and k[2] == kind}
+            found = [c for c in diff_definitions({**before, **origins}, moved) if c.kind == kind]
+            for qname in set(origins) & set(moved) - {c.after.qualified_name for c in found}:
+                self._cancel((uri, qname, kind))  # back to its original shape: nothing to propose
+            changes += found
+        for change in changes:
             self._spawn(self.propose(uri, root, rel, text, change))
 
     async def propose(self, uri: str, root: Path, rel: str, text: str, change: DefinitionChange) -> None:
@@ -154,7 +172,28 @@ class NextEdits:
             log.exception("next edits for %s failed", change.after.qualified_name)
 
     async def _propose(self, uri: str, root: Path, rel: str, text: str, change: DefinitionChange) -> None:
-        self._withdraw(uri, change.after.qualified_name)
+        key = (uri, change.after.qualified_name, change.kind)
+        self._count += 1
+        self._latest[key] = generation = self._count
+        self._origins.setdefault(key, change.before)
+        self._withdraw(key)
+        self._in_flight.add(key)
+        try:
+            await self._ask(key, generation, root, rel, text, change)
+        finally:
+            if self._latest.get(key) == generation:
+                self._in_flight.discard(key)
+
+    async def _ask(
+        self,
+        key: tuple[str, str, str],
+        generation: int,
+        root: Path,
+        rel: str,
+        text: str,
+        change: DefinitionChange,
+    ) -> None:
+        """Sites, one model request, and the pending proposal (unless a newer request for `key` started)."""
         sites, texts = await self._sites(root, rel, text, change)
         if not sites:
             log.info("next edits: %s: no site needs an update", change.describe())
@@ -182,21 +221,18 @@ class NextEdits:
         edits = parse_reply(
             reply.content, sites, lambda m: self.server.log_line(m, types.MessageType.Warning)
         )
-        title = _title(change, len(edits))
-        proposal, kept = build_proposal(edits, texts, title)
+        proposal, kept = await asyncio.to_thread(build_proposal, edits, texts, "")  # parses the edited files
         if not proposal.changes:
             self.server.log_line(f"next edits: {change.describe()}: no usable site in the model's reply")
             return
+        if self._latest.get(key) != generation:
+            return  # the definition changed again meanwhile: the newer request's proposal is the one to keep
         title = _title(change, kept)
         proposal.summary = title
-        self._count += 1
-        run_id = f"{RUN_PREFIX}{self._count}"
-        self._withdraw(uri, change.after.qualified_name)  # a newer check may have proposed meanwhile
+        run_id = f"{RUN_PREFIX}{generation}"
         pending = PendingProposal.create(run_id, root, proposal)
         hunks = sum(len(f.hunks) or 1 for f in pending.files)
-        self.offers[run_id] = NextEditOffer(
-            run_id, uri, change.after.qualified_name, change.before, title, hunks
-        )
+        self.offers[run_id] = NextEditOffer(run_id, key, title, hunks)
         self.server.proposals.add(pending)
         self.server.log_line(f"[{run_id}] {title} ({change.describe()})")
         self.server.publish_hints()
@@ -242,13 +278,28 @@ class NextEdits:
             )
         return kept
 
-    def _withdraw(self, uri: str, qualified_name: str) -> None:
-        """Drop an earlier offer for the same definition (the newer change supersedes it)."""
+    def _withdraw(self, key: tuple[str, str, str]) -> None:
+        """Drop an earlier offer for the same definition and kind (the newer change supersedes it)."""
         for run_id, offer in list(self.offers.items()):
-            if offer.uri == uri and offer.qualified_name == qualified_name:
+            if offer.key == key:
                 del self.offers[run_id]
                 if self.server.proposals.remove(run_id) is not None:
                     self.server.publish_hints(reconcile=False)
+
+    def _cancel(self, key: tuple[str, str, str]) -> None:
+        """The definition is back as it was: drop its offer, forget its origin, ignore a request in flight."""
+        self._withdraw(key)
+        self._origins.pop(key, None)
+        self._in_flight.discard(key)
+        self._count += 1
+        self._latest[key] = self._count
+
+    def _forget_settled(self) -> None:
+        """Forget the origins of changes whose offer was applied or rejected (or never came)."""
+        pending = {o.key for o in self.offers.values() if self.server.proposals.get(o.run_id) is not None}
+        for key in list(self._origins):
+            if key not in pending and key not in self._in_flight:
+                del self._origins[key]
 
     # ----- code actions -----------------------------------------------------------------------------------
 
@@ -268,6 +319,11 @@ class NextEdits:
             ):
                 out.append((offer, pending))
         return out
+
+
+def _shape(definition: Definition) -> tuple:
+    """What callers see of a definition (not where it is)."""
+    return definition.kind, definition.params, definition.attributes
 
 
 def _title(change: DefinitionChange, count: int) -> str:

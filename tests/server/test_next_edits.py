@@ -214,6 +214,40 @@ async def test_a_renamed_attribute_offers_its_uses_in_other_files_and_its_own_cl
     editor.close(uri)
 
 
+async def test_a_change_made_while_the_model_answers_is_diffed_from_the_original_and_a_revert_withdraws(
+    editor, model
+):
+    write_tree(editor.root, FILES)
+    await editor.command("lspAgent.reindex")
+    await editor.wait_index_ready()
+    uri = editor.open("core.py")
+    slow = {**reply((1, "words = parse('a b', x)"), (2, "    return parse(s, x)")), "delay": 3}
+    fast = reply((1, "words = parse('a b', key=1)"), (2, "    return parse(s, key=1)"))
+    model.add_steps([{**slow, "match": "new required `x`"}, {**fast, "match": "new required `key`"}])
+    asked = len(model.requests)
+    editor.change(uri, CORE.replace("def parse(text):", "def parse(text, x):"))
+    for _ in range(100):  # the first request is in flight
+        if len(model.requests) > asked:
+            break
+        await asyncio.sleep(0.05)
+    editor.change(uri, CORE.replace("def parse(text):", "def parse(text, *, key):"))
+    await offered(editor, uri, 0, "Update 2 call sites of `parse`")
+    await asyncio.sleep(3)  # the slow answer arrives and is dropped
+    (pending,) = await pending_next_edits(editor)
+    (update,) = [a for a in await code_actions_at(editor, uri, 0) if a.title.startswith("Update")]
+    texts = [e.new_text for c in update.edit.document_changes for e in c.edits]
+    assert texts and all("key=1" in t for t in texts), texts
+    assert "Before:\ndef parse(text):" in model.requests[-1]["messages"][-1]["content"]
+    editor.change(uri, CORE)  # back as it was: nothing to update
+    for _ in range(60):
+        if not await pending_next_edits(editor):
+            break
+        await asyncio.sleep(0.1)
+    assert await pending_next_edits(editor) == []
+    assert {rel: (editor.root / rel).read_text() for rel in USES} == USES
+    editor.close(uri)
+
+
 async def test_no_model_configured_means_no_action_and_no_error(tmp_path_factory):
     root = write_tree(tmp_path_factory.mktemp("ws") / "proj", FILES)
     ed = await start_editor(root, tmp_path_factory.mktemp("cache"), init_options={"lspAgent": {}})
