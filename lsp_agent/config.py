@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from lsp_agent.config_editor import EditorFeatureSettings
+from lsp_agent.settings_spec import Spec, setting
 from lsp_agent.settings_values import (
     boolean,
     choice,
@@ -37,36 +39,12 @@ TEST_BEFORE_FINISH = ("auto", "off")
 EDITOR_ONLY_PREFIXES = ("server.", "trace.")
 
 
-@dataclass(frozen=True)
-class Spec:
-    """How one setting is named in the editor and the environment, checked, and described."""
-
-    key: str  # editor key under `lspAgent` (camelCase; a dotted key reaches into an object)
-    doc: str
-    parse: Callable[[Any], Any]  # raw value -> typed value, or ValueError saying what is expected
-    env: str | None = None
-    aliases: tuple[str, ...] = ()  # other editor keys accepted for the same setting
-
-
-def setting(
-    default: Any,
-    key: str,
-    doc: str,
-    parse: Callable[[Any], Any],
-    *,
-    env: str | None = None,
-    aliases: tuple[str, ...] = (),
-) -> Any:
-    """A Settings field with its declaration; list and dict defaults are copied for each instance."""
-    meta = {"spec": Spec(key, doc, parse, env, aliases)}
-    if isinstance(default, list | dict):
-        return field(default_factory=lambda: type(default)(default), metadata=meta)
-    return field(default=default, metadata=meta)
-
-
 @dataclass
-class Settings:
-    """Everything a run, the index and the server can be configured with; each field is declared once here."""
+class Settings(EditorFeatureSettings):
+    """Everything a run, the index and the server can be configured with; each field is declared once here.
+
+    The editor features' settings (inline completion, next edits) are declared in config_editor.py and come first.
+    """
 
     model: str | None = setting(
         None, "model", "litellm model string, e.g. openai/gpt-4o-mini", optional_text, env="LSP_AGENT_MODEL"
@@ -274,70 +252,6 @@ class Settings:
         "fill in each line in its place, through the server's text completions (empty: off)",
         infill_template,
         env="LSP_AGENT_INFILL_TEMPLATE",
-    )
-
-    # inline completion (docs/completions.md)
-    inline_completion: str = setting(
-        "auto",
-        "inlineCompletion",
-        "inline completions as you type: on, off, or auto (on when the completion "
-        "model takes a fill-in-the-middle prompt)",
-        choice(("auto", "on", "off")),
-        env="LSP_AGENT_INLINE_COMPLETION",
-    )
-    completion_model: str | None = setting(
-        None,
-        "completionModel",
-        "litellm model string of inline completions (default: `model`)",
-        optional_text,
-        env="LSP_AGENT_COMPLETION_MODEL",
-    )
-    completion_api_base: str | None = setting(
-        None,
-        "completionApiBase",
-        "API base URL of the completion model (default: `apiBase`)",
-        optional_text,
-        env="LSP_AGENT_COMPLETION_API_BASE",
-    )
-    completion_api_key: str | None = setting(
-        None,
-        "completionApiKey",
-        "API key of the completion model (default: `apiKey` when it has the agent model's provider)",
-        optional_text,
-        env="LSP_AGENT_COMPLETION_API_KEY",
-    )
-    completion_template: str | None = setting(
-        "auto",
-        "completionTemplate",
-        "the completion model's fill-in-the-middle prompt: auto (a provider's own "
-        "FIM endpoint, else `infillTemplate`), a preset, a template with {prefix} and {suffix}, or server (send "
-        "prompt and suffix apart: Ollama)",
-        lambda v: "server" if v == "server" else infill_template(v),
-    )
-    completion_max_tokens: int = setting(
-        128, "completionMaxTokens", "most tokens of one inline completion", positive_int
-    )
-    completion_temperature: float = setting(
-        0.0, "completionTemperature", "sampling temperature of inline completions", number_between(0.0, 2.0)
-    )
-    completion_debounce_ms: int = setting(
-        75,
-        "completionDebounceMs",
-        "wait this long after a keystroke before asking the model (ms)",
-        whole_number,
-    )
-    completion_context_tokens: int = setting(
-        1024,
-        "completionContextTokens",
-        "tokens of repository context in a completion prompt (definitions, "
-        "similar code, recent edits; 0: the open file only)",
-        whole_number,
-    )
-    completion_chat_fallback: bool = setting(
-        False,
-        "completionChatFallback",
-        "without a fill-in-the-middle model, ask the chat model for inline completions (slower, often worse)",
-        boolean,
     )
 
     def require_model(self, where: str = "cli") -> str:

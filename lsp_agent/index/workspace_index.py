@@ -333,9 +333,8 @@ class WorkspaceIndex:
         return cached[1]
 
     def find_symbol(self, name: str, limit: int = 50) -> list[SymbolHit]:
-        """Definitions (first, from the index) and references (files mentioning the name, parsed on demand in
-        path order until `limit` hits; this also finds definitions nested too deep for indexing) of a name or
-        qualified name (`Class.method`, `Type::method`)."""
+        """Definitions (first, from the index) and references (files mentioning the name, parsed on demand in path
+        order until `limit` hits; also deep definitions) of a name or qualified name (`Class.method`, `Type::m`)."""
         self._check_open()
         name = (name or "").strip().replace("::", ".")  # Rust and C++ paths: qualified names are dotted
         if not name:
@@ -347,6 +346,11 @@ class WorkspaceIndex:
         return symbol_lookup.symbol_hits(
             name, rows, candidates, symbol_lookup.IndexedLines(self.root, self._buffers), limit
         )
+
+    def files_mentioning(self, name: str) -> list[str]:
+        """The indexed files where `name` occurs as an identifier (next edits' attribute uses), by path."""
+        with self._read_lock:
+            return [path for path, _ in self._mentions().files_mentioning(name)]
 
     def symbols_starting_with(self, prefix: str, limit: int = 50) -> list[tuple[str, str, str, int]]:
         """(name, kind, path, line) of definitions whose name starts with `prefix` (mention completion)."""

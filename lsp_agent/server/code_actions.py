@@ -18,6 +18,7 @@ from pygls.uris import to_fs_path
 
 from lsp_agent.server import undo
 from lsp_agent.server.edits import build_edit
+from lsp_agent.server.next_edits import next_edit_actions
 from lsp_agent.server.proposals import DIAGNOSTIC_SOURCE, HunkSpot, PendingProposal
 from lsp_agent.server.settle import hunk_id
 
@@ -52,6 +53,7 @@ def code_actions(
     actions: list[types.CodeAction | types.Command] = []
     doc = server.workspace.text_documents.get(uri)
     if doc is not None and _wanted(only, APPLY_KIND.value):
+        actions.extend(next_edit_actions(server, uri, rng))  # "Update 3 call sites of `f`" at a changed def
         spots = [
             s
             for s in server.proposals.spots(uri, doc.source, server.workspace.position_codec)

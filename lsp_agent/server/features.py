@@ -184,6 +184,7 @@ def _register_documents(server: AgentServer) -> None:
         path = _path(params.text_document.uri)
         if path is not None:
             ls.indexes.update_soon(path, params.text_document.text)
+            ls.next_edits.opened(params.text_document.uri, params.text_document.text)
         if params.text_document.uri in ls.proposals.uris():
             ls.publish_hints()
 
@@ -194,6 +195,7 @@ def _register_documents(server: AgentServer) -> None:
         if path is not None:
             doc = ls.workspace.text_documents.get(uri)
             ls.indexes.schedule_update(path, lambda: doc.source if doc is not None else None)
+            ls.next_edits.changed(uri)
         note_changes(ls, params)  # the completion in flight is stale; the edited lines are recent context
         hints_soon(ls, uri)
 
@@ -208,12 +210,14 @@ def _register_documents(server: AgentServer) -> None:
                 ls.indexes.update_from_disk(path)
             else:
                 ls.indexes.update_soon(path, text)
+            ls.next_edits.saved(uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: AgentServer, params: types.DidCloseTextDocumentParams) -> None:
         path = _path(params.text_document.uri)
         if path is not None:
             ls.indexes.update_from_disk(path)  # unsaved changes were discarded: the disk is the truth again
+            ls.next_edits.closed(params.text_document.uri)
         forget_document(ls, params.text_document.uri)
         if params.text_document.uri in ls.diagnosed_uris:
             ls.publish_hints()

@@ -18,6 +18,7 @@ from lsp_agent.server.ask_choices import model_choices
 from lsp_agent.server.conversations import EditorConversations
 from lsp_agent.server.edits import DocumentState, EditSupport
 from lsp_agent.server.indexing import IndexManager
+from lsp_agent.server.next_edits import NextEdits
 from lsp_agent.server.progress import ProgressReporter
 from lsp_agent.server.proposals import PendingProposal, ProposalStore
 from lsp_agent.server.runs import RunManager, RunRecord
@@ -51,6 +52,7 @@ class AgentServer(HardenedServer):
         )
         self.runs = RunManager(self)
         self.proposals = ProposalStore()
+        self.next_edits = NextEdits(self)  # proposals for the sites a changed definition implies
         self.last_apply: Any = None  # what the last apply changed (undo.LastApply), for lspAgent.undoApply
         # the edits of the "Apply" code actions offered lately (undo.OfferedEdit, by uri, text before and edit):
         # undo recognises one applied by the text it leaves
