@@ -50,11 +50,17 @@ def model_key(embedder: Embedder | None, config: IndexConfig) -> str | None:
     return cache_model_key(embedder.name, config.api_base) if embedder is not None else None
 
 
-def seed_candidates(root: Path, config: IndexConfig, store: IndexStore) -> list[tuple[str, int, int, str]]:
-    """(path, size, mtime, content hash) of the tree's files the local index lacks or holds another version of."""
+def seed_candidates(
+    root: Path, config: IndexConfig, store: IndexStore, walked: list[Path]
+) -> list[tuple[str, int, int, str]]:
+    """(path, size, mtime, content hash) of the tree's files the local index lacks or holds another version of.
+
+    Every file the walk finds is appended to `walked` (the refresh that follows reuses the walk).
+    """
     known = store.files()
     out = []
     for path in walk_workspace(root, exclude=config.exclude, max_file_size=config.max_file_size):
+        walked.append(path)
         rel = path.relative_to(root).as_posix()
         try:
             st = path.stat()
@@ -70,10 +76,15 @@ def seed_candidates(root: Path, config: IndexConfig, store: IndexStore) -> list[
 
 
 def seed_from_team(
-    root: Path, config: IndexConfig, store: IndexStore, team: TeamStore, embedder: Embedder | None
+    root: Path,
+    config: IndexConfig,
+    store: IndexStore,
+    team: TeamStore,
+    embedder: Embedder | None,
+    walked: list[Path],
 ) -> int:
     """Copy the team's rows of every file of the tree it holds by content into the local index; returns how many."""
-    candidates = seed_candidates(root, config, store)
+    candidates = seed_candidates(root, config, store, walked)
     if not candidates:
         return 0
     fresh = not store.files()
@@ -112,22 +123,26 @@ class TeamLink:
             self._team = TeamStore(self.url)
         return self._team
 
-    def seed(self, root: Path, config: IndexConfig, store: IndexStore, embedder: Embedder | None) -> int:
-        """seed_from_team(); on failure the local index goes on alone and the reason is logged once."""
+    def seed(
+        self, root: Path, config: IndexConfig, store: IndexStore, embedder: Embedder | None
+    ) -> tuple[int, list[Path] | None]:
+        """seed_from_team(): (files copied, the files walked); on failure the local index goes on alone (0, None)
+        and the reason is logged once."""
+        walked: list[Path] = []
         try:
-            copied = seed_from_team(root, config, store, self.connect(), embedder)
+            copied = seed_from_team(root, config, store, self.connect(), embedder, walked)
         except TeamStoreError as exc:
             self.fail(str(exc))
-            return 0
+            return 0, None
         except Exception as exc:  # a dropped connection mid-read: the local index must still serve
             self.fail(f"the team index at {describe(self.url)} failed: {redact(str(exc), self.url)}")
-            return 0
+            return 0, None
         if self.status is not None:
             log.warning("team index at %s is reachable again", describe(self.url))
         self.status = None
         if copied:
             log.info("seeded %d files from the team index at %s", copied, describe(self.url))
-        return copied
+        return copied, walked
 
     def fail(self, message: str) -> None:
         """Note a failure (logged once until the team index works again) and drop the connection."""
@@ -143,6 +158,13 @@ class TeamLink:
                 self._team.close()
             finally:
                 self._team = None
+
+
+def seed_team(
+    link: TeamLink | None, root: Path, config: IndexConfig, store: IndexStore, embedder: Embedder | None
+) -> tuple[int, list[Path] | None]:
+    """TeamLink.seed() when there is a team index: (files copied, the files walked); else (0, None)."""
+    return link.seed(root, config, store, embedder) if link is not None else (0, None)
 
 
 def tree_identity(root: Path, keys: dict[str, str]) -> tuple[str, str]:
