@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import subprocess
+import time
 from collections.abc import Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from lsp_agent.workspace.walk import walk_workspace
 
 log = logging.getLogger(__name__)
 
+RETRY_SECONDS = 60  # an unreachable team index is tried again after this long (a timeout costs every refresh)
 BULK_MIN_FILES = 500  # as WorkspaceIndex: a first load this large drops secondary indexes until the end
 
 
@@ -116,6 +118,7 @@ class TeamLink:
         self.url = url
         self.status: str | None = None  # the last problem, for status lines
         self._team: TeamStore | None = None
+        self._retry_at = 0.0  # after a failure, refreshes go on locally until then without trying again
 
     def connect(self) -> TeamStore:
         """The open connection (TeamStoreError when the database cannot be reached)."""
@@ -129,6 +132,8 @@ class TeamLink:
         """seed_from_team(): (files copied, the files walked); on failure the local index goes on alone (0, None)
         and the reason is logged once."""
         walked: list[Path] = []
+        if time.monotonic() < self._retry_at:
+            return 0, None
         try:
             copied = seed_from_team(root, config, store, self.connect(), embedder, walked)
         except TeamStoreError as exc:
@@ -149,6 +154,7 @@ class TeamLink:
         if self.status is None:
             log.warning("%s; using the local index only", message)
         self.status = message
+        self._retry_at = time.monotonic() + RETRY_SECONDS
         self.close()
 
     def close(self) -> None:
