@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,6 +28,9 @@ from lsp_agent.index.store_url import TeamStoreError, describe, is_team_url, red
 from lsp_agent.index.team_store import BATCH, TeamStore, file_key
 from lsp_agent.index.vector_cache import SharedVectors, cache_model_key
 from lsp_agent.workspace.walk import walk_workspace
+
+if TYPE_CHECKING:  # workspace_index imports this module
+    from lsp_agent.index.workspace_index import WorkspaceIndex
 
 log = logging.getLogger(__name__)
 
@@ -320,3 +324,9 @@ def team_vectors(
     """The vector cache an index embeds through: the machine's, backed by the team index when there is one."""
     model = model_key(embedder, config)
     return local if link is None or model is None else TeamVectors(link, model, local)
+
+
+def publish_index(index: WorkspaceIndex, team: TeamStore) -> Published:
+    """publish() a refreshed WorkspaceIndex, holding its writer so no refresh or buffer update runs meanwhile."""
+    with index._write_lock:
+        return publish(index.root, index._writer, team, index._embedder, index.config)

@@ -15,7 +15,7 @@ import pytest
 
 from lsp_agent.index import IndexConfig, WorkspaceIndex
 from lsp_agent.index.team_store import TeamStore
-from lsp_agent.index.team_sync import publish
+from lsp_agent.index.team_sync import publish_index
 from lsp_agent.testing.scripted_model import ScriptedModelServer, hashed_embedding
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,7 +45,7 @@ def published(root: Path, url: str, config: IndexConfig | None = None, db: Path 
         team.create_schema()
         with WorkspaceIndex(root, config, db_path=db) as index:
             index.refresh()
-            publish(index.root, index._writer, team, index._embedder, config)
+            publish_index(index, team)
     finally:
         team.close()
 
