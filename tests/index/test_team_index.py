@@ -230,6 +230,16 @@ def test_vectors_are_shared_by_model_and_searchable_through_hnsw(
         ]
         assert any("USING hnsw" in d and "vector_cosine_ops" in d for d in indexes), indexes
         assert conn.execute("SELECT count(*) FROM lsp_vectors").fetchone()[0] == embedded
+        dim = conn.execute("SELECT min(dim) FROM lsp_vectors").fetchone()[0]
+        # A table this small would be scanned: with scans off, the nearest-chunk query's plan must use HNSW.
+        conn.execute("SET enable_seqscan = off")
+        conn.execute("SET enable_bitmapscan = off")
+        plan = conn.execute(
+            f"EXPLAIN SELECT hash FROM lsp_vectors WHERE model=%s AND dim={dim} "
+            f"ORDER BY vec::vector({dim}) <=> array_fill(0.5, ARRAY[{dim}])::vector({dim}) LIMIT 5",
+            (team_model(server.base_url),),
+        ).fetchall()
+        assert f"lsp_vectors_hnsw_{dim}" in str(plan), plan
     team = TeamStore(pg_url)
     try:
         snapshot = team.snapshot("shop")
