@@ -150,6 +150,20 @@ def reuse_of(url: str, tree: Path, work: Path) -> dict:
     }
 
 
+def storage(url: str) -> dict:
+    """Rows and bytes (tables with their indexes) of the team index."""
+    import psycopg
+
+    out = {}
+    with psycopg.connect(url) as conn:
+        for table in ("lsp_files", "lsp_chunks", "lsp_symbols", "lsp_vectors", "lsp_snapshot_files"):
+            count, size = conn.execute(
+                f"SELECT count(*), pg_total_relation_size('{table}') FROM {table}"  # noqa: S608
+            ).fetchone()  # type: ignore[misc]
+            out[table] = {"rows": count, "mb": round(size / 1e6, 1)}
+    return out
+
+
 def timed_refresh(tree: Path, config: IndexConfig, db: Path) -> tuple[float, WorkspaceIndex]:
     """Seconds to a usable index (refresh) of a tree into a fresh database; the open index."""
     index = WorkspaceIndex(tree, config, db_path=db)
@@ -236,6 +250,7 @@ def main() -> None:
     v2 = work / "v2" / "corpus"
     next_release(v1, v2)
     figures["second_commit"] = reuse_of(url, v2, work / "pg-v2")
+    figures["postgres_after_two_commits"] = storage(url)
     figures["second_commit_cold_sqlite_s"] = round(cli(["index", str(v2)], work / "sqlite-v2"), 2)
     mine = work / "laptop" / "corpus"
     laptop(v1, mine, args.changed)

@@ -81,6 +81,7 @@ class IndexPool:
                     max_file_size=settings.max_file_size,
                     exclude=list(settings.index_exclude) + secret_files_of(settings).index_excludes(),
                     embeddings=settings.embeddings,
+                    store=settings.index_store,
                 )
                 folder.index = WorkspaceIndex(root, config)
             stats = folder.index.refresh()

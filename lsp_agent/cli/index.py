@@ -183,10 +183,10 @@ def run_index(args: argparse.Namespace) -> int:
 
 def _publish(index: WorkspaceIndex, team: TeamStore) -> None:
     """Write the refreshed index to the team index as its commit's snapshot and say what was reused."""
-    from lsp_agent.index.team_sync import publish
+    from lsp_agent.index.team_sync import publish_index
 
     started = time.perf_counter()
-    done = publish(index.root, index._writer, team, index._embedder, index.config)
+    done = publish_index(index, team)
     vectors = f", vectors {done.reused_vectors}/{done.vectors} reused" if done.vectors else ""
     print(
         f"team index {team.where}: snapshot {done.repo}@{done.commit} ({done.files} files, "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from lsp_agent.index.chunking import ParsedFile, analyze_with_tree
@@ -23,15 +23,23 @@ MAX_KEPT_TREES = 16  # parse trees of recent buffers, for incremental parsing of
 
 
 def changed_files(
-    root: Path, config: IndexConfig, known: dict[str, FileRecord], workers: Workers
+    root: Path,
+    config: IndexConfig,
+    known: dict[str, FileRecord],
+    workers: Workers,
+    walked: list[Path] | None = None,
 ) -> tuple[list[FileJob], set[str]]:
     """Jobs for the files whose size or mtime differ from the index, and every indexable path the walk saw.
 
     The workers are started as soon as there is enough work for them, so they boot while the walk goes on.
+    `walked`: the files of a walk made just before (seeding from the team index), instead of walking again.
     """
     jobs: list[FileJob] = []
     seen: set[str] = set()
-    for path in walk_workspace(root, exclude=config.exclude, max_file_size=config.max_file_size):
+    paths: Iterable[Path] = walked
+    if walked is None:  # walked lazily: the workers start while the walk goes on
+        paths = walk_workspace(root, exclude=config.exclude, max_file_size=config.max_file_size)
+    for path in paths:
         rel = path.relative_to(root).as_posix()
         try:
             st = path.stat()

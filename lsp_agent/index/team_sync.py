@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import logging
 import subprocess
+import time
 from collections.abc import Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,8 +29,12 @@ from lsp_agent.index.team_store import BATCH, TeamStore, file_key
 from lsp_agent.index.vector_cache import SharedVectors, cache_model_key
 from lsp_agent.workspace.walk import walk_workspace
 
+if TYPE_CHECKING:  # workspace_index imports this module
+    from lsp_agent.index.workspace_index import WorkspaceIndex
+
 log = logging.getLogger(__name__)
 
+RETRY_SECONDS = 60  # an unreachable team index is tried again after this long (a timeout costs every refresh)
 BULK_MIN_FILES = 500  # as WorkspaceIndex: a first load this large drops secondary indexes until the end
 
 
@@ -50,11 +56,17 @@ def model_key(embedder: Embedder | None, config: IndexConfig) -> str | None:
     return cache_model_key(embedder.name, config.api_base) if embedder is not None else None
 
 
-def seed_candidates(root: Path, config: IndexConfig, store: IndexStore) -> list[tuple[str, int, int, str]]:
-    """(path, size, mtime, content hash) of the tree's files the local index lacks or holds another version of."""
+def seed_candidates(
+    root: Path, config: IndexConfig, store: IndexStore, walked: list[Path]
+) -> list[tuple[str, int, int, str]]:
+    """(path, size, mtime, content hash) of the tree's files the local index lacks or holds another version of.
+
+    Every file the walk finds is appended to `walked` (the refresh that follows reuses the walk).
+    """
     known = store.files()
     out = []
     for path in walk_workspace(root, exclude=config.exclude, max_file_size=config.max_file_size):
+        walked.append(path)
         rel = path.relative_to(root).as_posix()
         try:
             st = path.stat()
@@ -70,10 +82,15 @@ def seed_candidates(root: Path, config: IndexConfig, store: IndexStore) -> list[
 
 
 def seed_from_team(
-    root: Path, config: IndexConfig, store: IndexStore, team: TeamStore, embedder: Embedder | None
+    root: Path,
+    config: IndexConfig,
+    store: IndexStore,
+    team: TeamStore,
+    embedder: Embedder | None,
+    walked: list[Path],
 ) -> int:
     """Copy the team's rows of every file of the tree it holds by content into the local index; returns how many."""
-    candidates = seed_candidates(root, config, store)
+    candidates = seed_candidates(root, config, store, walked)
     if not candidates:
         return 0
     fresh = not store.files()
@@ -105,6 +122,7 @@ class TeamLink:
         self.url = url
         self.status: str | None = None  # the last problem, for status lines
         self._team: TeamStore | None = None
+        self._retry_at = 0.0  # after a failure, refreshes go on locally until then without trying again
 
     def connect(self) -> TeamStore:
         """The open connection (TeamStoreError when the database cannot be reached)."""
@@ -112,28 +130,35 @@ class TeamLink:
             self._team = TeamStore(self.url)
         return self._team
 
-    def seed(self, root: Path, config: IndexConfig, store: IndexStore, embedder: Embedder | None) -> int:
-        """seed_from_team(); on failure the local index goes on alone and the reason is logged once."""
+    def seed(
+        self, root: Path, config: IndexConfig, store: IndexStore, embedder: Embedder | None
+    ) -> tuple[int, list[Path] | None]:
+        """seed_from_team(): (files copied, the files walked); on failure the local index goes on alone (0, None)
+        and the reason is logged once."""
+        walked: list[Path] = []
+        if time.monotonic() < self._retry_at:
+            return 0, None
         try:
-            copied = seed_from_team(root, config, store, self.connect(), embedder)
+            copied = seed_from_team(root, config, store, self.connect(), embedder, walked)
         except TeamStoreError as exc:
             self.fail(str(exc))
-            return 0
+            return 0, None
         except Exception as exc:  # a dropped connection mid-read: the local index must still serve
             self.fail(f"the team index at {describe(self.url)} failed: {redact(str(exc), self.url)}")
-            return 0
+            return 0, None
         if self.status is not None:
             log.warning("team index at %s is reachable again", describe(self.url))
         self.status = None
         if copied:
             log.info("seeded %d files from the team index at %s", copied, describe(self.url))
-        return copied
+        return copied, walked
 
     def fail(self, message: str) -> None:
         """Note a failure (logged once until the team index works again) and drop the connection."""
         if self.status is None:
             log.warning("%s; using the local index only", message)
         self.status = message
+        self._retry_at = time.monotonic() + RETRY_SECONDS
         self.close()
 
     def close(self) -> None:
@@ -143,6 +168,13 @@ class TeamLink:
                 self._team.close()
             finally:
                 self._team = None
+
+
+def seed_team(
+    link: TeamLink | None, root: Path, config: IndexConfig, store: IndexStore, embedder: Embedder | None
+) -> tuple[int, list[Path] | None]:
+    """TeamLink.seed() when there is a team index: (files copied, the files walked); else (0, None)."""
+    return link.seed(root, config, store, embedder) if link is not None else (0, None)
 
 
 def tree_identity(root: Path, keys: dict[str, str]) -> tuple[str, str]:
@@ -292,3 +324,9 @@ def team_vectors(
     """The vector cache an index embeds through: the machine's, backed by the team index when there is one."""
     model = model_key(embedder, config)
     return local if link is None or model is None else TeamVectors(link, model, local)
+
+
+def publish_index(index: WorkspaceIndex, team: TeamStore) -> Published:
+    """publish() a refreshed WorkspaceIndex, holding its writer so no refresh or buffer update runs meanwhile."""
+    with index._write_lock:
+        return publish(index.root, index._writer, team, index._embedder, index.config)

@@ -26,7 +26,7 @@ from lsp_agent.index.repomap import build_repo_map
 from lsp_agent.index.rerank import ChunkPaths, rerank
 from lsp_agent.index.rows import text_hash
 from lsp_agent.index.store import IndexStore, default_db_path
-from lsp_agent.index.team_sync import team_link, team_vectors
+from lsp_agent.index.team_sync import seed_team, team_link, team_vectors
 from lsp_agent.index.tokens import tokenize, unpack_terms
 from lsp_agent.index.vector_cache import embedding_backend
 from lsp_agent.workspace.paths import index_rel
@@ -87,11 +87,12 @@ class WorkspaceIndex:
         self._check_open()
         with self._write_lock, Workers(self.config.worker_niceness) as workers:
             store = self._writer
-            if self.team is not None and self.team.seed(self.root, self.config, store, self._embedder):
+            seeded, walked = seed_team(self.team, self.root, self.config, store, self._embedder)
+            if seeded:
                 with self._read_lock:
                     self._lexical, self._vectors, self._generation = None, None, self._generation + 1
             known = store.files()
-            jobs, seen = changed_files(self.root, self.config, known, workers)
+            jobs, seen = changed_files(self.root, self.config, known, workers, walked)
             deleted = [rec for rel, rec in known.items() if rel not in seen]
             removed: list[int] = []
             added: list[tuple[int, str, bytes]] = []

@@ -15,7 +15,7 @@ import pytest
 
 from lsp_agent.index import IndexConfig, WorkspaceIndex
 from lsp_agent.index.team_store import TeamStore
-from lsp_agent.index.team_sync import publish
+from lsp_agent.index.team_sync import publish_index
 from lsp_agent.testing.scripted_model import ScriptedModelServer, hashed_embedding
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,7 +45,7 @@ def published(root: Path, url: str, config: IndexConfig | None = None, db: Path 
         team.create_schema()
         with WorkspaceIndex(root, config, db_path=db) as index:
             index.refresh()
-            publish(index.root, index._writer, team, index._embedder, config)
+            publish_index(index, team)
     finally:
         team.close()
 
@@ -230,6 +230,16 @@ def test_vectors_are_shared_by_model_and_searchable_through_hnsw(
         ]
         assert any("USING hnsw" in d and "vector_cosine_ops" in d for d in indexes), indexes
         assert conn.execute("SELECT count(*) FROM lsp_vectors").fetchone()[0] == embedded
+        dim = conn.execute("SELECT min(dim) FROM lsp_vectors").fetchone()[0]
+        # A table this small would be scanned: with scans off, the nearest-chunk query's plan must use HNSW.
+        conn.execute("SET enable_seqscan = off")
+        conn.execute("SET enable_bitmapscan = off")
+        plan = conn.execute(
+            f"EXPLAIN SELECT hash FROM lsp_vectors WHERE model=%s AND dim={dim} "
+            f"ORDER BY vec::vector({dim}) <=> array_fill(0.5, ARRAY[{dim}])::vector({dim}) LIMIT 5",
+            (team_model(server.base_url),),
+        ).fetchall()
+        assert f"lsp_vectors_hnsw_{dim}" in str(plan), plan
     team = TeamStore(pg_url)
     try:
         snapshot = team.snapshot("shop")
