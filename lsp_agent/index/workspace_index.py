@@ -389,10 +389,9 @@ class WorkspaceIndex:
                 self._closed = True
                 self._writer.close()
                 self._reader.close()
-                if self._shared is not None:
-                    self._shared.close()
-                if self.team is not None:
-                    self.team.close()
+                for extra in (self._shared, self.team):  # the machine's vector cache, the team index
+                    if extra is not None:
+                        extra.close()
 
     def __enter__(self) -> WorkspaceIndex:
         return self
