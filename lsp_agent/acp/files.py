@@ -92,6 +92,9 @@ class ConsentOverlay(Overlay):
         self.consent = consent
         self.read_only = read_only
         self._local = threading.local()
+        self._written: dict[
+            str, FileChange | None
+        ] = {}  # path -> the change written this run (first base, last text)
 
     def read_text(self, rel: str) -> str:
         """As Overlay.read_text, reading unchanged files through the client."""
@@ -129,6 +132,14 @@ class ConsentOverlay(Overlay):
         self.revert(key)  # settled either way: later reads see the written file, a failed write is reported
         if error:
             raise ToolError(error)
+        self._written[key] = _since_first(self._written.get(key), change)
+
+    def checked_changes(self) -> list[FileChange]:
+        """The proposal's changes and those written with consent this run: the run's checks judge them all."""
+        changes: dict[str, FileChange | None] = dict(self._written)
+        for change in self.to_proposal().changes:
+            changes[change.path] = _since_first(changes.get(change.path), change)
+        return [change for _, change in sorted(changes.items()) if change is not None]
 
     def _refuse_in_ask_mode(self, rel: str) -> None:
         """Ask mode is read-only: no write is even proposed."""
@@ -152,6 +163,18 @@ class ConsentOverlay(Overlay):
         if getattr(self._local, "client", False):
             return self.files.read(path)
         return read_disk_text(path)
+
+
+def _since_first(first: FileChange | None, latest: FileChange) -> FileChange | None:
+    """One file's change since the run first changed it: the first change's base, the latest change's text (None
+    when it is back where it started)."""
+    if first is None:
+        return latest
+    base, new = first.base_text, latest.new_text
+    if base == new:
+        return None
+    kind = "delete" if new is None else "create" if base is None else "modify"
+    return FileChange(latest.path, kind, base, new)
 
 
 def write_change(root: Path, change: FileChange, files: ClientFiles) -> str | None:

@@ -33,6 +33,7 @@ from lsp_agent.agent.session import Session
 from lsp_agent.agent.styles import RunStyle, style_named
 from lsp_agent.agent.tool_step import ToolStep
 from lsp_agent.agent.transcript import Transcript
+from lsp_agent.tools.verify import fingerprint
 
 if TYPE_CHECKING:
     from lsp_agent.config import Settings
@@ -265,16 +266,32 @@ class AgentRun:
             self.ctx.close()
             raise
 
+    def _tests_failing(self) -> str | None:
+        """The failing tests' report when the tests last ran (at a finish, or after a tested edit) on the proposal as
+        it is now and failed; None when they passed, were not run, or the proposal changed since."""
+        verification = getattr(
+            self, "verification", None
+        )  # set by the profile when tests run before finishing
+        if verification is not None and (tested := verification.tested_now(self.ctx)) is not None:
+            return None if tested[0] else tested[1]
+        testing = getattr(self, "edit_testing", None)  # the small profile's tested edits
+        kept = getattr(testing, "kept", None)
+        if kept is not None and kept[0] == fingerprint(self.ctx):
+            return kept[1]
+        return None
+
     def _finish(self, outcome: Outcome, started: float) -> RunResult:
         """Offer the proposal, emit `done`, remember the exchange, close the transcript."""
+        checks: list[str] = []
         try:
-            proposal = self.proposal.offer(outcome.answer)
+            checks = self.proposal.failed_checks(self._tests_failing())
+            proposal = self.proposal.offer(outcome.answer, checks)
         except Exception as exc:  # noqa: BLE001 - a broken overlay must still end the run
             log.exception("building the proposal failed")
-            proposal = None
+            proposal, checks = None, []
             outcome = Outcome("error", outcome.answer, False, f"could not build the proposal: {exc}")
         self.budget.record(self.usage.total_tokens, self.usage.cost)
-        result = RunResult.of(outcome, self.usage, proposal)
+        result = RunResult.of(outcome, self.usage, proposal, checks)
         self.events.emit("done", **result.done_data(time.perf_counter() - started))
         if self.session is not None:
             self.session.record_run(self.run_id, self.task, result)

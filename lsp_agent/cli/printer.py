@@ -32,7 +32,6 @@ class Printer:
         )  # warnings that are not part of the run (an MCP server that did not start)
         self.color = color
         self.errors_shown: set[str] = set()  # final error messages already printed (the report skips them)
-        self.syntax_errors: list[str] = []  # the proposal's Python syntax errors, as its event reported them
         self._last_retry = ""
 
     def paint(self, text: str, style: str) -> str:
@@ -45,8 +44,6 @@ class Printer:
 
     def __call__(self, event: AgentEvent) -> None:
         kind = event.kind
-        if kind == "proposal":
-            self.syntax_errors = list(event.data.get("syntaxErrors") or [])
         if kind == "usage":  # the running spend, after each model reply
             from lsp_agent.agent.budgets import spend_text
 
