@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lsp_agent.agent import prompts
-from lsp_agent.workspace.proposal import FileChange, Proposal, check_syntax
+from lsp_agent.tools.syntax_check import syntax_errors
+from lsp_agent.workspace.proposal import FileChange, Proposal
 
 if TYPE_CHECKING:
     from lsp_agent.agent.conversation import Usage
@@ -97,7 +98,7 @@ class RunResult:
 
 
 class ProposalCheck:
-    """The overlay's changes as a Proposal and their Python syntax errors, checked once per state of the overlay."""
+    """The overlay's changes as a Proposal and the syntax errors they introduced, checked once per state."""
 
     def __init__(self, overlay: Overlay, events: RunEvents) -> None:
         self.overlay = overlay
@@ -109,11 +110,11 @@ class ProposalCheck:
         """(proposal, syntax errors) of the overlay as it is now."""
         checked = self.overlay.checked_changes()  # the proposal's, and changes already written with consent
         if self._checked is None or self._checked[0] != checked:
-            self._checked = (checked, self.overlay.to_proposal(), check_syntax(Proposal(checked)))
+            self._checked = (checked, self.overlay.to_proposal(), syntax_errors(checked))
         return self._checked[1], self._checked[2]
 
     def syntax_report(self) -> str | None:
-        """Before finishing: the report on proposed Python files that do not parse, once per run (else None)."""
+        """Before finishing: the report on proposed files that no longer parse, once per run (else None)."""
         if self._reported:
             return None
         problems = self.current()[1]

@@ -189,7 +189,7 @@ class AgentRun:
         self.events.emit("thought", text=text, iteration=self.usage.requests)
 
     def syntax_report(self) -> str | None:
-        """Before finishing: the report on proposed Python files that do not parse, once per run (else None)."""
+        """Before finishing: the report on proposed files that no longer parse, once per run (else None)."""
         return self.proposal.syntax_report()
 
     def task_message(self) -> str:

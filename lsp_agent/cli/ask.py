@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from lsp_agent.agent.permission_store import PREFIX_TOOLS, command_argv, command_prefix
 from lsp_agent.cli.apply import apply_proposal, remember_proposal
-from lsp_agent.cli.common import add_model_flags
+from lsp_agent.cli.common import add_model_flags, add_provider_flag, provider_model
 from lsp_agent.cli.conversation import mention_context, prepare_ask, remember_session
 from lsp_agent.cli.folders import FolderIndexes, cli_access, cli_router
 from lsp_agent.cli.folders import add_flag as add_folder_flag
@@ -40,6 +40,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--task", dest="task_flag", help=argparse.SUPPRESS)
     p.add_argument("--repo", default=".", help="workspace root (default: current directory)")
     add_model_flags(p)
+    add_provider_flag(p)
     p.add_argument(
         "--tool-calling", choices=["auto", "native", "prompt"], help="tool calling mode (default auto)"
     )
@@ -224,7 +225,7 @@ def run_ask(args: argparse.Namespace) -> int:
 
 
 def _settings(args: argparse.Namespace, root: Path) -> Settings | None:
-    """The run's settings (flags, files, environment); None after saying why there is no model."""
+    """The run's settings (flags, --llm-provider, files, environment); None after saying why there is no model."""
     from lsp_agent.config import ModelNotConfigured
     from lsp_agent.settings_sources import export_provider_keys, load_settings
 
@@ -232,6 +233,14 @@ def _settings(args: argparse.Namespace, root: Path) -> Settings | None:
     settings, errors = load_settings(root, flags=_flags(args))
     for error in errors:
         print(f"warning: {error}", file=sys.stderr)
+    try:
+        model = provider_model(
+            getattr(args, "llm_provider", None), getattr(args, "model", None), settings.model
+        )
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
+    settings = settings.replace(model=model) if model else settings
     if not settings.model:
         print(f"error: {ModelNotConfigured('cli')}", file=sys.stderr)
         return None
@@ -343,7 +352,7 @@ def _report(
             print(printer.paint(f"warning: the proposal fails its own checks: {check}", "error"), file=out)
         applied_words, written = _apply_or_not(result, root, out, apply=apply, run_id=run_id, session=session)
         status = status or (0 if written else 1)
-    words = result.status.replace("_", " ")
+    words = {"success": "success", "checks_failed": "checks failed"}.get(result.status, "failed")
     summary = (
         f"{words} ({result.stop_reason}) | iterations {result.iterations} | "
         f"messages {result.messages} | tokens {result.prompt_tokens} in / {result.completion_tokens} out | "
