@@ -2,7 +2,8 @@
 
 A call by another name runs the tool it means, and its observation starts with a note naming the canonical tool and
 parameters, so the model uses them from then on. A parameter is renamed only when the tool has no parameter of the
-alias's own name and its canonical parameter is not given too.
+alias's own name and its canonical parameter is not given too; seed 001's read_file window (`offset`, `limit`)
+becomes start_line and end_line.
 """
 
 from __future__ import annotations
@@ -72,9 +73,38 @@ def canonical_arguments(
         if key in props or target is None or target not in props or target in parsed:
             continue
         renamed[key] = target
+    clean = {renamed.get(key, key): value for key, value in parsed.items()}
+    renamed.update(_line_window(props, clean))
     if not renamed:
         return arguments, {}
-    return {renamed.get(key, key): value for key, value in parsed.items()}, renamed
+    return clean, renamed
+
+
+def _line_window(props: dict[str, Any], args: dict[str, Any]) -> dict[str, str]:
+    """Seed 001's read_file `offset` (the first line) and `limit` (how many lines) as start_line and end_line, in
+    place; {alias: what it became} of those converted."""
+    if "start_line" not in props or "end_line" not in props or "offset" in props or "limit" in props:
+        return {}
+    offset, limit = args.get("offset"), args.get("limit")
+    if not _whole(offset, limit) or ("start_line" in args and offset is not None):
+        return {}
+    converted: dict[str, str] = {}
+    if offset is not None:
+        args["start_line"] = max(1, int(offset))
+        converted["offset"] = "start_line"
+    if limit is not None and "end_line" not in args:
+        args["end_line"] = int(args.get("start_line") or 1) + max(1, int(limit)) - 1
+        converted["limit"] = "end_line (start_line + limit - 1)"
+    for key in converted:
+        del args[key]
+    return converted
+
+
+def _whole(*values: Any) -> bool:
+    """True when every value given is a whole number (or a string of one)."""
+    return all(
+        v is None or (not isinstance(v, bool) and str(v).strip().lstrip("+-").isdigit()) for v in values
+    )
 
 
 def alias_note(called: str, tool: str, renamed: dict[str, str], schema: dict[str, Any]) -> str:

@@ -103,3 +103,19 @@ def test_aliases_never_shadow_a_parameter_or_a_canonical_value():
     assert args == {"path": "a.py", "old_text": "x", "new_text": "y"} and len(renamed) == 3
     assert canonical_tool("functions.execute_code") == "run_python" and canonical_tool("edit_file") is None
     assert alias_note("edit_file", "edit_file", {}, edit) == ""
+
+
+def test_seed_read_window_offset_and_limit_become_lines():
+    read = next(t for t in builtin_tools() if t.name == "read_file").parameters
+    args, renamed = canonical_arguments(read, {"file_path": "a.py", "offset": 10, "limit": 5})
+    assert args == {"path": "a.py", "start_line": 10, "end_line": 14}
+    assert renamed == {
+        "file_path": "path",
+        "offset": "start_line",
+        "limit": "end_line (start_line + limit - 1)",
+    }
+    assert canonical_arguments(read, {"path": "a.py", "offset": True}) == (
+        {"path": "a.py", "offset": True},
+        {},
+    )
+    assert canonical_arguments(read, {"path": "a.py", "start_line": 2, "offset": 3})[1] == {}  # ours wins
