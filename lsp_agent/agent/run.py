@@ -33,7 +33,7 @@ from lsp_agent.agent.session import Session
 from lsp_agent.agent.styles import RunStyle, style_named
 from lsp_agent.agent.tool_step import ToolStep
 from lsp_agent.agent.transcript import Transcript
-from lsp_agent.tools.verify import fingerprint
+from lsp_agent.tools.verify import fingerprint, test_at_end
 
 if TYPE_CHECKING:
     from lsp_agent.config import Settings
@@ -141,13 +141,19 @@ class AgentRun:
         return self._finish(outcome, started)
 
     async def _solve_task(self) -> Outcome:
-        """Get ready, then solve the task in one loop, or planned as subtasks."""
+        """Get ready, then solve the task in one loop, or planned as subtasks; test a proposal left untested."""
         task_text = await self._prepare()
         if self.before_loop is not None and (outcome := await self.before_loop()) is not None:
             return outcome
         if self.settings.plan and self.style.plans:
-            return await run_planned(self, task_text)
-        return await self.solve(task_text)
+            outcome = await run_planned(self, task_text)
+        else:
+            outcome = await self.solve(task_text)
+        verification = getattr(self, "verification", None)  # the small profile's tested edits test each edit
+        if outcome.success and verification is not None and getattr(self, "edit_testing", None) is None:
+            if (tests := await test_at_end(verification, self.ctx)) is not None:
+                outcome.answer = f"{outcome.answer}\n\n{tests}".strip()
+        return outcome
 
     async def solve(self, task_text: str) -> Outcome:
         """One loop: ask the model, let the style act on the reply, append what came of it, until it ends."""

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsp_agent.tools.registry import Tool, ToolContext, ToolError
-from lsp_agent.tools.test_runs import is_test_path, named_test_files, run_pytest
+from lsp_agent.tools.test_runs import TestReport, is_test_path, named_test_files, run_pytest
 
 if TYPE_CHECKING:
     from lsp_agent.tools.registry import ToolRegistry
@@ -42,8 +42,9 @@ class Verification:
     failing_at_start: str = ""  # the named tests' result when they failed before any edit (run up front)
     unchanged_refusals: int = 0  # finishes with nothing changed (or answers) refused so far
     refusal_limit: int = 1  # how many such finishes are refused before one is accepted
-    last_report: tuple[str, bool, str] | None = (
-        None  # (fingerprint, passed, report) of the last run at finish
+    last_report: tuple[str, bool, str] | None = None  # (fingerprint, passed, report) of the last test run
+    not_permitted: str | None = (
+        None  # fingerprint of the proposal whose test run was refused (not asked again)
     )
 
     def tested_now(self, ctx: ToolContext) -> tuple[bool, str] | None:
@@ -95,6 +96,34 @@ def fingerprint(ctx: ToolContext) -> str:
     return digest.hexdigest()
 
 
+async def test_at_end(verification: Verification, ctx: ToolContext) -> str | None:
+    """For a run that ends without task_complete having tested its final proposal (a plain answer after an edit):
+    run the tests now, so the run's status says whether they pass. The line for the answer ("Tests pass: ...",
+    "Tests fail: ...", "Tests not run: ..."), or None when there is nothing to test or they already ran on it."""
+    if not ctx.overlay.checked_changes() or verification.tested_now(ctx) is not None:
+        return None
+    if verification.not_permitted == fingerprint(ctx):
+        return None  # refused at the finish already, and said so
+    report = await _run_tests(verification, ctx)
+    if report is None or isinstance(report, str):
+        return report
+    return f"Tests {'pass' if report.passed else 'fail'}: {report.short()}."
+
+
+async def _run_tests(verification: Verification, ctx: ToolContext) -> TestReport | str | None:
+    """The tests' report on the proposal as it is now (recorded in `verification`); a str when running them was
+    not permitted; None when there is nothing to test."""
+    targets = verification.targets or tests_for_changes(ctx)
+    if not targets:
+        return None
+    if not await verification.allowed("run_tests", "exec", {"args": list(targets)}):
+        verification.not_permitted = fingerprint(ctx)
+        return "Tests not run: running them was not permitted."
+    report = await asyncio.to_thread(run_pytest, ctx, list(targets))
+    verification.last_report = (fingerprint(ctx), report.passed, report.short())
+    return report
+
+
 def install_verified_finish(registry: ToolRegistry, verification: Verification) -> bool:
     """Replace task_complete with one that runs `verification`'s tests first; False when there is none."""
     original = registry.get(FINISH_TOOL)
@@ -113,14 +142,12 @@ def install_verified_finish(registry: ToolRegistry, verification: Verification) 
                     + ("; calling task_complete again finishes without a change." if last else ".")
                 )
             return text  # nothing proposed, nothing to test (a question, or the task needed no change)
-        targets = verification.targets or tests_for_changes(ctx)
-        if not targets:
-            return text
-        if not await verification.allowed("run_tests", "exec", {"args": list(targets)}):
-            return f"{text}\n\nTests not run: running them was not permitted."
-        report = await asyncio.to_thread(run_pytest, ctx, list(targets))
-        state = fingerprint(ctx)
-        verification.last_report = (state, report.passed, report.short())
+        report = await _run_tests(verification, ctx)
+        if report is None:
+            return text  # nothing to test
+        if isinstance(report, str):
+            return f"{text}\n\n{report}"
+        state = verification.last_report[0] if verification.last_report else fingerprint(ctx)
         if report.passed:
             verification.last_failed = None
             return f"{text}\n\nTests pass: {report.short()}."

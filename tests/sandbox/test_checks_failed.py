@@ -68,6 +68,28 @@ async def test_a_fix_made_after_failing_tests_is_a_success(tmp_path: Path) -> No
     assert out.result.success and out.result.status == "success" and out.result.checks_failed == []
 
 
+async def test_a_plain_answer_after_an_edit_gets_the_tests_run_at_the_end(tmp_path: Path) -> None:
+    root = workspace(tmp_path / "ws")
+    asked: list[tuple[str, dict]] = []
+    script = [WRONG[0], {"content": "I changed sub; it should work now."}]
+    out = await run_scripted(root, script, TASK, permission=asker("allow_once", asked))
+    result = out.result
+    assert result.stop_reason == "no_tool_call" and result.status == "checks_failed" and not result.success
+    assert result.answer.endswith("\n\nTests fail: `python -m pytest test_calc.py`: 1 failed.")
+    assert [a[0] for a in asked] == ["run_tests"]  # through the exec permission, like task_complete's
+    script = [
+        WRONG[0],
+        tool("edit_file", path="calc.py", old_text="a * b", new_text="a - b"),
+        {"content": "Done."},
+    ]
+    out = await run_scripted(root, script, TASK, permission=asker("allow_once"))
+    assert out.result.status == "success" and out.result.answer.startswith("Done.\n\nTests pass:")
+    out = await run_scripted(root, [WRONG[0], {"content": "Done."}], TASK, permission=asker("reject_once"))
+    assert out.result.status == "success" and out.result.answer.endswith(
+        "Tests not run: running them was not permitted."
+    )
+
+
 async def test_a_syntax_error_finished_anyway_makes_the_run_checks_failed(tmp_path: Path) -> None:
     root = workspace(tmp_path / "ws", tests=False)
     out = await run_scripted(root, BROKEN, TASK, permission=asker("allow_once"))
