@@ -43,9 +43,7 @@ class Verification:
     unchanged_refusals: int = 0  # finishes with nothing changed (or answers) refused so far
     refusal_limit: int = 1  # how many such finishes are refused before one is accepted
     last_report: tuple[str, bool, str] | None = None  # (fingerprint, passed, report) of the last test run
-    not_permitted: str | None = (
-        None  # fingerprint of the proposal whose test run was refused (not asked again)
-    )
+    not_permitted: str | None = None  # fingerprint of a proposal whose test run was refused (not asked again)
 
     def tested_now(self, ctx: ToolContext) -> tuple[bool, str] | None:
         """(passed, report) of the tests' last run at a finish when it was on the proposal as it is now, else None."""
