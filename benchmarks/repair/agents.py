@@ -116,7 +116,7 @@ def lsp_agent_command() -> list[str]:
 def run_lsp_agent(
     task_text: str, copy: Path, env: dict[str, str], budget: Budget, logs: Path
 ) -> AgentOutcome:
-    """`lsp-agent ask --apply` on the copy; steps, tokens and format errors from its JSONL transcript."""
+    """`lsp-agent ask --apply-failing` on the copy; steps, tokens and format errors from its JSONL transcript."""
     transcript = logs / "lsp-agent.transcript.jsonl"
     if budget.lsp_infill:
         env = {**env, "LSP_AGENT_INFILL_TEMPLATE": budget.lsp_infill}
@@ -126,7 +126,7 @@ def run_lsp_agent(
         task_text,
         "--repo",
         str(copy),
-        "--apply",
+        "--apply-failing",  # the proposal is written even when its own checks fail: the benchmark judges it
         "--model",
         budget.model,
         "--api-base",

@@ -95,6 +95,9 @@ class ConsentOverlay(Overlay):
         self.read_only = read_only
         self.run_id = ""  # the run writing (set once built): every approved write is journaled for /rewind
         self._local = threading.local()
+        self._written: dict[
+            str, FileChange | None
+        ] = {}  # path -> the change written this run (first base, last text)
 
     def read_text(self, rel: str) -> str:
         """As Overlay.read_text, reading unchanged files through the client."""
@@ -132,6 +135,14 @@ class ConsentOverlay(Overlay):
         self.revert(key)  # settled either way: later reads see the written file, a failed write is reported
         if error:
             raise ToolError(error)
+        self._written[key] = _since_first(self._written.get(key), change)
+
+    def checked_changes(self) -> list[FileChange]:
+        """The proposal's changes and those written with consent this run: the run's checks judge them all."""
+        changes: dict[str, FileChange | None] = dict(self._written)
+        for change in self.to_proposal().changes:
+            changes[change.path] = _since_first(changes.get(change.path), change)
+        return [change for _, change in sorted(changes.items()) if change is not None]
 
     def _refuse_in_ask_mode(self, rel: str) -> None:
         """Ask mode is read-only: no write is even proposed."""
@@ -157,6 +168,18 @@ class ConsentOverlay(Overlay):
         return read_disk_text(path)
 
 
+def _since_first(first: FileChange | None, latest: FileChange) -> FileChange | None:
+    """One file's change since the run first changed it: the first change's base, the latest change's text (None
+    when it is back where it started)."""
+    if first is None:
+        return latest
+    base, new = first.base_text, latest.new_text
+    if base == new:
+        return None
+    kind = "delete" if new is None else "create" if base is None else "modify"
+    return FileChange(latest.path, kind, base, new)
+
+
 def write_change(root: Path, change: FileChange, files: ClientFiles, run_id: str = "") -> str | None:
     """Write one approved change (journaled for /rewind under `run_id`); None on success, else what went wrong."""
     error = _write(root, change, files)
@@ -170,7 +193,7 @@ def write_change(root: Path, change: FileChange, files: ClientFiles, run_id: str
 
 
 def _write(root: Path, change: FileChange, files: ClientFiles) -> str | None:
-    """Write one change through the client (or to disk); None on success, else what went wrong."""
+    """Write one change through the client (or to disk); None on success, else what went wrong (nothing was written)."""
     if change.kind == "delete" or not files.can_write:
         errors = Proposal([change]).apply_to_disk(root)
         return "; ".join(errors) if errors else None

@@ -176,6 +176,8 @@ async def run_turn(
         session.run, session.turn = None, None
         session.cost += float(translator.usage.get("cost") or 0.0)
     # A cancelled turn writes nothing more (its proposal may hold an edit whose question was withdrawn).
+    if result is not None and result.checks_failed and not session.cancel_requested:
+        pump.put(helpers.update_agent_message_text(checks_message(result.checks_failed)))
     leftovers = result is not None and result.proposal is not None and not result.proposal.is_empty()
     if leftovers and not session.cancel_requested:
         await settle_leftovers(session, result, files, pump, overlay.run_id)
@@ -242,7 +244,16 @@ def _response(session: AcpSession, result: RunResult | None, translator: TurnTra
         raise RequestError(-32603, result.error or "the agent run failed", {"stopReason": "error"})
     if result.finish_reason == "content_filter":  # the provider refused, whatever the run made of it
         return PromptResponse(stop_reason="refusal", usage=tokens)
-    return PromptResponse(stop_reason=STOP_REASONS.get(result.stop_reason, "end_turn"), usage=tokens)
+    meta = {"lspAgent": {"status": result.status, "checksFailed": list(result.checks_failed)}}
+    return PromptResponse(
+        stop_reason=STOP_REASONS.get(result.stop_reason, "end_turn"), usage=tokens, _meta=meta
+    )
+
+
+def checks_message(failed: list[str]) -> str:
+    """The turn's last words when its changes fail the run's own checks (ACP has no stop reason for that)."""
+    listing = "\n".join(f"- {check}" for check in failed)
+    return f"\n\n**Checks failed**: the changes fail the agent's own checks:\n{listing}\n"
 
 
 def _file_path(uri: str) -> str | None:

@@ -112,10 +112,10 @@ def format_correction(problem: str, mode: str, tools: list[str]) -> str:
 
 
 def syntax_error_report(problems: list[str]) -> str:
-    """The observation sent once when the proposal holds Python files that do not parse."""
+    """The observation sent once when the proposal holds files its changes left unparsable."""
     listing = "\n".join(f"- {p}" for p in problems)
     return (
-        "Not finished yet: these Python files in your proposal have syntax errors:\n"
+        "Not finished yet: your changes left syntax errors in these files:\n"
         f"{listing}\n"
         "Fix them (read the lines around each error, then edit_file), then call task_complete again. "
         "If the errors are intended, call task_complete again to finish as is."

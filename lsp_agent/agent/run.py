@@ -35,6 +35,7 @@ from lsp_agent.agent.styles import RunStyle, style_named
 from lsp_agent.agent.tool_step import ToolStep
 from lsp_agent.agent.transcript import Transcript
 from lsp_agent.tools.exec_output import EXEC_OUTPUT
+from lsp_agent.tools.verify import fingerprint, test_at_end
 
 if TYPE_CHECKING:
     from lsp_agent.config import Settings
@@ -150,13 +151,19 @@ class AgentRun:
         return self._finish(outcome, started)
 
     async def _solve_task(self) -> Outcome:
-        """Get ready, then solve the task in one loop, or planned as subtasks."""
+        """Get ready, then solve the task in one loop, or planned as subtasks; test a proposal left untested."""
         task_text = await self._prepare()
         if self.before_loop is not None and (outcome := await self.before_loop()) is not None:
             return outcome
         if self.settings.plan and self.style.plans:
-            return await run_planned(self, task_text)
-        return await self.solve(task_text)
+            outcome = await run_planned(self, task_text)
+        else:
+            outcome = await self.solve(task_text)
+        verification = getattr(self, "verification", None)  # the small profile's tested edits test each edit
+        if outcome.success and verification is not None and getattr(self, "edit_testing", None) is None:
+            if (tests := await test_at_end(verification, self.ctx)) is not None:
+                outcome.answer = f"{outcome.answer}\n\n{tests}".strip()
+        return outcome
 
     async def solve(self, task_text: str) -> Outcome:
         """One loop: ask the model, let the style act on the reply, append what came of it, until it ends."""
@@ -198,7 +205,7 @@ class AgentRun:
         self.events.emit("thought", text=text, iteration=self.usage.requests)
 
     def syntax_report(self) -> str | None:
-        """Before finishing: the report on proposed Python files that do not parse, once per run (else None)."""
+        """Before finishing: the report on proposed files that no longer parse, once per run (else None)."""
         return self.proposal.syntax_report()
 
     def task_message(self) -> str:
@@ -275,16 +282,32 @@ class AgentRun:
             self.ctx.close()
             raise
 
+    def _tests_failing(self) -> str | None:
+        """The failing tests' report when the tests last ran (at a finish, or after a tested edit) on the proposal as
+        it is now and failed; None when they passed, were not run, or the proposal changed since."""
+        verification = getattr(
+            self, "verification", None
+        )  # set by the profile when tests run before finishing
+        if verification is not None and (tested := verification.tested_now(self.ctx)) is not None:
+            return None if tested[0] else tested[1]
+        testing = getattr(self, "edit_testing", None)  # the small profile's tested edits
+        kept = getattr(testing, "kept", None)
+        if kept is not None and kept[0] == fingerprint(self.ctx):
+            return kept[1]
+        return None
+
     def _finish(self, outcome: Outcome, started: float) -> RunResult:
         """Offer the proposal, emit `done`, remember the exchange, close the transcript."""
+        checks: list[str] = []
         try:
-            proposal = self.proposal.offer(outcome.answer)
+            checks = self.proposal.failed_checks(self._tests_failing())
+            proposal = self.proposal.offer(outcome.answer, checks)
         except Exception as exc:  # noqa: BLE001 - a broken overlay must still end the run
             log.exception("building the proposal failed")
-            proposal = None
+            proposal, checks = None, []
             outcome = Outcome("error", outcome.answer, False, f"could not build the proposal: {exc}")
         self.budget.record(self.usage.total_tokens, self.usage.cost)
-        result = RunResult.of(outcome, self.usage, proposal)
+        result = RunResult.of(outcome, self.usage, proposal, checks)
         self.events.emit("done", **result.done_data(time.perf_counter() - started))
         if self.session is not None:
             self.session.record_run(self.run_id, self.task, result)

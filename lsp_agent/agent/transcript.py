@@ -112,6 +112,7 @@ class Transcript:
             completion_tokens=d["completionTokens"],
             cost=d["cost"],
             error=d["error"],
+            checks_failed=d.get("checksFailed") or [],
         )
 
     def write(self, record_type: str, **data: Any) -> None:

@@ -114,6 +114,8 @@ def run_apply(args: argparse.Namespace) -> int:
     print(last.proposal.stat_text(), file=out)
     if last.stop_reason not in ("complete", "no_tool_call"):
         print(f"note: that run ended {last.stop_reason}; applying the changes it proposed as shown", file=out)
+    for check in last.proposal.checks_failed:
+        print(f"note: this proposal fails the run's own checks: {check}; applying it as asked", file=out)
     applied, words = apply_proposal(root, last.proposal, last.run_id, out)
     print(f"{words} | run {last.run_id} | {root}", file=out)
     return 0 if applied else 1

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from lsp_agent.agent.permission_store import PREFIX_TOOLS, command_argv, command_prefix
 from lsp_agent.cli.apply import apply_proposal, remember_proposal
-from lsp_agent.cli.common import add_model_flags
+from lsp_agent.cli.common import add_model_flags, add_provider_flag, provider_model
 from lsp_agent.cli.conversation import mention_context, prepare_ask, remember_session
 from lsp_agent.cli.folders import FolderIndexes, cli_access, cli_router
 from lsp_agent.cli.folders import add_flag as add_folder_flag
@@ -40,6 +40,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--task", dest="task_flag", help=argparse.SUPPRESS)
     p.add_argument("--repo", default=".", help="workspace root (default: current directory)")
     add_model_flags(p)
+    add_provider_flag(p)
     p.add_argument(
         "--tool-calling", choices=["auto", "native", "prompt"], help="tool calling mode (default auto)"
     )
@@ -66,6 +67,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="prompt and tool profile (default auto: small for small models)",
     )
     p.add_argument("--apply", action="store_true", help="write the proposal to disk when the run ends")
+    p.add_argument(
+        "--apply-failing",
+        action="store_true",
+        help="with --apply: write the proposal even when its own checks (tests, syntax) fail",
+    )
     add_folder_flag(p)
     p.add_argument(
         "--allow-exec", action="store_true", help="allow code execution and MCP tools without asking"
@@ -170,9 +176,6 @@ def _flags(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_ask(args: argparse.Namespace) -> int:
     """Handler of `lsp-agent ask`; returns the exit status."""
-    from lsp_agent.config import ModelNotConfigured
-    from lsp_agent.settings_sources import export_provider_keys, load_settings
-
     setup_logging(getattr(args, "log_level", None), getattr(args, "log_file", None))
     _tolerant_output()
     out = sys.stdout
@@ -188,12 +191,8 @@ def run_ask(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     task, session = prepared.task, prepared.session
-    export_provider_keys(root)
-    settings, errors = load_settings(root, flags=_flags(args))
-    for error in errors:
-        print(f"warning: {error}", file=sys.stderr)
-    if not settings.model:
-        print(f"error: {ModelNotConfigured('cli')}", file=sys.stderr)
+    settings = _settings(args, root)
+    if settings is None:
         return 2
     # litellm takes seconds to import: it loads while the index refreshes and the MCP servers start.
     from lsp_agent.agent.model import get_litellm
@@ -217,11 +216,35 @@ def run_ask(args: argparse.Namespace) -> int:
     remember_proposal(root, run_id, task, result, sys.stderr)  # for `lsp-agent apply`
     hint = f"(session {session.id}: follow up with `ask --continue`, retry with `ask --retry`)"
     printer.write(printer.paint(hint, "dim"))
+    apply = "failing" if getattr(args, "apply_failing", False) else bool(getattr(args, "apply", False))
     status = _report(  # its summary line is the last line of the output
-        result, printer, root, apply=getattr(args, "apply", False), run_id=run_id, session=session
+        result, printer, root, apply=apply, run_id=run_id, session=session
     )
     remember_session(root, session, settings)  # with what _report recorded (applied or not)
     return status
+
+
+def _settings(args: argparse.Namespace, root: Path) -> Settings | None:
+    """The run's settings (flags, --llm-provider, files, environment); None after saying why there is no model."""
+    from lsp_agent.config import ModelNotConfigured
+    from lsp_agent.settings_sources import export_provider_keys, load_settings
+
+    export_provider_keys(root)
+    settings, errors = load_settings(root, flags=_flags(args))
+    for error in errors:
+        print(f"warning: {error}", file=sys.stderr)
+    try:
+        model = provider_model(
+            getattr(args, "llm_provider", None), getattr(args, "model", None), settings.model
+        )
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
+    settings = settings.replace(model=model) if model else settings
+    if not settings.model:
+        print(f"error: {ModelNotConfigured('cli')}", file=sys.stderr)
+        return None
+    return settings
 
 
 def _tolerant_output() -> None:
@@ -298,10 +321,20 @@ async def _run_with_interrupt(run: AgentRun) -> RunResult:
         loop.remove_signal_handler(signal.SIGINT)
 
 
+EXIT_CHECKS_FAILED = 3  # the run finished, but its proposal fails its own checks (tests, syntax)
+
+
 def _report(
-    result: RunResult, printer: Printer, root: Path, *, apply: bool, run_id: str, session: Session | None
+    result: RunResult,
+    printer: Printer,
+    root: Path,
+    *,
+    apply: bool | str,
+    run_id: str,
+    session: Session | None,
 ) -> int:
-    """Print the answer, the diff and the summary line; apply the proposal if asked. Returns the exit status."""
+    """Print the answer, the diff and the summary line; apply the proposal if asked (`apply` "failing": even when
+    its checks fail). Returns the exit status."""
     out = printer.out
     print("", file=out)
     if result.error and result.error not in printer.errors_shown:
@@ -310,43 +343,50 @@ def _report(
         printer.write(printer.paint("Answer:", "bold"))
         printer.write(result.answer)
     proposal = result.proposal
-    status = 0 if result.success else 130 if result.stop_reason == "cancelled" else 1
+    status = {"success": 0, "checks_failed": EXIT_CHECKS_FAILED, "cancelled": 130}.get(result.status, 1)
     applied_words = ""
     if proposal is not None:
         print("", file=out)
         print(printer.paint(f"Proposed changes ({len(proposal.changes)} file(s)):", "bold"), file=out)
         print(colored_diff(proposal.unified_diff(), printer), file=out)
-        for problem in printer.syntax_errors:
-            print(
-                printer.paint(f"warning: Python syntax error in the proposal: {problem}", "error"), file=out
-            )
-        if apply and not result.success:
-            print(f"not applied: the run did not complete ({result.stop_reason})", file=out)
-            applied_words = " | not applied (`lsp-agent apply` writes it anyway)"
-            status = status or 1
-            if session is not None:
-                session.record(
-                    f"the proposal of run {run_id} was not applied because the run did not complete"
-                )
-        elif apply:
-            applied, words = apply_proposal(root, proposal, run_id, out)
-            errors = [] if applied else [words]
-            applied_words = f" | {words}"
-            status = status if applied else 1
-            if session is not None:
-                outcome = "applied" if not errors else "could not fully apply"
-                session.record(f"user {outcome} the proposal of run {run_id}")
-        else:
-            print(
-                "(not applied; `lsp-agent apply` writes these changes, `lsp-agent undo` reverts them)",
-                file=out,
-            )
-            if session is not None:
-                session.record(f"the proposal of run {run_id} was shown but not applied")
+        for check in result.checks_failed:
+            print(printer.paint(f"warning: the proposal fails its own checks: {check}", "error"), file=out)
+        applied_words, written = _apply_or_not(result, root, out, apply=apply, run_id=run_id, session=session)
+        status = status or (0 if written else 1)
+    words = {"success": "success", "checks_failed": "checks failed"}.get(result.status, "failed")
     summary = (
-        f"{'success' if result.success else 'failed'} ({result.stop_reason}) | iterations {result.iterations} | "
+        f"{words} ({result.stop_reason}) | iterations {result.iterations} | "
         f"messages {result.messages} | tokens {result.prompt_tokens} in / {result.completion_tokens} out | "
         f"cost ${result.cost:.4f}{applied_words}"
     )
     print(printer.paint(summary, "bold"), file=out)
     return status
+
+
+def _apply_or_not(
+    result: RunResult, root: Path, out: TextIO, *, apply: bool | str, run_id: str, session: Session | None
+) -> tuple[str, bool]:
+    """Write the proposal when asked and allowed; (words for the summary line, False when asked but not written)."""
+    proposal = result.proposal
+    assert proposal is not None
+    refusal = ""
+    if apply and result.status == "checks_failed" and apply != "failing":
+        refusal = "its own checks fail"
+        print("not applied: the proposal fails its own checks (`--apply-failing` writes it anyway)", file=out)
+    elif apply and not result.success and result.status != "checks_failed":
+        refusal = "the run did not complete"
+        print(f"not applied: the run did not complete ({result.stop_reason})", file=out)
+    if refusal:
+        if session is not None:
+            session.record(f"the proposal of run {run_id} was not applied because {refusal}")
+        return " | not applied (`lsp-agent apply` writes it anyway)", False
+    if apply:
+        applied, words = apply_proposal(root, proposal, run_id, out)
+        if session is not None:
+            outcome = "applied" if applied else "could not fully apply"
+            session.record(f"user {outcome} the proposal of run {run_id}")
+        return f" | {words}", applied
+    print("(not applied; `lsp-agent apply` writes these changes, `lsp-agent undo` reverts them)", file=out)
+    if session is not None:
+        session.record(f"the proposal of run {run_id} was shown but not applied")
+    return "", True

@@ -5,6 +5,13 @@ from __future__ import annotations
 import argparse
 
 LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR"]
+# --llm-provider: litellm's prefix and the model used when none of that provider is configured (the key comes from
+# the provider's usual variable: ANTHROPIC_API_KEY, GEMINI_API_KEY, OPENAI_API_KEY)
+PROVIDERS = {
+    "claude": ("anthropic/", "anthropic/claude-sonnet-4-5"),
+    "gemini": ("gemini/", "gemini/gemini-2.5-flash"),
+    "openai": ("openai/", "openai/gpt-4o-mini"),
+}
 
 
 def add_model_flags(p: argparse.ArgumentParser) -> None:
@@ -23,3 +30,28 @@ def add_index_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--exclude", action="append", default=[], help="extra gitignore-style pattern (repeatable)"
     )
+
+
+def add_provider_flag(p: argparse.ArgumentParser) -> None:
+    """--llm-provider (seed 004's flag): claude, gemini or openai."""
+    p.add_argument(
+        "--llm-provider",
+        choices=sorted(PROVIDERS),
+        help="the model's provider: its default model unless --model (or the configured model) is one of its own",
+    )
+
+
+def provider_model(provider: str | None, flag_model: str | None, configured: str | None) -> str | None:
+    """The model --llm-provider asks for: --model (given a bare name, the provider's prefix is added), else the
+    configured model when it is the provider's, else the provider's default; ValueError when --model is another
+    provider's. None when no provider is given (the configured model stands)."""
+    if provider is None:
+        return None
+    prefix, default = PROVIDERS[provider]
+    if flag_model:
+        if flag_model.startswith(prefix):
+            return flag_model
+        if "/" in flag_model:
+            raise ValueError(f"--model {flag_model} is not a {provider} model (those start with {prefix})")
+        return prefix + flag_model
+    return configured if configured and configured.startswith(prefix) else default

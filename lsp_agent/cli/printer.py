@@ -34,7 +34,6 @@ class Printer:
         )  # warnings that are not part of the run (an MCP server that did not start)
         self.color = color
         self.errors_shown: set[str] = set()  # final error messages already printed (the report skips them)
-        self.syntax_errors: list[str] = []  # the proposal's Python syntax errors, as its event reported them
         self._last_retry = ""
         self.live: LiveText | None = None  # the model's words as they come (stream_live)
         self._line_open = False  # live text was printed without its line end yet
@@ -84,8 +83,6 @@ class Printer:
             return  # streamed text: printed by _show_live, throttled
         if kind == "thought" and self.live is not None and event.data.get("iteration") in self.live.streamed:
             return  # its words were printed as they came
-        if kind == "proposal":
-            self.syntax_errors = list(event.data.get("syntaxErrors") or [])
         if kind == "usage":  # the running spend, after each model reply
             from lsp_agent.agent.budgets import spend_text
 

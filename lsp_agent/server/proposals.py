@@ -37,11 +37,17 @@ class PendingProposal:
 
     @property
     def summary(self) -> str:
-        """A short one-line summary for titles."""
+        """A short one-line summary for titles; it starts with the checks the proposal fails, if any."""
         text = " ".join((self.proposal.summary or "").split())
         if not text:
             text = ", ".join(f.change.path for f in self.files[:3]) + (" ..." if len(self.files) > 3 else "")
-        return text if len(text) <= 80 else text[:77] + "..."
+        text = text if len(text) <= 80 else text[:77] + "..."
+        return f"[{self.checks_text}] {text}" if self.checks_text else text
+
+    @property
+    def checks_text(self) -> str:
+        """What the proposal's failed checks say in a title, else ''."""
+        return checks_text(self.proposal.checks_failed)
 
     def by_uri(self, uri: str) -> FileProposal | None:
         """The pending file with this URI."""
@@ -94,9 +100,19 @@ class PendingProposal:
         return {
             "runId": self.run_id,
             "summary": self.summary,
+            "checksFailed": list(self.proposal.checks_failed),
             "state": self.state,
             "files": [{"path": f.change.path, "uri": f.uri, "kind": f.change.kind} for f in self.files],
         }
+
+
+def checks_text(failed: list[str], limit: int = 70) -> str:
+    """What failed checks say in a title ("checks failed: tests fail: ... (+1 more)"), '' when none failed."""
+    if not failed:
+        return ""
+    first = " ".join(failed[0].split())
+    first = first if len(first) <= limit else first[: limit - 3] + "..."
+    return f"checks failed: {first}" + (f" (+{len(failed) - 1} more)" if len(failed) > 1 else "")
 
 
 @dataclass(frozen=True)

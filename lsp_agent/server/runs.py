@@ -28,6 +28,7 @@ from lsp_agent.server.ask_context import ask_context, follow_up
 from lsp_agent.server.live_text import live_text_for
 from lsp_agent.server.permissions import EditorPermissionAsker
 from lsp_agent.server.progress import ProgressReporter
+from lsp_agent.server.proposals import checks_text
 from lsp_agent.server.settle import reconcile_applied
 
 if TYPE_CHECKING:
@@ -93,6 +94,7 @@ class RunRecord:
     spend: str = ""  # the running tokens and cost, shown with each progress report
     folders: Any = None  # workspace.folders.FolderAccess: the other folders this run may read
     live: Any = None  # server.live_text.EditorLiveText: the model's words as they come (None: off)
+    checks_failed: list[str] = field(default_factory=list)  # the checks its proposal fails at the end
 
     def to_dict(self) -> dict[str, Any]:
         """The run as lspAgent.status lists it."""
@@ -230,7 +232,8 @@ class RunManager:
                 record.state = "cancelled"
             else:
                 record.state = "done" if result.stop_reason != "error" else "error"
-            self._finish(record, result)
+            done = {"iterations": result.iterations, "answer": result.answer}
+            self._synthesize_done(record, result.stop_reason, **done)  # when the agent sent no `done`
         except ModelNotConfigured as exc:
             self._fail(record, str(exc), show=True)
         except asyncio.CancelledError:
@@ -315,6 +318,11 @@ class RunManager:
             record.state = "error" if record.stop_reason == "error" else "done"
         if record.state == "error" and record.error:
             self.server.show_error(f"lsp-agent run {record.run_id} failed: {record.error}")
+        record.checks_failed = [str(c) for c in done.get("checksFailed") or []]
+        if record.checks_failed and record.state == "done":  # the proposal's titles say it too
+            self.server.show_warning(
+                f"lsp-agent run {record.run_id}: " + checks_text(record.checks_failed, 300)
+            )
 
     def _keep_proposal(self, record: RunRecord, event: AgentEvent) -> None:
         """Hold a run's proposal for the user (hints, code actions, lspAgent.apply)."""
@@ -342,10 +350,6 @@ class RunManager:
             record.spend = spend_text(data)
         if record.progress is not None and kind not in ("usage", "done"):
             record.progress.report(f"{text} | {record.spend}" if record.spend else text)
-
-    def _finish(self, record: RunRecord, result: Any) -> None:
-        """After the run: a `done` for a run whose agent sent none."""
-        self._synthesize_done(record, result.stop_reason, iterations=result.iterations, answer=result.answer)
 
     def _synthesize_done(self, record: RunRecord, stop_reason: str, **extra: Any) -> None:
         """A `done` event for runs that ended without the agent sending one (never a second one)."""
@@ -388,4 +392,4 @@ def _end_message(record: RunRecord) -> str:
         return f"failed: {_short(record.error or 'error', 150)}"
     if record.state == "cancelled":
         return "cancelled"
-    return f"finished ({record.stop_reason})"
+    return checks_text(record.checks_failed, 150) or f"finished ({record.stop_reason})"

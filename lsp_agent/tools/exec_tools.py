@@ -24,6 +24,10 @@ _TIMEOUT = {
 }
 
 
+# ctx.extras key: the sandbox's description as the run's exec results last gave it
+DESCRIBED = "sandbox_described"
+
+
 def exec_timeout(ctx: ToolContext, requested: float | None) -> float:
     """The wall-clock limit: the requested seconds, capped by the exec_timeout setting."""
     limit = float(getattr(ctx.settings, "exec_timeout", None) or DEFAULT_TIMEOUT)
@@ -63,6 +67,10 @@ def _run(
     finally:
         if tail is not None:
             tail.flush()
+    if result.isolation == ctx.extras.get(DESCRIBED):
+        result.isolation = []  # said in the run's first exec result (about 1,000 characters each time)
+    elif result.isolation:
+        ctx.extras[DESCRIBED] = list(result.isolation)
     return result.format(seconds, MAX_OUTPUT_CHARS)
 
 

@@ -9,8 +9,8 @@ from lsp_agent.tools.candidates import closest_candidates, looks_line_numbered
 from lsp_agent.tools.common import language_of, load_text, number_lines, refuse_secret, split_lines
 from lsp_agent.tools.listing import glob_regex, visible_entries
 from lsp_agent.tools.registry import ToolContext, ToolError
+from lsp_agent.tools.syntax_check import introduced_errors
 from lsp_agent.workspace.paths import PathError, describe_mode
-from lsp_agent.workspace.proposal import PYTHON_SUFFIXES, python_syntax_error
 from lsp_agent.workspace.walk import is_binary_file
 
 SECRET_MARK = "  [secret file (secretFiles): contents never shown]"
@@ -174,7 +174,7 @@ def write_file(ctx: ToolContext, path: str, content: str) -> str:
         message = f"{key} already had exactly this content; nothing changed."
     else:
         message = f"Wrote {key} ({_lines(n)}, previously {_lines(len(split_lines(old)))})."
-    return message + _syntax_note(key, content)
+    return message + _syntax_note(key, old, content)
 
 
 def edit_file(ctx: ToolContext, path: str, old_text: str, new_text: str) -> str:
@@ -216,7 +216,7 @@ def edit_file(ctx: ToolContext, path: str, old_text: str, new_text: str) -> str:
     message = f"Edited {key}: replaced {_lines(old_n)} at line {first} with {_lines(new_n)}."
     if snippet:
         message += f"\nLines {lo}-{hi} now:\n{snippet}"
-    return message + _syntax_note(key, updated)
+    return message + _syntax_note(key, text, updated)
 
 
 def delete_file(ctx: ToolContext, path: str) -> str:
@@ -281,12 +281,10 @@ def _not_found_message(key: str, text: str, old_text: str) -> str:
     return message
 
 
-def _syntax_note(key: str, text: str) -> str:
-    """A warning line when a Python file no longer parses (the run must fix it before finishing)."""
-    if not key.endswith(PYTHON_SUFFIXES):
-        return ""
-    error = python_syntax_error(key, text)
-    return f"\nWarning: syntax error: {error}" if error else ""
+def _syntax_note(key: str, old: str | None, text: str) -> str:
+    """A warning line when the change left the file unparsable (the run must fix it before finishing)."""
+    errors = introduced_errors(key, old, text)
+    return f"\nWarning: syntax error: {errors[0]}" if errors else ""
 
 
 __all__ = [

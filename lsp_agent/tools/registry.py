@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lsp_agent.tools.aliases import alias_note, canonical_arguments, canonical_tool
 from lsp_agent.tools.validation import describe_parameters, validate_arguments
 from lsp_agent.workspace.overlay import FileTooLargeError, NotTextError, Overlay
 from lsp_agent.workspace.paths import PathError
@@ -189,13 +190,16 @@ class ToolRegistry:
         return [t.schema() for t in self._tools.values()]
 
     def resolve_name(self, name: str) -> Tool | None:
-        """The tool for a possibly decorated name ('functions.read_file', 'Read_File')."""
+        """The tool for a possibly decorated name ('functions.read_file', 'Read_File') or another agent's name for
+        it ('replace', 'execute_code')."""
         if not isinstance(name, str):
             return None
         tool = self._tools.get(name)
         if tool is None:
             plain = name.strip().rsplit(".", 1)[-1].strip().lower().replace("-", "_")
             tool = self._tools.get(plain)
+        if tool is None and (ours := canonical_tool(name)) is not None:
+            tool = self._tools.get(ours)  # another agent's name for one of ours (tools/aliases.py)
         return tool
 
     async def execute(self, name: str, arguments: dict[str, Any] | str, ctx: ToolContext) -> ToolResult:
@@ -204,7 +208,16 @@ class ToolRegistry:
         Every result, failures included, has the run's secret values redacted: this is the one place all tool
         observations (built-in, sandbox, MCP) pass before the model, the events and the transcript see them.
         """
+        tool = self.resolve_name(name)
+        renamed: dict[str, str] = {}
+        if tool is not None:
+            arguments, renamed = canonical_arguments(tool.parameters, arguments)  # type: ignore[assignment]
         result = await self._execute(name, arguments, ctx)
+        called = (
+            name if tool is not None and canonical_tool(name) == tool.name else getattr(tool, "name", name)
+        )
+        if tool is not None and (note := alias_note(called, tool.name, renamed, tool.parameters)):
+            result.output = note + result.output  # the model learns our names
         result.output = ctx.redact(result.output)
         return result
 

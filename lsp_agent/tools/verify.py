@@ -3,10 +3,11 @@
 Only a run that proposes changes is tested: the tests the task names, else the changed modules' test_*.py.
 
 When the tests fail, the call fails with the condensed report, so the loop goes on and the model reads what broke.
-Calling task_complete again with the proposal unchanged finishes the run, saying the tests still fail. When the
-named tests failed up front, a finish with nothing changed is refused once with that reason. The test
-run is code execution: it goes through the permission gate as `run_tests` (never silently), and a refusal
-finishes the run without testing, saying so. The result is part of the summary, hence of the proposal.
+Calling task_complete again with the proposal unchanged finishes the run, saying the tests still fail (the run then
+ends with its checks failed: `tested_now`). When the named tests failed up front, a finish with nothing changed is
+refused once with that reason. The test run is code execution: it goes through the permission gate as `run_tests`
+(never silently), and a refusal finishes the run without testing, saying so. The result is part of the summary,
+hence of the proposal.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsp_agent.tools.registry import Tool, ToolContext, ToolError
-from lsp_agent.tools.test_runs import is_test_path, named_test_files, run_pytest
+from lsp_agent.tools.test_runs import TestReport, is_test_path, named_test_files, run_pytest
 
 if TYPE_CHECKING:
     from lsp_agent.tools.registry import ToolRegistry
@@ -41,6 +42,14 @@ class Verification:
     failing_at_start: str = ""  # the named tests' result when they failed before any edit (run up front)
     unchanged_refusals: int = 0  # finishes with nothing changed (or answers) refused so far
     refusal_limit: int = 1  # how many such finishes are refused before one is accepted
+    last_report: tuple[str, bool, str] | None = None  # (fingerprint, passed, report) of the last test run
+    not_permitted: str | None = None  # fingerprint of a proposal whose test run was refused (not asked again)
+
+    def tested_now(self, ctx: ToolContext) -> tuple[bool, str] | None:
+        """(passed, report) of the tests' last run at a finish when it was on the proposal as it is now, else None."""
+        if self.last_report is None or self.last_report[0] != fingerprint(ctx):
+            return None
+        return self.last_report[1], self.last_report[2]
 
     def refuse_unchanged(self) -> bool:
         """Count a refusal of finishing with nothing changed (or answering) while the tests fail, if one is due."""
@@ -59,9 +68,9 @@ def tests_for_task(task: str, ctx: ToolContext) -> list[str]:
 def tests_for_changes(ctx: ToolContext) -> list[str]:
     """Test modules named after the Python modules the proposal changes (test_mod.py for mod.py), at most five."""
     wanted = {
-        "test_" + path.rsplit("/", 1)[-1]
-        for path in ctx.overlay.changed_paths()
-        if path.endswith(".py") and not is_test_path(path)
+        "test_" + change.path.rsplit("/", 1)[-1]
+        for change in ctx.overlay.checked_changes()
+        if change.path.endswith(".py") and not is_test_path(change.path)
     }
     if not wanted:
         return []
@@ -76,13 +85,41 @@ def tests_for_changes(ctx: ToolContext) -> list[str]:
 
 
 def fingerprint(ctx: ToolContext) -> str:
-    """A hash of the proposal's current content (which files changed and how)."""
+    """A hash of the proposal's current content (which files changed and how, those already written included)."""
     digest = hashlib.sha256()
-    for path in sorted(ctx.overlay.changed_paths()):
-        digest.update(path.encode())
-        text = ctx.overlay.read_text(path) if ctx.overlay.is_file(path) else "\0deleted"
+    for change in ctx.overlay.checked_changes():
+        digest.update(change.path.encode())
+        text = "\0deleted" if change.new_text is None else change.new_text
         digest.update(text.encode("utf-8", "replace"))
     return digest.hexdigest()
+
+
+async def test_at_end(verification: Verification, ctx: ToolContext) -> str | None:
+    """For a run that ends without task_complete having tested its final proposal (a plain answer after an edit):
+    run the tests now, so the run's status says whether they pass. The line for the answer ("Tests pass: ...",
+    "Tests fail: ...", "Tests not run: ..."), or None when there is nothing to test or they already ran on it."""
+    if not ctx.overlay.checked_changes() or verification.tested_now(ctx) is not None:
+        return None
+    if verification.not_permitted == fingerprint(ctx):
+        return None  # refused at the finish already, and said so
+    report = await _run_tests(verification, ctx)
+    if report is None or isinstance(report, str):
+        return report
+    return f"Tests {'pass' if report.passed else 'fail'}: {report.short()}."
+
+
+async def _run_tests(verification: Verification, ctx: ToolContext) -> TestReport | str | None:
+    """The tests' report on the proposal as it is now (recorded in `verification`); a str when running them was
+    not permitted; None when there is nothing to test."""
+    targets = verification.targets or tests_for_changes(ctx)
+    if not targets:
+        return None
+    if not await verification.allowed("run_tests", "exec", {"args": list(targets)}):
+        verification.not_permitted = fingerprint(ctx)
+        return "Tests not run: running them was not permitted."
+    report = await asyncio.to_thread(run_pytest, ctx, list(targets))
+    verification.last_report = (fingerprint(ctx), report.passed, report.short())
+    return report
 
 
 def install_verified_finish(registry: ToolRegistry, verification: Verification) -> bool:
@@ -94,7 +131,7 @@ def install_verified_finish(registry: ToolRegistry, verification: Verification) 
     async def finish(ctx: ToolContext, summary: str) -> str:
         """task_complete, after the tests pass (or were refused, or still fail unchanged)."""
         text = summary.strip() or "Task complete."
-        if not ctx.overlay.changed_paths():
+        if not ctx.overlay.checked_changes():
             if verification.refuse_unchanged():
                 last = verification.unchanged_refusals >= verification.refusal_limit
                 raise ToolError(
@@ -103,16 +140,15 @@ def install_verified_finish(registry: ToolRegistry, verification: Verification) 
                     + ("; calling task_complete again finishes without a change." if last else ".")
                 )
             return text  # nothing proposed, nothing to test (a question, or the task needed no change)
-        targets = verification.targets or tests_for_changes(ctx)
-        if not targets:
-            return text
-        if not await verification.allowed("run_tests", "exec", {"args": list(targets)}):
-            return f"{text}\n\nTests not run: running them was not permitted."
-        report = await asyncio.to_thread(run_pytest, ctx, list(targets))
+        report = await _run_tests(verification, ctx)
+        if report is None:
+            return text  # nothing to test
+        if isinstance(report, str):
+            return f"{text}\n\n{report}"
+        state = verification.last_report[0] if verification.last_report else fingerprint(ctx)
         if report.passed:
             verification.last_failed = None
             return f"{text}\n\nTests pass: {report.short()}."
-        state = fingerprint(ctx)
         if state == verification.last_failed:
             return f"{text}\n\nTests still fail: {report.short()}."
         verification.last_failed = state

@@ -229,6 +229,11 @@ class Overlay:
         with self._lock:
             return dict(self._changes)
 
+    def checked_changes(self) -> list[FileChange]:
+        """The changes the run's own checks (tests, syntax) judge: the proposal's (a front-end that writes each
+        approved change at once adds those it wrote)."""
+        return self.to_proposal().changes
+
     def to_proposal(self, summary: str = "") -> Proposal:
         """The run's changes as a Proposal against the exact base texts."""
         changes: list[FileChange] = []

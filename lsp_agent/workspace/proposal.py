@@ -7,7 +7,7 @@ import os
 import stat
 import tempfile
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -88,6 +88,9 @@ class Proposal:
 
     changes: list[FileChange]
     summary: str = ""
+    checks_failed: list[str] = field(
+        default_factory=list
+    )  # the run's own checks this proposal fails (tests, syntax)
 
     def is_empty(self) -> bool:
         """True when the run changed no file."""
@@ -120,12 +123,14 @@ class Proposal:
             "changes": [c.to_dict() for c in self.changes],
             "diff": self.unified_diff(),
             "stat": self.stat_text(),
+            "checksFailed": list(self.checks_failed),
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Proposal:
         """Inverse of to_dict."""
-        return cls([FileChange.from_dict(c) for c in data.get("changes", [])], str(data.get("summary", "")))
+        changes = [FileChange.from_dict(c) for c in data.get("changes", [])]
+        return cls(changes, str(data.get("summary", "")), [str(c) for c in data.get("checksFailed") or []])
 
     def conflicts(self, root: Path) -> list[str]:
         """Why each change cannot be applied now (file changed on disk since it was read, unsafe path, ...)."""

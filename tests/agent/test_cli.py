@@ -204,9 +204,10 @@ def test_ask_warns_about_python_syntax_errors_left_in_the_proposal(workspace, ca
         )
         requests = server.requests
     out = capsys.readouterr().out
-    assert status == 0 and "Answer:\nfinished anyway" in out
+    assert status == 3 and "Answer:\nfinished anyway" in out  # finished, but its own checks fail
     assert "syntax errors" in requests[2]["messages"][-1]["content"]  # told once before it could finish
-    assert "warning: Python syntax error in the proposal: pkg/new.py:1:" in out
+    assert "warning: the proposal fails its own checks: syntax error: pkg/new.py:1:" in out
+    assert out.rstrip().splitlines()[-1].startswith("checks failed (complete) | iterations 3")
 
 
 def test_ask_on_a_terminal_prints_in_colour(workspace, monkeypatch):

@@ -68,15 +68,15 @@ async def test_a_model_error_that_ends_the_run_is_recorded_once(workspace, tmp_p
     assert error["message"] == o.result.error
 
 
-async def test_python_files_are_checked_once_per_state_of_the_proposal(workspace, monkeypatch):
+async def test_changed_files_are_checked_once_per_state_of_the_proposal(workspace, monkeypatch):
     checked: list[list[str]] = []
-    real = results.check_syntax
+    real = results.syntax_errors
 
-    def counting(proposal):
-        checked.append(proposal.paths())
-        return real(proposal)
+    def counting(changes):
+        checked.append([c.path for c in changes])
+        return real(changes)
 
-    monkeypatch.setattr(results, "check_syntax", counting)
+    monkeypatch.setattr(results, "syntax_errors", counting)
     script = [
         {
             "content": "",

@@ -47,7 +47,8 @@ async def test_test_driven_fix_runs_tests_in_the_sandbox(
     results = [r for r in out.of("tool_result") if r["name"] == "run_tests"]
     assert "1 failed" in results[0]["output"] and "exit status: 1" in results[0]["output"]
     assert "1 passed" in results[1]["output"] and "exit status: 0" in results[1]["output"]
-    assert "network: " in results[1]["output"]
+    assert "network: " in results[0]["output"]  # the sandbox is described in the run's first exec result only
+    assert "--- sandbox ---" not in results[1]["output"]
     assert [a[0] for a in asked] == ["run_tests"]  # "session" covered the second call
     assert [p["decision"] for p in out.of("permission")] == ["allowed", "allowed"]
     # The model read the failing test output before fixing.

@@ -48,7 +48,8 @@ async def test_failing_tests_keep_the_run_going_and_passing_ones_finish_it(proje
 async def test_finishing_again_unchanged_ends_the_run_saying_the_tests_still_fail(project: Path) -> None:
     script = [WRONG, tool("task_complete", summary="cannot fix"), tool("task_complete", summary="cannot fix")]
     out = await run_scripted(project, script, TASK, permission=asker("allow_once"))
-    assert out.result.success and out.result.iterations == 3
+    assert not out.result.success and out.result.status == "checks_failed" and out.result.iterations == 3
+    assert out.result.checks_failed == ["tests fail: `python -m pytest tests/test_calc.py`: 1 failed"]
     assert (
         out.result.answer
         == "cannot fix\n\nTests still fail: `python -m pytest tests/test_calc.py`: 1 failed."
