@@ -22,6 +22,7 @@ from lsp_agent.agent.parsing import ACTION_STOP_SEQUENCES, BLOCK_STOP_SEQUENCE
 from lsp_agent.tools.lenient_edit import proposal_text
 from lsp_agent.tools.test_runs import named_source_files
 from lsp_agent.tools.tested_edit import EditTesting, make_edits_tested, standing
+from lsp_agent.tools.tested_edit_scope import asks_for_test_changes
 from lsp_agent.tools.verify import fingerprint
 
 if TYPE_CHECKING:
@@ -58,7 +59,10 @@ def install_repair_loop(
     if allowed is None or not run.test_targets:
         return None
     testing = EditTesting(
-        run.test_targets, allowed, candidates=named_source_files(run.task, run.ctx.overlay.is_file)
+        run.test_targets,
+        allowed,
+        candidates=named_source_files(run.task, run.ctx.overlay.is_file),
+        tests_editable=asks_for_test_changes(run.task),
     )
     if client is not None and "temperature" not in client.extra_params:
         testing.on_failure = lambda failures: _warmer(client, failures)
