@@ -11,6 +11,9 @@ import test_sandbox_fault_lines
 from sandbox_helpers import asker, run_scripted
 from test_sandbox_fault_lines import BUGGY_LINE, STATS, TASK
 
+from lsp_agent.cli.main import main
+from lsp_agent.testing.scripted_model import ScriptedModelServer
+
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_pytest_plugins", "litellm_imported")]
 stats_project = test_sandbox_fault_lines.stats_project  # the fixture: clamp() with a one-line bug
 SMALL = {"tool_calling": "prompt", "profile": "small", "max_iterations": 6}
@@ -46,3 +49,29 @@ async def test_one_passing_version_says_nothing_of_alternatives(stats_project: P
     )
     assert out.result.success and "different versions" not in out.result.answer
     assert not [e for e in out.of("context") if e.get("what") == "alternatives"]
+
+
+def test_ask_prints_that_two_versions_pass_and_applies_the_smallest_change(
+    stats_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reply = "1. `return min(x, hi)`\n2. `return hi`"
+    with ScriptedModelServer([{"content": reply}]) as server:
+        status = main(
+            [
+                "ask",
+                TASK,
+                "--repo",
+                str(stats_project),
+                "--model",
+                "openai/scripted",
+                "--api-base",
+                server.base_url,
+            ]
+            + ["--api-key", "k", "--tool-calling", "prompt", "--profile", "small", "--max-iterations", "6"]
+            + ["--allow-exec", "--apply"]
+        )
+    printed = capsys.readouterr()
+    assert status == 0
+    assert "2 different versions of the line pass the tests" in printed.out + printed.err
+    assert "also passing: `return min(x, hi)` (6 tokens changed)" in printed.out + printed.err
+    assert (stats_project / "pkg" / "stats.py").read_text() == FIXED
