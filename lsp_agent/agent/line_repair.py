@@ -26,7 +26,13 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lsp_agent.agent.line_alternatives import alternatives_note, ranked, simpler_versions
+from lsp_agent.agent.line_alternatives import (
+    MAX_SIMPLER,
+    alternatives_note,
+    ranked,
+    simpler_versions,
+    token_distance,
+)
 from lsp_agent.agent.line_candidates import candidate_lines, line_request, shown_numbers
 from lsp_agent.agent.line_infill import MAX_TOKENS as INFILL_TOKENS
 from lsp_agent.agent.line_infill import STOP, filled_line, infill_prompt, template_for
@@ -238,17 +244,20 @@ async def _simpler(
     index: int,
     tried: set[str],
 ) -> list[_Passing]:
-    """The simpler versions between the line and each passing version (part of its change only) that pass too."""
+    """The simpler versions between the line and the passing versions (part of a change only) that pass too, at
+    most MAX_SIMPLER tried in all, none when a passing version already changes a single token."""
     found: list[_Passing] = []
     original = lines[site.line - 1]
-    for fix in list(passing):
-        for number, version in enumerate(simpler_versions(original, fix.version), 1):
-            if version in tried:
-                continue
-            tried.add(version)
-            simpler = await _try_version(run, testing, site, lines, version, index, 100 + number)
-            if simpler is not None and not simpler.failing:
-                found.append(simpler)
+    versions = ranked(original, [fix.version for fix in passing])
+    if token_distance(original, versions[0]) <= 1:
+        return found
+    candidates = [v for version in versions for v in simpler_versions(original, version) if v not in tried]
+    for number, version in enumerate(list(dict.fromkeys(candidates))[:MAX_SIMPLER], 1):
+        run.check_stop()
+        tried.add(version)
+        simpler = await _try_version(run, testing, site, lines, version, index, 100 + number)
+        if simpler is not None and not simpler.failing:
+            found.append(simpler)
     return found
 
 
