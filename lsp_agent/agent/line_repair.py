@@ -74,6 +74,7 @@ async def repair_lines(run: Any, testing: EditTesting) -> Outcome | None:
     tried: dict[tuple[str, int], set[str]] = {}  # a line -> the versions of it tried so far
     saved, failures, baseline = dict(client.extra_params), testing.failures, testing.baseline
     best: _Passing | None = None
+    testing.simplify = False  # simpler versions are tried here, among all the passing ones
     try:
         for index, (site, template) in enumerate(requests):
             if best is not None and index > best.site + EXTRA_SITES:
@@ -102,6 +103,7 @@ async def repair_lines(run: Any, testing: EditTesting) -> Outcome | None:
         log.info("sampled line repairs stopped: running the tests was not permitted")
         return None
     finally:
+        testing.simplify = True
         client.extra_params.clear()
         client.extra_params.update(saved)
         testing.failures, testing.baseline = failures, baseline  # the loop starts where the tests stood

@@ -76,6 +76,10 @@ class EditTesting:
     untested: int = 0  # edits kept without a test run (running the tests was not permitted)
     on_failure: Callable[[int], None] | None = None  # told how many edits failed so far
     tests_editable: bool = False  # the task asks for test changes: an edit of its named tests may be the fix
+    simplify: bool = (
+        True  # a passing one-line edit gives way to a simpler passing version (agent/line_simpler.py)
+    )
+    note: str = ""  # what the summary adds about the passing proposal (other versions that pass)
     check_suite: bool = True  # once the named tests pass, the whole suite runs too (suite_check.py)
     suite_before: TestReport | None = None  # the whole suite without the proposal, run when first needed
 

@@ -31,7 +31,7 @@ def asks_for_test_changes(task: str) -> bool:
 
 def named_test_file(path: str, targets: list[str]) -> bool:
     """Whether `path` (workspace-relative, normalized) is a file the task's named tests live in."""
-    return any(path == target.split("::", 1)[0].lstrip("./") for target in targets)
+    return any(path == target.split("::", 1)[0].removeprefix("./") for target in targets)
 
 
 def test_edit_refusal(path: str) -> str:

@@ -75,3 +75,29 @@ def test_ask_prints_that_two_versions_pass_and_applies_the_smallest_change(
     assert "2 different versions of the line pass the tests" in printed.out + printed.err
     assert "also passing: `return min(x, hi)` (6 tokens changed)" in printed.out + printed.err
     assert (stats_project / "pkg" / "stats.py").read_text() == FIXED
+
+
+async def test_the_loops_passing_one_line_edit_gives_way_to_a_simpler_passing_version(project: Path) -> None:
+    calc_task = "The tests in tests/test_calc.py fail since the last change to pkg/calc.py; fix it."
+    edit = "<THOUGHT>add</THOUGHT>\npkg/calc.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b + 0\n>>>>>>> REPLACE"
+    out = await run_scripted(
+        project,
+        [{"content": edit}],
+        calc_task,
+        permission=asker("allow_once"),
+        profile="small",
+        tool_calling="prompt",
+        repair_lines=0,
+    )
+    edits = [r for r in out.of("tool_result") if r["name"] == "edit_file"]
+    assert len(edits) == 1 and edits[0]["ok"]  # the simpler versions are tested inside the model's edit
+    assert edits[0]["output"].endswith(
+        "A simpler version of pkg/calc.py line 2 passes too: `return a + b` is proposed instead. 2 different "
+        "versions of the line pass the tests, so the tests do not decide which is right: chosen `return a + b` "
+        "(1 token changed, the smallest change); also passing: `return a + b + 0` (3 tokens changed). Check the "
+        "change before you keep it."
+    )
+    result = out.result
+    assert result.success and result.proposal.changes[0].new_text == "def add(a, b):\n    return a + b\n"
+    assert result.answer.startswith("add\n\nA simpler version of pkg/calc.py line 2 passes too")
+    assert result.answer.endswith("Tests pass: `python -m pytest tests/test_calc.py`: 1 passed.")
