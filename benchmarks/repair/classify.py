@@ -5,7 +5,7 @@ run of a results file (its `patch`, the lines the agent changed, recorded by jud
 - `original`: every file the agent changed parses to the same tree as the sdist's (the project's own line);
 - `equivalent`: it passes the project's full suite (the judge ran it: that is what repaired means) and the function
   under test behaves as the original on generated inputs: the suite's own calls to it, recorded on the original
-  code, and each of them with one argument varied (probe.py), run on the original code (twice: inputs whose outcome
+  code, each again with its defaulted parameters left out, and each with one argument varied (probe.py), run on the original code (twice: inputs whose outcome
   changes between two runs are dropped) and on the patched one in the project's test environment, comparing the
   returned values, the arguments afterwards and the exceptions raised;
 - `plausible`: some input behaves differently (the first one is the evidence);
@@ -118,13 +118,18 @@ def _differential(
     )
     if not calls.is_file():
         return {"class": "undetermined", "evidence": "the suite's calls could not be recorded"}
-    first, again, fixed = (
+    (name, first), (_, again), (_, fixed) = (
         _outcomes(python, project, tree, module, task.function, calls, scratch / f"{n}.json")
         for n, tree in (("first", original), ("again", original), ("patched", patched))
     )
     steady = [i for i, (a, b) in enumerate(zip(first, again, strict=False)) if a == b]
-    if not steady or len(fixed) != len(first):
-        return {"class": "undetermined", "evidence": "no input to compare", "inputs": len(steady)}
+    if not steady:
+        return {"class": "undetermined", "evidence": "no input to compare", "inputs": 0}
+    if len(fixed) != len(first):  # the original ran them all, twice
+        evidence = (
+            f"{task.function} could not be run on the recorded inputs with the patch (the original could)"
+        )
+        return {"class": "plausible", "evidence": evidence, "inputs": len(steady)}
     for index in steady:
         if first[index][1] != fixed[index][1]:
             described, was = first[index]
@@ -142,10 +147,13 @@ def _pytest_args(project: Project) -> list[str]:
 
 def _outcomes(
     python: Path, project: Project, tree: Path, module: str, function: str, calls: Path, out: Path
-) -> list[list[str]]:
-    """[[input, outcome], ..] of the function in `tree` (empty when the probe failed)."""
+) -> tuple[str, list[list[str]]]:
+    """(the function probed, [[input, outcome], ..]) in `tree` (no outcomes when the probe failed)."""
     _probe(python, project, tree, ["run", module, function, str(calls), str(out)])
-    return json.loads(out.read_text()) if out.is_file() else []
+    if not out.is_file():
+        return function, []
+    found = json.loads(out.read_text())
+    return str(found.get("function") or function), list(found.get("results") or [])
 
 
 def _probe(python: Path, project: Project, tree: Path, arguments: list[str]) -> None:

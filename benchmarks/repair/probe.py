@@ -2,10 +2,10 @@
 function, then call that function on those inputs and on varied ones, writing each outcome as canonical text.
 
     python probe.py capture MODULE QUALNAME OUT.pickle -- PYTEST_ARGS...
-    python probe.py run MODULE QUALNAME CALLS.pickle OUT.json
+    python probe.py run MODULE QUALNAME CALLS.pickle OUT.json   # {"function": the name probed, "results": ..}
 
 `capture` runs pytest with a profile hook that pickles the arguments of every call to the function (as they were
-when it was called) whose code lives in MODULE; `run` calls the function on each recorded input and on variants of
+when it was called; a nested function's enclosing one, an __init__'s class); `run` calls the function on each recorded input and on variants of
 it (each argument changed in turn: numbers moved by one, zeroed and negated, strings emptied, upper-cased and
 doubled, sequences emptied, reversed and extended, booleans flipped), and writes per input its description and
 the outcome: the returned value and the arguments afterwards, or the exception's type, as canonical text (object
@@ -13,6 +13,7 @@ addresses masked). benchmarks/repair/classify.py compares the outcomes of the or
 """
 
 import inspect
+import itertools
 import json
 import pickle
 import re
@@ -22,17 +23,24 @@ import sys
 MAX_CALLS = 60  # distinct recorded inputs kept
 MAX_INPUTS = 400  # inputs run (recorded and varied)
 CALL_SECONDS = 2
+MAX_ITEMS = 1000  # items of a returned iterator compared
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def _resolve(module_name, qualname):
-    """The module, the function (plain, as found on its class for a method) and whether a first `cls` is dropped."""
-    module = __import__(module_name, fromlist=["_"])
-    owner, target = None, module
+    """(function, owner, name, kind) of the function to probe: as found on its module or class; a nested function's
+    enclosing function instead (a closure cannot be called alone). kind: "classmethod" (a first `cls` is dropped),
+    "init" (the class is called instead) or "function"."""
+    target = __import__(module_name, fromlist=["_"])
+    owner, name = None, ""
     for part in qualname.split("."):
-        owner, target = target, getattr(target, part)
-    static = inspect.getattr_static(owner, qualname.split(".")[-1]) if owner is not module else None
-    return module, target, isinstance(static, classmethod)
+        if owner is not None and inspect.isfunction(target):
+            break  # a function nested in `target`: probe `target`
+        owner, name, target = target, part, getattr(target, part)
+    static = inspect.getattr_static(owner, name) if inspect.isclass(owner) else None
+    if isinstance(static, classmethod):
+        return target, owner, name, "classmethod"
+    return target, owner, name, "init" if inspect.isclass(owner) and name == "__init__" else "function"
 
 
 def capture(module_name, qualname, out, pytest_args):
@@ -41,19 +49,23 @@ def capture(module_name, qualname, out, pytest_args):
 
     import pytest
 
-    name = qualname.split(".")[-1]
-    module_file = [None]
+    function, _, _, kind = _resolve(module_name, qualname)
+    code = inspect.unwrap(function).__code__
+    where = (
+        code.co_filename,
+        code.co_firstlineno,
+        code.co_name,
+    )  # the same code if the module is imported twice
+    defaults = _defaults(function)
     calls, seen = [], set()
 
     def hook(frame, event, arg):
-        if event != "call" or frame.f_code.co_name != name or len(calls) >= MAX_CALLS:
+        if event != "call" or len(calls) >= MAX_CALLS:
             return
-        if module_file[0] is None:
-            module = sys.modules.get(module_name)
-            module_file[0] = getattr(module, "__file__", None) or ""
-        if frame.f_code.co_filename != module_file[0]:
+        found = frame.f_code
+        if found is not code and (found.co_filename, found.co_firstlineno, found.co_name) != where:
             return
-        blob = _arguments(frame)
+        blob = _arguments(frame, kind, defaults)
         if blob is not None and blob not in seen:
             seen.add(blob)
             calls.append(blob)
@@ -69,8 +81,18 @@ def capture(module_name, qualname, out, pytest_args):
         pickle.dump(calls, handle)
 
 
-def _arguments(frame):
-    """The call's (positional, keyword) arguments pickled, or None when they do not pickle."""
+def _defaults(function):
+    """{parameter: default} of a function (none when it has no signature)."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    return {p.name: p.default for p in parameters if p.default is not inspect.Parameter.empty}
+
+
+def _arguments(frame, kind, defaults):
+    """The call's (positional, keyword, parameters left at their default) pickled, or None when they do not
+    pickle; without `self` for an __init__ (the class is called)."""
     code = frame.f_code
     names = code.co_varnames[: code.co_argcount]
     kwonly = code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
@@ -83,10 +105,21 @@ def _arguments(frame):
         rest += 1
     if code.co_flags & inspect.CO_VARKEYWORDS:
         keywords.update(values.get(code.co_varnames[rest], {}))
+    defaulted = [n for n in (*names, *kwonly) if n in defaults and _same(values.get(n), defaults[n])]
+    if kind == "init":
+        positional = positional[1:]
     try:
-        return pickle.dumps((positional, keywords))
+        return pickle.dumps((positional, keywords, defaulted, list(names[1:] if kind == "init" else names)))
     except Exception:
         return None
+
+
+def _same(value, default):
+    """Whether an argument is its parameter's default (the call may have left it out)."""
+    try:
+        return value is default or bool(type(value) is type(default) and value == default)
+    except Exception:
+        return False
 
 
 def _variants(value):
@@ -104,11 +137,14 @@ def _variants(value):
 
 
 def inputs(calls):
-    """Each recorded call, then each with one argument varied: (description, skip_first, positional, keywords)."""
+    """Each recorded call, the same with the parameters that had their default left out (so a changed default
+    shows), then each with one argument varied: [(positional, keywords)]."""
     found = []
     for blob in calls:
-        positional, keywords = pickle.loads(blob)
+        positional, keywords, defaulted, names = pickle.loads(blob)
         found.append((positional, keywords))
+        if defaulted:
+            found.append(_without_defaults(positional, keywords, defaulted, names))
         for index, value in enumerate(positional):
             for variant in _variants(value):
                 found.append((positional[:index] + [variant] + positional[index + 1 :], keywords))
@@ -118,21 +154,50 @@ def inputs(calls):
     return found[:MAX_INPUTS]
 
 
-def canonical(value, depth=0):
-    """Comparable text of a value: containers item by item, objects by type and attributes, addresses masked."""
+def _without_defaults(positional, keywords, defaulted, names):
+    """The call with the defaulted parameters left out (later positional ones passed by name)."""
+    kept = []
+    by_name = {k: v for k, v in keywords.items() if k not in defaulted}
+    for index, value in enumerate(positional):
+        name = names[index] if index < len(names) else None
+        if name in defaulted:
+            continue
+        if len(kept) == index:
+            kept.append(value)
+        elif name is not None:
+            by_name[name] = value
+    return kept, by_name
+
+
+def canonical(value, depth=0, consume=False):
+    """Comparable text of a value: containers item by item, objects by type and attributes, addresses masked; an
+    iterator's items when `consume` (a returned one), else its type."""
     if depth > 6:
         return "..."
+    if not inspect.isclass(value) and (inspect.isgenerator(value) or _is_iterator(value)):
+        if not consume:
+            return type(value).__name__
+        items = itertools.islice(value, MAX_ITEMS)
+        return "iterator[" + ", ".join(canonical(v, depth + 1, consume) for v in items) + "]"
     if isinstance(value, (list, tuple)):
-        return type(value).__name__ + "[" + ", ".join(canonical(v, depth + 1) for v in value) + "]"
+        return type(value).__name__ + "[" + ", ".join(canonical(v, depth + 1, consume) for v in value) + "]"
     if isinstance(value, dict):
-        items = sorted((canonical(k, depth + 1), canonical(v, depth + 1)) for k, v in value.items())
+        items = sorted((canonical(k, depth + 1), canonical(v, depth + 1, consume)) for k, v in value.items())
         return "{" + ", ".join(f"{k}: {v}" for k, v in items) + "}"
     if isinstance(value, (set, frozenset)):
         return "set{" + ", ".join(sorted(canonical(v, depth + 1) for v in value)) + "}"
     attributes = getattr(value, "__dict__", None)
     if isinstance(attributes, dict) and not inspect.isroutine(value) and not inspect.isclass(value):
-        return type(value).__name__ + canonical(attributes, depth + 1)
+        return type(value).__name__ + canonical(attributes, depth + 1, consume)
     return _ADDRESS.sub("", repr(value))
+
+
+def _is_iterator(value):
+    """Whether a value is an iterator (consumed by reading it)."""
+    try:
+        return hasattr(value, "__next__") and iter(value) is value
+    except Exception:
+        return False
 
 
 def _timeout(signum, frame):
@@ -143,18 +208,20 @@ def run(module_name, qualname, calls_path, out):
     """Call the function on every input; write [description, outcome] per input."""
     with open(calls_path, "rb") as handle:
         calls = pickle.load(handle)
-    _, function, drop_first = _resolve(module_name, qualname)
+    function, owner, _, kind = _resolve(module_name, qualname)
+    call = owner if kind == "init" else function
     signal.signal(signal.SIGALRM, _timeout)
     results = []
     for positional, keywords in inputs(calls):
-        arguments = positional[1:] if drop_first else positional
-        shown = [canonical(a) for a in arguments] + [f"{k}={canonical(v)}" for k, v in keywords.items()]
-        described = "(" + ", ".join(shown)[:300] + ")"
-        copied = pickle.loads(pickle.dumps((arguments, keywords)))
+        arguments = positional[1:] if kind == "classmethod" else positional
+        described = "(arguments that cannot be shown)"
         signal.alarm(CALL_SECONDS)
         try:
-            returned = function(*copied[0], **copied[1])
-            outcome = "returned " + canonical(returned)
+            shown = [canonical(a) for a in arguments] + [f"{k}={canonical(v)}" for k, v in keywords.items()]
+            described = "(" + ", ".join(shown)[:300] + ")"
+            copied = pickle.loads(pickle.dumps((arguments, keywords)))
+            returned = call(*copied[0], **copied[1])
+            outcome = "returned " + canonical(returned, consume=True)
             if canonical(copied) != canonical((arguments, keywords)):  # it changed its arguments
                 outcome += " and left the arguments as " + canonical(copied)
         except Exception as error:  # the outcome is the exception's type
@@ -162,8 +229,9 @@ def run(module_name, qualname, calls_path, out):
         finally:
             signal.alarm(0)
         results.append([described, outcome[:2000]])
+    shown = owner.__qualname__ if kind == "init" else getattr(function, "__qualname__", qualname)
     with open(out, "w") as handle:
-        json.dump(results, handle)
+        json.dump({"function": shown, "results": results}, handle)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from test_repair_tasks import CALC, PROJECT, make_project  # noqa: E402
 
 from benchmarks.repair.agents import AgentOutcome  # noqa: E402
 from benchmarks.repair.build import _try, write_task_set  # noqa: E402
-from benchmarks.repair.classify import classify_results, module_name, print_classes  # noqa: E402
+from benchmarks.repair.classify import classify_patch, classify_results, module_name, print_classes  # noqa: E402
 from benchmarks.repair.judge import apply_patch, judge, patch_of, snapshot  # noqa: E402
 from benchmarks.repair.mutations import find_mutations  # noqa: E402
 from benchmarks.repair.projects import Project, copy_tree  # noqa: E402
@@ -109,3 +109,15 @@ def test_classify_tells_the_original_line_an_equivalent_patch_and_a_plausible_on
     shown = io.StringIO()
     print_classes(classified, shown)
     assert "lsp-agent: 3 repaired: original 1, equivalent 1, plausible 1" in shown.getvalue()
+
+
+def test_a_changed_default_shows_by_calls_that_leave_the_parameter_out(tmp_path: Path) -> None:
+    # the suite calls clamp(-5), clamp(50), ...: recorded with high=10 given, the default is never used unless
+    # the call is also made with the parameters that had their default left out
+    pristine = make_project(tmp_path / "pristine")
+    task = _task(
+        pristine, tmp_path / "w", "def clamp(value, low=0, high=10):", "def clamp(value, low=0, high=11):"
+    )
+    verdict = classify_patch(task, PROJECT, pristine, Path(sys.executable), {task.file: []})  # the bug itself
+    assert verdict["class"] == "plausible"
+    assert verdict["evidence"] == "clamp(50): the original returned 10; the patch returned 11"
