@@ -126,16 +126,12 @@ def _differential(
     if not steady:
         return {"class": "undetermined", "evidence": "no input to compare", "inputs": 0}
     if len(fixed) != len(first):  # the original ran them all, twice
-        evidence = (
-            f"{task.function} could not be run on the recorded inputs with the patch (the original could)"
-        )
+        evidence = f"{name} could not be run on the recorded inputs with the patch (the original could)"
         return {"class": "plausible", "evidence": evidence, "inputs": len(steady)}
     for index in steady:
         if first[index][1] != fixed[index][1]:
             described, was = first[index]
-            evidence = (
-                f"{task.function}{described}: the original {was[:300]}; the patch {fixed[index][1][:300]}"
-            )
+            evidence = f"{name}{described}: the original {was[:300]}; the patch {fixed[index][1][:300]}"
             return {"class": "plausible", "evidence": evidence, "inputs": len(steady)}
     return {"class": "equivalent", "evidence": f"same outcome on {len(steady)} inputs", "inputs": len(steady)}
 
