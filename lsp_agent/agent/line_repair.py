@@ -6,8 +6,11 @@ the task's source files (tools/fault_lines.py, from the up-front test run), each
 runs under; for each of the best few, one short request (a conversation of its own: the task, the first failure, the
 code around the line) asks for a few corrected versions of that line, sampled warm (a greedy reply mostly repeats
 the line). Each version that parses goes through the tested edit_file (tools/tested_edit.py): the permission gate,
-then the named tests. The first version the tests pass with ends the run with that proposal; any other is undone
-(even one that helps: the loop's first message shows the code as it was). A version the named tests pass with while
+then the named tests. Once a version passes (the named tests and the whole suite), the reply's other versions are
+tested too, and the simpler versions between the line and a passing one (agent/line_alternatives.py), with no more
+requests; the run ends proposing the passing version that changes the fewest tokens, its summary naming the others
+when several pass. Every tested version is undone meanwhile (even one that helps: the loop's first message shows
+the code as it was). A version the named tests pass with while
 the whole suite still fails tests that may share the bug (tools/suite_check.py's `unfinished`) is a partial fix: it is
 undone too and the search goes on, up to EXTRA_SITES more lines, for a version that fixes those as well; failing that,
 the run ends with the partial fix that left the fewest.

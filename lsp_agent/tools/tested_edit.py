@@ -5,7 +5,8 @@ An agentless-style repair loop inside the tool loop: the observation of an edit 
   elsewhere in the suite that pass without it (suite_check.py): then it is undone like any edit that does not fix it.
 - Fewer tests fail, more pass and none fails that passed before: the edit stays, with the report (progress on a fix
   that needs several edits).
-- An edit that leaves the file unparsable is undone at once, without running the tests.
+- An edit that leaves the file unparsable is undone at once, without running the tests; an edit of the test files
+  the task names is refused (tested_edit_scope.py), unless the task asks for test changes.
 - Otherwise the edit is undone, so every attempt starts from code the model has already seen, and the report comes
   back as a failed call; the very same edit proposed again is refused without running the tests.
 The test run is code execution: it goes through the permission gate as `run_tests`; refused, the edit stays
