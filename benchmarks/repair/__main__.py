@@ -6,6 +6,7 @@ python -m benchmarks.repair run --api-base http://127.0.0.1:PORT/v1 [--limit N] 
 python -m benchmarks.repair report RESULTS.json [MORE.json ...]   # several: pooled (other samples, one budget)
 python -m benchmarks.repair sites [--tasks ID ...] [--budget 10]   # model-free: the lines line repairs ask about
 python -m benchmarks.repair asks --api-base URL [--tasks ID ...] [--samples 2]  # one request about the bug's line
+python -m benchmarks.repair classify RESULTS.json   # each repair: the original line, equivalent, or plausible only
 """
 
 from __future__ import annotations
@@ -53,6 +54,12 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.repair.asks import add_asks_arguments
 
     add_asks_arguments(asks)
+    classify = sub.add_parser(
+        "classify", help="each repaired task's patch: the original line, equivalent to it, or plausible only"
+    )
+    from benchmarks.repair.classify import add_classify_arguments
+
+    add_classify_arguments(classify)
     report = sub.add_parser("report", help="print the tables of results files again (several: pooled)")
     report.add_argument("results", type=Path, nargs="+")
     args = parser.parse_args(argv)
@@ -71,6 +78,10 @@ def main(argv: list[str] | None = None) -> int:
             from benchmarks.repair.asks import run_asks
 
             return run_asks(args, task_file(args.seed) if args.task_file is None else args.task_file)
+        if args.command == "classify":
+            from benchmarks.repair.classify import run_classify
+
+            return run_classify(args.results, args.task_file, args.out)
         from benchmarks.repair.report import pool_results, print_report
 
         print_report(pool_results(args.results))

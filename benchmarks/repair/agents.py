@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.repair.projects import Project
+from benchmarks.repair.projects import CACHE, Project
 
 LSP_EDIT_TOOLS = ("edit_file", "write_file", "delete_file")
 
@@ -47,6 +47,7 @@ class Budget:
     time_limit: float
     lsp_profile: str = "auto"  # lsp-agent's --profile (mini-swe-agent has one prompt)
     lsp_infill: str = ""  # lsp-agent's infillTemplate for the model (empty: off)
+    coverage: bool = True  # the agents' test environment can import coverage.py (False: --without-coverage)
 
 
 @dataclass
@@ -66,8 +67,14 @@ class AgentOutcome:
     log: str = ""
 
 
-def agent_environment(python: Path, tree: Path, project: Project, scratch: Path) -> dict[str, str]:
-    """The environment both agents run in; caches and configs go to `scratch`, not the user's home."""
+HIDDEN_COVERAGE = "coverage is hidden from the agents (the benchmark's --without-coverage)"
+
+
+def agent_environment(
+    python: Path, tree: Path, project: Project, scratch: Path, *, coverage: bool = True
+) -> dict[str, str]:
+    """The environment both agents run in; caches and configs go to `scratch`, not the user's home. Without
+    `coverage`, coverage.py cannot be imported there (as in most projects' environments) and pytest-cov is off."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "VIRTUAL_ENV", "LSP_AGENT_"))}
     env["PATH"] = os.pathsep.join([str(python.parent), env.get("PATH", "")])
     env["VIRTUAL_ENV"] = str(python.parent.parent)
@@ -79,6 +86,12 @@ def agent_environment(python: Path, tree: Path, project: Project, scratch: Path)
     env["MSWEA_COST_TRACKING"] = "ignore_errors"
     env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
     env["NO_COLOR"] = "1"
+    if not coverage:  # a stand-in that refuses to import, outside /tmp (the sandbox's /tmp is its own)
+        hidden = CACHE / "no-coverage" / "coverage"
+        hidden.mkdir(parents=True, exist_ok=True)
+        (hidden / "__init__.py").write_text(f"raise ImportError({HIDDEN_COVERAGE!r})\n")
+        env["PYTHONPATH"] = os.pathsep.join([str(hidden.parent), env["PYTHONPATH"]])
+        env["PYTEST_ADDOPTS"] = " ".join([env.get("PYTEST_ADDOPTS", ""), "-p no:pytest_cov"]).strip()
     return env
 
 

@@ -6,13 +6,16 @@ tests does not get to grade itself); new conftest.py files are removed.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
+import io
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.repair.agents import AgentOutcome
 from benchmarks.repair.build import Task
+from benchmarks.repair.mutations import Mutation
 from benchmarks.repair.projects import IGNORED_DIRS, Project
 from benchmarks.repair.suite import run_pytest
 
@@ -34,6 +37,8 @@ class Verdict:
     edited_files: list[str] = field(default_factory=list)
     new_files: list[str] = field(default_factory=list)
     touched_tests: list[str] = field(default_factory=list)
+    # the agent's changes to source files, against the buggy copy: {path: [[start, end, new lines], ..]}
+    patch: dict[str, list[list]] = field(default_factory=dict)
 
 
 def snapshot(tree: Path) -> dict[str, str]:
@@ -74,6 +79,7 @@ def judge(
     ).read_bytes()
     repaired = named.passed and suite.passed
     verdict = Verdict(repaired, named.passed, suite.passed, exact, "", edited, added, touched_tests)
+    verdict.patch = {p: patch_of(_base(task, pristine, p), copy / p) for p in edited if p.endswith(".py")}
     if not repaired:
         verdict.failure = classify(run, edited=bool(edited), named_passed=named.passed)
     return verdict
@@ -101,3 +107,35 @@ def _restore_tests(project: Project, copy: Path, pristine: Path, touched: list[s
             shutil.copy2(source, target)
         elif target.is_file():
             target.unlink()
+
+
+def buggy_text(task: Task, pristine: Path) -> str:
+    """The task's file as the agents get it: the sdist's text with the bug injected."""
+    mutation = Mutation(task.file, task.line, task.kind, task.function, task.original, task.mutated)
+    return mutation.apply((pristine / task.file).read_text(encoding="utf-8"))
+
+
+def _base(task: Task, pristine: Path, path: str) -> str:
+    """A file as the agent found it."""
+    return buggy_text(task, pristine) if path == task.file else (pristine / path).read_text(encoding="utf-8")
+
+
+def _lines(text: str) -> list[str]:
+    """Lines with their line breaks."""
+    return io.StringIO(text, newline="").readlines()
+
+
+def patch_of(base: str, changed: Path) -> list[list]:
+    """The changes from `base` to the file at `changed`: [[start, end, new lines], ..] (0-based line ranges of
+    `base`); a deleted file is one change to no lines."""
+    new = _lines(changed.read_text(encoding="utf-8")) if changed.is_file() else []
+    matcher = difflib.SequenceMatcher(None, _lines(base), new, autojunk=False)
+    return [[i1, i2, new[j1:j2]] for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+
+
+def apply_patch(base: str, changes: list[list]) -> str:
+    """`base` with `patch_of`'s changes made."""
+    lines = _lines(base)
+    for start, end, new in sorted(changes, key=lambda change: change[0], reverse=True):
+        lines[start:end] = new
+    return "".join(lines)

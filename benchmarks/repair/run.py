@@ -64,6 +64,11 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="TEMPLATE",
         help="lsp-agent's infillTemplate for the model, e.g. qwen for Qwen2.5-Coder (default: off)",
     )
+    parser.add_argument(
+        "--without-coverage",
+        action="store_true",
+        help="hide coverage.py from the agents' test environment (lsp-agent then traces spectra itself)",
+    )
     parser.add_argument("--limit", type=int, help="only the first N tasks (after --tasks/--project)")
     parser.add_argument("--tasks", nargs="+", metavar="ID", help="only these task ids")
     parser.add_argument("--project", action="append", help="only tasks of these projects (repeatable)")
@@ -150,6 +155,7 @@ def run_benchmark(args: argparse.Namespace, task_path: Path) -> int:
         args.time_limit,
         lsp_profile=args.lsp_profile,
         lsp_infill=args.lsp_infill,
+        coverage=not args.without_coverage,
     )
     python = testenv_python()
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -215,7 +221,7 @@ def run_one(
         copy = copy_tree(pristine, scratch / project.key)
         make_buggy(copy, task)
         before = snapshot(copy)
-        env = agent_environment(python, copy, project, scratch)
+        env = agent_environment(python, copy, project, scratch, coverage=budget.coverage)
         outcome: AgentOutcome = AGENTS[agent](task.description, copy, env, budget, logs)
         verdict = judge(task, project, copy, before, pristine, python, outcome)
     finally:

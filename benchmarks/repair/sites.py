@@ -47,6 +47,11 @@ def add_sites_arguments(parser: argparse.ArgumentParser) -> None:
         "--budget", type=int, help=f"sites asked about (default: those of a {BUDGET_STEPS}-step run)"
     )
     parser.add_argument("--out", type=Path, help="results JSON (default: none)")
+    parser.add_argument(
+        "--without-coverage",
+        action="store_true",
+        help="hide coverage.py from the tests (lsp-agent's own tracer)",
+    )
 
 
 def site_ranks(root: Path, task: Task, budget: int) -> dict[str, Any]:
@@ -95,6 +100,7 @@ def site_ranks(root: Path, task: Task, budget: int) -> dict[str, Any]:
         "sites": _rank(bug, [(s.path, s.line) for s in sites]),
         "ochiai": _rank(bug, ochiai),
         "problem": "",
+        "tracer": report.spectra.tracer,  # coverage, or monitoring/settrace with --without-coverage
         "failure": report.first_failure,  # what a line-repair request shows (`asks`)
     }
 
@@ -104,7 +110,9 @@ def _rank(bug: tuple[str, int], order: list[tuple[str, int]]) -> int | None:
     return order.index(bug) + 1 if bug in order else None
 
 
-def rank_task(task: Task, project: Project, pristine: Path, python: Path, budget: int) -> dict[str, Any]:
+def rank_task(
+    task: Task, project: Project, pristine: Path, python: Path, budget: int, *, coverage: bool = True
+) -> dict[str, Any]:
     """site_ranks in a child process with the agents' environment, over a fresh buggy copy of `pristine`."""
     from benchmarks.repair.run import make_buggy
 
@@ -112,7 +120,7 @@ def rank_task(task: Task, project: Project, pristine: Path, python: Path, budget
     try:
         copy = copy_tree(pristine, scratch / project.key)
         make_buggy(copy, task)
-        env = agent_environment(python, copy, project, scratch)
+        env = agent_environment(python, copy, project, scratch, coverage=coverage)
         env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[2]), env["PYTHONPATH"]])
         child = [
             sys.executable,
@@ -143,7 +151,8 @@ def run_sites(args: argparse.Namespace, task_path: Path) -> int:
     results = []
     for task in tasks:
         project = project_named(task.project)
-        results.append(rank_task(task, project, fetch(project), python, budget))
+        coverage = not args.without_coverage
+        results.append(rank_task(task, project, fetch(project), python, budget, coverage=coverage))
         r = results[-1]
         print(
             f"{task.id:<16} {task.kind:<20} sites {_shown(r['sites']):>4}  ochiai {_shown(r['ochiai']):>4}  "

@@ -110,7 +110,7 @@ EventSink = Callable[[AgentEvent], None]
 def context_text(d: dict[str, Any]) -> str:
     """A `context` event (project rules loaded, folders opened for reading, the conversation summarized, mentions
     attached) as one line."""
-    if d.get("what") in ("rules", "folders", "conversation"):
+    if d.get("what") in ("rules", "folders", "conversation", "alternatives"):
         return str(d.get("status") or "project rules")
     attached = ", ".join(map(str, d.get("attached") or [])) or "nothing"
     problems = "".join(f"; {p}" for p in d.get("problems") or [])

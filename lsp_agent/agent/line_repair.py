@@ -6,8 +6,11 @@ the task's source files (tools/fault_lines.py, from the up-front test run), each
 runs under; for each of the best few, one short request (a conversation of its own: the task, the first failure, the
 code around the line) asks for a few corrected versions of that line, sampled warm (a greedy reply mostly repeats
 the line). Each version that parses goes through the tested edit_file (tools/tested_edit.py): the permission gate,
-then the named tests. The first version the tests pass with ends the run with that proposal; any other is undone
-(even one that helps: the loop's first message shows the code as it was). A version the named tests pass with while
+then the named tests. Once a version passes (the named tests and the whole suite), the reply's other versions are
+tested too, and the simpler versions between the line and a passing one (agent/line_alternatives.py), with no more
+requests; the run ends proposing the passing version that changes the fewest tokens, its summary naming the others
+when several pass. Every tested version is undone meanwhile (even one that helps: the loop's first message shows
+the code as it was). A version the named tests pass with while
 the whole suite still fails tests that may share the bug (tools/suite_check.py's `unfinished`) is a partial fix: it is
 undone too and the search goes on, up to EXTRA_SITES more lines, for a version that fixes those as well; failing that,
 the run ends with the partial fix that left the fewest.
@@ -26,6 +29,13 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from lsp_agent.agent.line_alternatives import (
+    MAX_SIMPLER,
+    alternatives_note,
+    ranked,
+    simpler_versions,
+    token_distance,
+)
 from lsp_agent.agent.line_candidates import candidate_lines, line_request, shown_numbers
 from lsp_agent.agent.line_infill import MAX_TOKENS as INFILL_TOKENS
 from lsp_agent.agent.line_infill import STOP, filled_line, infill_prompt, template_for
@@ -67,6 +77,7 @@ async def repair_lines(run: Any, testing: EditTesting) -> Outcome | None:
     tried: dict[tuple[str, int], set[str]] = {}  # a line -> the versions of it tried so far
     saved, failures, baseline = dict(client.extra_params), testing.failures, testing.baseline
     best: _Passing | None = None
+    testing.simplify = False  # simpler versions are tried here, among all the passing ones
     try:
         for index, (site, template) in enumerate(requests):
             if best is not None and index > best.site + EXTRA_SITES:
@@ -84,16 +95,18 @@ async def repair_lines(run: Any, testing: EditTesting) -> Outcome | None:
                 requests[index + 1 :] = [(later, None) for later, _ in requests[index + 1 :]]
                 versions = await _versions(run, report, site, lines, done, None)
             done.update(versions)
-            best = await _try_versions(run, testing, site, lines, versions, index, best)
-            if best is not None and not best.failing:
-                run.thought(best.change)
-                return Outcome("complete", run.auto_finish() or run.last_text, True)
+            passing: list[_Passing] = []  # the versions that clear the suite (a fix each)
+            best = await _try_versions(run, testing, site, lines, versions, index, best, passing)
+            if passing:
+                passing += await _simpler(run, testing, site, lines, passing, index, done)
+                return _finish_fix(run, testing, passing)
         if best is not None:
             return _finish_partial(run, testing, best)
     except _Refused:
         log.info("sampled line repairs stopped: running the tests was not permitted")
         return None
     finally:
+        testing.simplify = True
         client.extra_params.clear()
         client.extra_params.update(saved)
         testing.failures, testing.baseline = failures, baseline  # the loop starts where the tests stood
@@ -109,24 +122,49 @@ class _Refused(Exception):
 
 @dataclass
 class _Passing:
-    """A version the named tests pass with: the fix when `failing` is 0, else a partial fix (the whole suite still
+    """A version the named tests pass with: a fix when `failing` is 0, else a partial fix (the whole suite still
     fails tests that may share the bug), the run's answer when no version does better."""
 
     site: int  # index of its line among the sites
     path: str
+    line: int
+    original: str  # the line as it was
+    version: str  # the line's version
     text: str  # the file with the version
     failing: int  # tests the whole suite still fails that may share the bug
     passed: tuple[str | None, str, str]  # the tested edits' passed, passed_report and passed_suite with it
-    change: str  # what the version changes, said when the run ends with it
+
+    @property
+    def change(self) -> str:
+        """What the version changes, said when the run ends with it."""
+        return f"{self.path} line {self.line}: `{self.original.strip()}` is now `{self.version.strip()}`."
 
 
 def _finish_partial(run: Any, testing: EditTesting, partial: _Passing) -> Outcome:
     """End the run with the partial fix that left the fewest failing tests (no version cleared the suite)."""
-    run.ctx.overlay.write_text(partial.path, partial.text)
-    testing.passed, testing.passed_report, testing.passed_suite = partial.passed
-    testing.suite_failing = partial.failing
+    _adopt(run, testing, partial)
     run.thought(f"{partial.change} No version tried made the whole suite pass.")
     return Outcome("complete", run.auto_finish() or run.last_text, True)
+
+
+def _finish_fix(run: Any, testing: EditTesting, passing: list[_Passing]) -> Outcome:
+    """End the run with the passing version that changes the line least; the summary names the others."""
+    by_version = {fix.version: fix for fix in passing}  # in the order found: ties keep it
+    versions = ranked(passing[0].original, list(by_version))
+    chosen = by_version[versions[0]]
+    _adopt(run, testing, chosen)
+    note = alternatives_note(chosen.original, versions)
+    run.thought(f"{chosen.change} {note}".strip())
+    if note:  # the front-ends get the versions themselves too
+        run.events.emit("context", what="alternatives", status=note, path=chosen.path, versions=versions)
+    return Outcome("complete", run.auto_finish() or run.last_text, True)
+
+
+def _adopt(run: Any, testing: EditTesting, fix: _Passing) -> None:
+    """Make `fix` the proposal, with the test results it passed with."""
+    run.ctx.overlay.write_text(fix.path, fix.text)
+    testing.passed, testing.passed_report, testing.passed_suite = fix.passed
+    testing.suite_failing = fix.failing
 
 
 async def _versions(
@@ -160,32 +198,72 @@ async def _try_versions(
     versions: list[str],
     index: int,
     best: _Passing | None,
+    passing: list[_Passing],
 ) -> _Passing | None:
-    """Each version of the site's line (the `index`th request) tried as a tested edit; the best passing version so
-    far (`best`, or one of these with fewer failing tests elsewhere). A version that leaves none is returned at once,
-    the file left with it."""
-    original = lines[site.line - 1]
+    """Each version of the site's line (the `index`th request) tried as a tested edit, every one of them even after
+    one passes (no more requests: the reply is here); those that clear the suite go to `passing`. Returns the best
+    partial fix so far (`best`, or one of these with fewer failing tests elsewhere)."""
     for number, version in enumerate(versions, 1):
-        edit = unique_edit(lines, site.line, version)
-        if edit is None or python_syntax_error(site.path, _with_line(lines, site.line, version)) is not None:
+        found = await _try_version(run, testing, site, lines, version, index, number)
+        if found is None:
             continue
-        arguments = {"path": site.path, "old_text": edit[0], "new_text": edit[1]}
-        call = ToolCall("edit_file", arguments, id=f"line-repair-{run.steps_spent}-{number}")
-        before, untested = run.ctx.overlay.read_text(site.path), testing.untested
-        await run.tools.execute(call)
-        if testing.verified(run.ctx) and (best is None or testing.suite_failing < best.failing):
-            state = (testing.passed, testing.passed_report, testing.passed_suite)
-            change = f"{site.path} line {site.line}: `{original.strip()}` is now `{version.strip()}`."
-            text = run.ctx.overlay.read_text(site.path)
-            best = _Passing(index, site.path, text, testing.suite_failing, state, change)
-            if not best.failing:
-                return best
-        # partial, kept as progress or untested: the loop's first message shows the code as it was, so it stays so
-        if run.ctx.overlay.read_text(site.path) != before:
-            run.ctx.overlay.write_text(site.path, before)
-        if testing.untested > untested:
-            raise _Refused
+        if not found.failing:
+            passing.append(found)
+        elif best is None or found.failing < best.failing:
+            best = found
     return best
+
+
+async def _try_version(
+    run: Any, testing: EditTesting, site: SuspectLine, lines: list[str], version: str, index: int, number: int
+) -> _Passing | None:
+    """One version of the site's line as a tested edit: what it passes with (the file is put back either way: the
+    run ends with the version chosen among those that pass), or None when the named tests fail with it."""
+    edit = unique_edit(lines, site.line, version)
+    if edit is None or python_syntax_error(site.path, _with_line(lines, site.line, version)) is not None:
+        return None
+    arguments = {"path": site.path, "old_text": edit[0], "new_text": edit[1]}
+    call = ToolCall("edit_file", arguments, id=f"line-repair-{run.steps_spent}-{number}")
+    before, untested = run.ctx.overlay.read_text(site.path), testing.untested
+    await run.tools.execute(call)
+    found = None
+    if testing.verified(run.ctx):
+        state = (testing.passed, testing.passed_report, testing.passed_suite)
+        text = run.ctx.overlay.read_text(site.path)
+        original = lines[site.line - 1]
+        found = _Passing(index, site.path, site.line, original, version, text, testing.suite_failing, state)
+    # partial, kept as progress or untested: the loop's first message shows the code as it was, so it stays so
+    if run.ctx.overlay.read_text(site.path) != before:
+        run.ctx.overlay.write_text(site.path, before)
+    if testing.untested > untested:
+        raise _Refused
+    return found
+
+
+async def _simpler(
+    run: Any,
+    testing: EditTesting,
+    site: SuspectLine,
+    lines: list[str],
+    passing: list[_Passing],
+    index: int,
+    tried: set[str],
+) -> list[_Passing]:
+    """The simpler versions between the line and the passing versions (part of a change only) that pass too, at
+    most MAX_SIMPLER tried in all, none when a passing version already changes a single token."""
+    found: list[_Passing] = []
+    original = lines[site.line - 1]
+    versions = ranked(original, [fix.version for fix in passing])
+    if token_distance(original, versions[0]) <= 1:
+        return found
+    candidates = [v for version in versions for v in simpler_versions(original, version) if v not in tried]
+    for number, version in enumerate(list(dict.fromkeys(candidates))[:MAX_SIMPLER], 1):
+        run.check_stop()
+        tried.add(version)
+        simpler = await _try_version(run, testing, site, lines, version, index, 100 + number)
+        if simpler is not None and not simpler.failing:
+            found.append(simpler)
+    return found
 
 
 def unique_edit(lines: list[str], number: int, version: str) -> tuple[str, str] | None:

@@ -21,6 +21,7 @@ from lsp_agent.agent.upfront import Budget, failing_tests, upfront_message
 from lsp_agent.tools.diagnostics import add_edit_diagnostics
 from lsp_agent.tools.lenient_edit import make_edits_lenient
 from lsp_agent.tools.test_runs import named_source_files, named_test_files
+from lsp_agent.tools.tested_edit_scope import asks_for_test_changes
 from lsp_agent.tools.verify import Verification, install_verified_finish
 
 log = logging.getLogger(__name__)
@@ -82,7 +83,8 @@ def prepare_tools(run: Any, model: str, client: Any = None) -> str:
     run.test_targets = named_test_files(run.task, run.ctx.overlay.is_file)
     testing = getattr(settings, "test_before_finish", "auto") != "off"
     if testing:
-        run.verification = Verification(run.test_targets, _permission_check(run))
+        editable = asks_for_test_changes(run.task)
+        run.verification = Verification(run.test_targets, _permission_check(run), tests_editable=editable)
         install_verified_finish(run.registry, run.verification)
     log.info(
         "run %s: %s profile; tests named by the task: %s", run.run_id, profile, run.test_targets or "none"

@@ -17,11 +17,13 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from lsp_agent.agent.line_repair import repair_lines
+from lsp_agent.agent.line_simpler import make_passing_edits_simplest
 from lsp_agent.agent.listing_edits import listing_edit
 from lsp_agent.agent.parsing import ACTION_STOP_SEQUENCES, BLOCK_STOP_SEQUENCE
 from lsp_agent.tools.lenient_edit import proposal_text
 from lsp_agent.tools.test_runs import named_source_files
 from lsp_agent.tools.tested_edit import EditTesting, make_edits_tested, standing
+from lsp_agent.tools.tested_edit_scope import asks_for_test_changes
 from lsp_agent.tools.verify import fingerprint
 
 if TYPE_CHECKING:
@@ -58,12 +60,16 @@ def install_repair_loop(
     if allowed is None or not run.test_targets:
         return None
     testing = EditTesting(
-        run.test_targets, allowed, candidates=named_source_files(run.task, run.ctx.overlay.is_file)
+        run.test_targets,
+        allowed,
+        candidates=named_source_files(run.task, run.ctx.overlay.is_file),
+        tests_editable=asks_for_test_changes(run.task),
     )
     if client is not None and "temperature" not in client.extra_params:
         testing.on_failure = lambda failures: _warmer(client, failures)
     if not make_edits_tested(run.registry, testing):
         return None
+    make_passing_edits_simplest(run.registry, testing)
     run.auto_finish = lambda: _summary(run, testing) if testing.verified(run.ctx) else None
     run.refuse_answer = lambda: _refusal(run, testing)
     run.trim_history = forgetting = _Forgetting(run, testing)
@@ -143,4 +149,5 @@ def _summary(run: Any, testing: EditTesting) -> str:
     changed = ", ".join(run.ctx.overlay.changed_paths())
     said = (run.last_text or "").strip()
     head = said if said else f"Changed {changed}."
-    return f"{head}\n\nTests pass: {testing.passed_report}. {testing.passed_suite}".rstrip()
+    note = f"{testing.note}\n\n" if testing.note else ""
+    return f"{head}\n\n{note}Tests pass: {testing.passed_report}. {testing.passed_suite}".rstrip()

@@ -1,7 +1,8 @@
 """Spectrum-based fault localization: which lines the failing tests ran and the passing ones mostly did not.
 
-The named tests run once under coverage.py in the project's own test interpreter (spectra_plugin.py, passed with
-`python -c`, so nothing is written into the workspace); each line of a non-test file is scored with Ochiai,
+The named tests run once, traced per test, in the project's own test interpreter (spectra_plugin.py, passed with
+`python -c`, so nothing is written into the workspace): by coverage.py when the project's environment has it, else by
+the plugin's own tracer (sys.monitoring on Python 3.12+, sys.settrace before); each line of a non-test file is scored with Ochiai,
 failed(line) / sqrt(total_failed * (failed(line) + passed(line))), and the best few are shown to the model as
 plain `path:line: code` lines. Any failure of the tracing only costs the spectra, never the test report.
 """
@@ -43,6 +44,7 @@ class Spectra:
     failed: int
     passed: int
     lines: dict[str, dict[int, tuple[int, int]]] = field(default_factory=dict)
+    tracer: str = ""  # what recorded them: coverage, or (without it) monitoring or settrace
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,7 @@ def read_spectra(path: Path) -> Spectra | None:
             str(rel): {int(n): (int(c[0]), int(c[1])) for n, c in per_line.items()}
             for rel, per_line in payload["lines"].items()
         }
-        return Spectra(int(payload["failed"]), int(payload["passed"]), lines)
+        return Spectra(int(payload["failed"]), int(payload["passed"]), lines, str(payload.get("tracer", "")))
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
         log.info("no fault localization: malformed spectra (%s)", exc)
         return None

@@ -1,8 +1,9 @@
 """Runs in the project's test interpreter: pytest with per-test line coverage, summed into a small JSON file.
 
 The sandbox starts it as `python -c <this file's text> OUT BUDGET PYTEST-ARGS...` (nothing is copied into the
-workspace). It needs only pytest and, for the spectra, coverage.py from the project's environment; without
-coverage, or when tracing fails, pytest runs as plain `python -m pytest` would and the JSON says why. The JSON
+workspace). It needs only pytest from the project's environment: coverage.py when it is there, else its own line
+tracer (`LineTracer`: `sys.monitoring` on Python 3.12+, `sys.settrace` before); when tracing fails, pytest runs as
+plain `python -m pytest` would and the JSON says why. The JSON
 (in $TMPDIR/OUT) holds, per measured file under the working directory and per line, how many failing and how
 many passing tests ran it. Tracing stops after BUDGET seconds so a slow suite still finishes in time.
 Only the standard library is imported at module level: lsp_agent imports this module, and coverage is not its
@@ -11,10 +12,12 @@ dependency.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import sys
 import tempfile
+import threading
 import time
 from typing import Any
 
@@ -99,6 +102,106 @@ def start_coverage(root: str) -> Any:
     return cov
 
 
+class LineTracer:
+    """Per-test lines without coverage.py, with coverage's few methods the recorder and `line_counts` use:
+    `sys.monitoring` LINE events on Python 3.12+ (each line reported once per test: events are re-armed at each
+    switch), `sys.settrace` before (local tracing only in the files measured)."""
+
+    def __init__(self, root: str) -> None:
+        self.root = os.path.abspath(root)
+        self.context = ""
+        self.lines: dict[str, dict[int, set[str]]] = {}
+        self.measured: dict[str, bool] = {}  # a code object's file name -> measured?
+        self.kind = "monitoring" if hasattr(sys, "monitoring") else "settrace"
+        self.tool = 3  # sys.monitoring's tool id (0-2 are debugger, coverage and profiler; 3-5 are free)
+
+    def wanted(self, filename: str) -> bool:
+        """Whether lines of this file are recorded: under the root, not a test file, not an installed package."""
+        found = self.measured.get(filename)
+        if found is None and filename.startswith("<"):  # "<string>", "<frozen ...>": no file
+            found = self.measured[filename] = False
+        if found is None:
+            path = os.path.abspath(filename)
+            rel = os.path.relpath(path, self.root)
+            found = not (
+                rel.startswith("..")
+                or any(part in SKIPPED_DIRS for part in rel.split(os.sep))
+                or any(fnmatch.fnmatch("/" + rel.replace(os.sep, "/"), pattern) for pattern in TEST_FILES)
+            )
+            self.measured[filename] = found
+        return found
+
+    def record(self, filename: str, line: int) -> None:
+        """One line run under the current context."""
+        self.lines.setdefault(os.path.abspath(filename), {}).setdefault(line, set()).add(self.context)
+
+    def start(self) -> None:
+        """Start tracing (this thread and threads started from now on)."""
+        if self.kind == "monitoring":
+            monitoring = sys.monitoring  # type: ignore[attr-defined]
+            monitoring.use_tool_id(self.tool, "lsp-agent-spectra")
+            monitoring.register_callback(self.tool, monitoring.events.LINE, self._on_line)
+            monitoring.set_events(self.tool, monitoring.events.LINE)
+        else:
+            threading.settrace(self._on_call)
+            sys.settrace(self._on_call)
+
+    def _on_line(self, code: Any, line: int) -> Any:
+        """sys.monitoring's LINE callback: record, then silence this line until the next test."""
+        if self.wanted(code.co_filename):
+            self.record(code.co_filename, line)
+        return sys.monitoring.DISABLE  # type: ignore[attr-defined]
+
+    def _on_call(self, frame: Any, event: str, arg: Any) -> Any:
+        """sys.settrace's global function: trace the lines of measured files only."""
+        return self._on_event if event == "call" and self.wanted(frame.f_code.co_filename) else None
+
+    def _on_event(self, frame: Any, event: str, arg: Any) -> Any:
+        """sys.settrace's local function."""
+        if event == "line":
+            self.record(frame.f_code.co_filename, frame.f_lineno)
+        return self._on_event
+
+    def switch_context(self, context: str) -> None:
+        """The lines that follow belong to `context` (every line is reported again)."""
+        self.context = context
+        if self.kind == "monitoring":
+            sys.monitoring.restart_events()  # type: ignore[attr-defined]
+
+    def stop(self) -> None:
+        """Stop tracing."""
+        if self.kind == "monitoring":
+            monitoring = sys.monitoring  # type: ignore[attr-defined]
+            monitoring.set_events(self.tool, 0)
+            monitoring.register_callback(self.tool, monitoring.events.LINE, None)
+            monitoring.free_tool_id(self.tool)
+        else:
+            sys.settrace(None)
+            threading.settrace(None)  # type: ignore[arg-type]
+
+    def get_data(self) -> LineTracer:
+        """The data, read like coverage's CoverageData."""
+        return self
+
+    def measured_files(self) -> list[str]:
+        """The files with recorded lines."""
+        return list(self.lines)
+
+    def contexts_by_lineno(self, path: str) -> dict[int, list[str]]:
+        """{line: the contexts that ran it} of one file."""
+        return {line: sorted(contexts) for line, contexts in self.lines.get(path, {}).items()}
+
+
+def start_tracer(root: str) -> tuple[Any, str]:
+    """(a started tracer, its kind): coverage.py when importable, else our LineTracer."""
+    try:
+        return start_coverage(root), "coverage"
+    except ImportError:
+        tracer = LineTracer(root)
+        tracer.start()
+        return tracer, tracer.kind
+
+
 def write(path: str, payload: dict[str, Any]) -> None:
     """Write the JSON result (a failure to write only costs the spectra)."""
     try:
@@ -115,11 +218,9 @@ def main(argv: list[str]) -> int:
     import pytest
 
     root = os.getcwd()
-    cov, problem = None, ""
+    cov, problem, kind = None, "", ""
     try:
-        cov = start_coverage(root)
-    except ImportError:
-        problem = "coverage is not installed in the test environment"
+        cov, kind = start_tracer(root)
     except Exception as exc:  # noqa: BLE001 - a broken coverage setup only costs the spectra
         problem = f"coverage did not start: {type(exc).__name__}: {exc}"
     if cov is None:  # pytest runs outside the except blocks: its failures must not chain to our ImportError
@@ -140,7 +241,7 @@ def main(argv: list[str]) -> int:
         write(out, {"error": f"reading the coverage data failed: {type(exc).__name__}: {exc}"})
         return int(code)
     failed = sum(1 for o in recorder.outcomes.values() if o == "failed")
-    write(out, {"failed": failed, "passed": len(recorder.outcomes) - failed, "lines": counts})
+    write(out, {"failed": failed, "passed": len(recorder.outcomes) - failed, "lines": counts, "tracer": kind})
     return int(code)
 
 

@@ -5,7 +5,8 @@ An agentless-style repair loop inside the tool loop: the observation of an edit 
   elsewhere in the suite that pass without it (suite_check.py): then it is undone like any edit that does not fix it.
 - Fewer tests fail, more pass and none fails that passed before: the edit stays, with the report (progress on a fix
   that needs several edits).
-- An edit that leaves the file unparsable is undone at once, without running the tests.
+- An edit that leaves the file unparsable is undone at once, without running the tests; an edit of the test files
+  the task names is refused (tested_edit_scope.py), unless the task asks for test changes.
 - Otherwise the edit is undone, so every attempt starts from code the model has already seen, and the report comes
   back as a failed call; the very same edit proposed again is refused without running the tests.
 The test run is code execution: it goes through the permission gate as `run_tests`; refused, the edit stays
@@ -26,6 +27,7 @@ from lsp_agent.index.rows import text_hash
 from lsp_agent.tools.registry import Tool, ToolContext, ToolError, ToolRegistry
 from lsp_agent.tools.suite_check import broken_elsewhere, broken_message, listed, unfinished
 from lsp_agent.tools.test_runs import TestReport, run_pytest
+from lsp_agent.tools.tested_edit_scope import named_test_file, test_edit_refusal
 from lsp_agent.tools.verify import PermissionCheck, fingerprint
 from lsp_agent.workspace.python_parse import parse_python
 
@@ -74,6 +76,11 @@ class EditTesting:
     failures: int = 0  # edits that failed, were refused or were undone
     untested: int = 0  # edits kept without a test run (running the tests was not permitted)
     on_failure: Callable[[int], None] | None = None  # told how many edits failed so far
+    tests_editable: bool = False  # the task asks for test changes: an edit of its named tests may be the fix
+    simplify: bool = (
+        True  # a passing one-line edit gives way to a simpler passing version (agent/line_simpler.py)
+    )
+    note: str = ""  # what the summary adds about the passing proposal (other versions that pass)
     check_suite: bool = True  # once the named tests pass, the whole suite runs too (suite_check.py)
     suite_before: TestReport | None = None  # the whole suite without the proposal, run when first needed
 
@@ -132,6 +139,9 @@ def _tested(tool: Tool, testing: EditTesting) -> Tool:
         signature = _signature(key, old_text, new_text)
         if signature in testing.tried:
             _refuse_again(testing, testing.tried[signature])
+        if not testing.tests_editable and named_test_file(key, testing.targets):
+            testing.failed()
+            raise ToolError(test_edit_refusal(key))
         before = ctx.overlay.read_text(key) if key and ctx.overlay.is_file(key) else None
         try:
             output = await _call(original, ctx, path=path, old_text=old_text, new_text=new_text)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsp_agent.tools.registry import Tool, ToolContext, ToolError
 from lsp_agent.tools.test_runs import TestReport, is_test_path, named_test_files, run_pytest
+from lsp_agent.tools.tested_edit_scope import undo_test_edits, undone_message
 
 if TYPE_CHECKING:
     from lsp_agent.tools.registry import ToolRegistry
@@ -42,6 +43,7 @@ class Verification:
     failing_at_start: str = ""  # the named tests' result when they failed before any edit (run up front)
     unchanged_refusals: int = 0  # finishes with nothing changed (or answers) refused so far
     refusal_limit: int = 1  # how many such finishes are refused before one is accepted
+    tests_editable: bool = False  # the task asks for test changes (else edits of its named tests are undone)
     last_report: tuple[str, bool, str] | None = None  # (fingerprint, passed, report) of the last test run
     not_permitted: str | None = None  # fingerprint of a proposal whose test run was refused (not asked again)
 
@@ -140,6 +142,8 @@ def install_verified_finish(registry: ToolRegistry, verification: Verification) 
                     + ("; calling task_complete again finishes without a change." if last else ".")
                 )
             return text  # nothing proposed, nothing to test (a question, or the task needed no change)
+        if not verification.tests_editable and (undone := undo_test_edits(ctx, verification.targets)):
+            raise ToolError(undone_message(undone))  # a change to the named tests is not the fix
         report = await _run_tests(verification, ctx)
         if report is None:
             return text  # nothing to test

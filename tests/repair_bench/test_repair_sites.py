@@ -34,9 +34,47 @@ def test_the_bug_line_is_ranked_among_the_sites_and_by_ochiai(tmp_path: Path) ->
     failure = ranks.pop("failure")  # the first failure, as a line-repair request shows it (`asks`)
     assert "test_total" in failure and "assert -6 == 6" in failure
     # total()'s three lines run only by the failing test tie; the loop body is the third, in both orders
-    assert ranks == {"task": task.id, "kind": "swapped_operator", "sites": 3, "ochiai": 3, "problem": ""}
+    assert ranks == {
+        "task": task.id,
+        "kind": "swapped_operator",
+        "sites": 3,
+        "ochiai": 3,
+        "problem": "",
+        "tracer": "coverage",
+    }
     assert rank_task(task, PROJECT, pristine, python, budget=2)["sites"] is None  # beyond the budget
     assert (pristine / "pkg" / "calc.py").read_text() == CALC  # the bug went into a copy
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_without_coverage_the_agents_own_tracer_ranks_the_bug_the_same(tmp_path: Path) -> None:
+    pristine, python, task = total_task(tmp_path)
+    ranks = rank_task(task, PROJECT, pristine, python, budget=6, coverage=False)
+    assert (ranks["sites"], ranks["ochiai"], ranks["problem"], ranks["tracer"]) == (3, 3, "", "settrace")
+
+
+def test_the_agents_environment_without_coverage_hides_it_and_pytest_still_runs(tmp_path: Path) -> None:
+    import subprocess
+
+    from benchmarks.repair.agents import HIDDEN_COVERAGE, agent_environment
+
+    tree = make_project(tmp_path / "proj")
+    env = agent_environment(Path(sys.executable), tree, PROJECT, tmp_path / "scratch", coverage=False)
+    hidden = subprocess.run(
+        [sys.executable, "-c", "import coverage"], env=env, capture_output=True, text=True
+    )
+    assert hidden.returncode != 0 and HIDDEN_COVERAGE in hidden.stderr
+    tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q"], cwd=tree, env=env, capture_output=True, text=True
+    )
+    assert tests.returncode == 0 and "4 passed" in tests.stdout
+    assert "-p no:pytest_cov" in env["PYTEST_ADDOPTS"]
+    shown = agent_environment(Path(sys.executable), tree, PROJECT, tmp_path / "scratch2")
+    assert (
+        subprocess.run([sys.executable, "-c", "import coverage"], env=shown, capture_output=True).returncode
+        == 0
+    )
 
 
 def test_recall_counts_the_tasks_ranked_within_k_with_the_ratio_to_ochiai() -> None:

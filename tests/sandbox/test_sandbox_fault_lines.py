@@ -4,8 +4,6 @@ small profile's first message lists it, and without coverage.py the tests still 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -123,28 +121,6 @@ def test_one_traced_run_ranks_the_buggy_line_first_and_leaves_the_workspace_unto
     # The traced run wrote nothing into the workspace or the run's overlay (no .coverage, no JSON, no cache).
     assert snapshot(stats_project) == before
     assert ctx.overlay.overrides() == {}
-
-
-def test_without_coverage_in_the_test_interpreter_the_report_is_the_plain_one(
-    stats_project: Path, tmp_path: Path
-) -> None:
-    venv = tmp_path / "nocov"
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)],
-        check=True,
-        timeout=120,
-    )
-    python = venv / "bin" / "python"
-    probe = subprocess.run([python, "-c", "import pytest, coverage"], capture_output=True, timeout=60)
-    if probe.returncode == 0:
-        pytest.skip("the base interpreter has coverage installed: no interpreter without it here")
-    ctx = context(stats_project, python=str(python))
-    traced = run_pytest(ctx, ["tests/test_stats.py"], spectra=True)
-    plain = run_pytest(ctx, ["tests/test_stats.py"])
-    ctx.close()
-    assert traced.spectra is None
-    assert traced.counts == plain.counts == "2 failed, 4 passed"
-    assert traced.details() == plain.details()
 
 
 def test_spectra_that_cannot_be_read_give_none(tmp_path: Path) -> None:

@@ -1,0 +1,242 @@
+"""Run in a project's test environment (plain stdlib, any Python 3.8+): record the calls the suite makes to one
+function, then call that function on those inputs and on varied ones, writing each outcome as canonical text.
+
+    python probe.py capture MODULE QUALNAME OUT.pickle -- PYTEST_ARGS...
+    python probe.py run MODULE QUALNAME CALLS.pickle OUT.json   # {"function": the name probed, "results": ..}
+
+`capture` runs pytest with a profile hook that pickles the arguments of every call to the function (as they were
+when it was called; a nested function's enclosing one, an __init__'s class); `run` calls the function on each recorded input and on variants of
+it (each argument changed in turn: numbers moved by one, zeroed and negated, strings emptied, upper-cased and
+doubled, sequences emptied, reversed and extended, booleans flipped), and writes per input its description and
+the outcome: the returned value and the arguments afterwards, or the exception's type, as canonical text (object
+addresses masked). benchmarks/repair/classify.py compares the outcomes of the original and the patched code.
+"""
+
+import inspect
+import itertools
+import json
+import pickle
+import re
+import signal
+import sys
+
+MAX_CALLS = 60  # distinct recorded inputs kept
+MAX_INPUTS = 400  # inputs run (recorded and varied)
+CALL_SECONDS = 2
+MAX_ITEMS = 1000  # items of a returned iterator compared
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _resolve(module_name, qualname):
+    """(function, owner, name, kind) of the function to probe: as found on its module or class; a nested function's
+    enclosing function instead (a closure cannot be called alone). kind: "classmethod" (a first `cls` is dropped),
+    "init" (the class is called instead) or "function"."""
+    target = __import__(module_name, fromlist=["_"])
+    owner, name = None, ""
+    for part in qualname.split("."):
+        if owner is not None and inspect.isfunction(target):
+            break  # a function nested in `target`: probe `target`
+        owner, name, target = target, part, getattr(target, part)
+    static = inspect.getattr_static(owner, name) if inspect.isclass(owner) else None
+    if isinstance(static, classmethod):
+        return target, owner, name, "classmethod"
+    return target, owner, name, "init" if inspect.isclass(owner) and name == "__init__" else "function"
+
+
+def capture(module_name, qualname, out, pytest_args):
+    """Run pytest, pickling the arguments of each call to the function."""
+    import threading
+
+    import pytest
+
+    function, _, _, kind = _resolve(module_name, qualname)
+    code = inspect.unwrap(function).__code__
+    where = (
+        code.co_filename,
+        code.co_firstlineno,
+        code.co_name,
+    )  # the same code if the module is imported twice
+    defaults = _defaults(function)
+    calls, seen = [], set()
+
+    def hook(frame, event, arg):
+        if event != "call" or len(calls) >= MAX_CALLS:
+            return
+        found = frame.f_code
+        if found is not code and (found.co_filename, found.co_firstlineno, found.co_name) != where:
+            return
+        blob = _arguments(frame, kind, defaults)
+        if blob is not None and blob not in seen:
+            seen.add(blob)
+            calls.append(blob)
+
+    sys.setprofile(hook)
+    threading.setprofile(hook)
+    try:
+        pytest.main(list(pytest_args))
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)
+    with open(out, "wb") as handle:
+        pickle.dump(calls, handle)
+
+
+def _defaults(function):
+    """{parameter: default} of a function (none when it has no signature)."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    return {p.name: p.default for p in parameters if p.default is not inspect.Parameter.empty}
+
+
+def _arguments(frame, kind, defaults):
+    """The call's (positional, keyword, parameters left at their default) pickled, or None when they do not
+    pickle; without `self` for an __init__ (the class is called)."""
+    code = frame.f_code
+    names = code.co_varnames[: code.co_argcount]
+    kwonly = code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
+    values = frame.f_locals
+    positional = [values[n] for n in names if n in values]
+    keywords = {n: values[n] for n in kwonly if n in values}
+    rest = code.co_argcount + code.co_kwonlyargcount
+    if code.co_flags & inspect.CO_VARARGS:
+        positional += list(values.get(code.co_varnames[rest], ()))
+        rest += 1
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        keywords.update(values.get(code.co_varnames[rest], {}))
+    defaulted = [n for n in (*names, *kwonly) if n in defaults and _same(values.get(n), defaults[n])]
+    if kind == "init":
+        positional = positional[1:]
+    try:
+        return pickle.dumps((positional, keywords, defaulted, list(names[1:] if kind == "init" else names)))
+    except Exception:
+        return None
+
+
+def _same(value, default):
+    """Whether an argument is its parameter's default (the call may have left it out)."""
+    try:
+        return value is default or bool(type(value) is type(default) and value == default)
+    except Exception:
+        return False
+
+
+def _variants(value):
+    """Nearby values of one argument."""
+    if isinstance(value, bool):
+        return [not value]
+    if isinstance(value, (int, float)):
+        return [value + 1, value - 1, 0, -value]
+    if isinstance(value, str):
+        return ["", value.upper(), value + " " + value, value[::-1]]
+    if isinstance(value, (list, tuple)):
+        kind = type(value)
+        return [kind(), kind(reversed(value)), kind(list(value) + list(value[:1]))]
+    return []
+
+
+def inputs(calls):
+    """Each recorded call, the same with the parameters that had their default left out (so a changed default
+    shows), then each with one argument varied: [(positional, keywords)]."""
+    found = []
+    for blob in calls:
+        positional, keywords, defaulted, names = pickle.loads(blob)
+        found.append((positional, keywords))
+        if defaulted:
+            found.append(_without_defaults(positional, keywords, defaulted, names))
+        for index, value in enumerate(positional):
+            for variant in _variants(value):
+                found.append((positional[:index] + [variant] + positional[index + 1 :], keywords))
+        for key, value in keywords.items():
+            for variant in _variants(value):
+                found.append((positional, dict(keywords, **{key: variant})))
+    return found[:MAX_INPUTS]
+
+
+def _without_defaults(positional, keywords, defaulted, names):
+    """The call with the defaulted parameters left out (later positional ones passed by name)."""
+    kept = []
+    by_name = {k: v for k, v in keywords.items() if k not in defaulted}
+    for index, value in enumerate(positional):
+        name = names[index] if index < len(names) else None
+        if name in defaulted:
+            continue
+        if len(kept) == index:
+            kept.append(value)
+        elif name is not None:
+            by_name[name] = value
+    return kept, by_name
+
+
+def canonical(value, depth=0, consume=False):
+    """Comparable text of a value: containers item by item, objects by type and attributes, addresses masked; an
+    iterator's items when `consume` (a returned one), else its type."""
+    if depth > 6:
+        return "..."
+    if not inspect.isclass(value) and (inspect.isgenerator(value) or _is_iterator(value)):
+        if not consume:
+            return type(value).__name__
+        items = itertools.islice(value, MAX_ITEMS)
+        return "iterator[" + ", ".join(canonical(v, depth + 1, consume) for v in items) + "]"
+    if isinstance(value, (list, tuple)):
+        return type(value).__name__ + "[" + ", ".join(canonical(v, depth + 1, consume) for v in value) + "]"
+    if isinstance(value, dict):
+        items = sorted((canonical(k, depth + 1), canonical(v, depth + 1, consume)) for k, v in value.items())
+        return "{" + ", ".join(f"{k}: {v}" for k, v in items) + "}"
+    if isinstance(value, (set, frozenset)):
+        return "set{" + ", ".join(sorted(canonical(v, depth + 1) for v in value)) + "}"
+    attributes = getattr(value, "__dict__", None)
+    if isinstance(attributes, dict) and not inspect.isroutine(value) and not inspect.isclass(value):
+        return type(value).__name__ + canonical(attributes, depth + 1, consume)
+    return _ADDRESS.sub("", repr(value))
+
+
+def _is_iterator(value):
+    """Whether a value is an iterator (consumed by reading it)."""
+    try:
+        return hasattr(value, "__next__") and iter(value) is value
+    except Exception:
+        return False
+
+
+def _timeout(signum, frame):
+    raise TimeoutError("call took too long")
+
+
+def run(module_name, qualname, calls_path, out):
+    """Call the function on every input; write [description, outcome] per input."""
+    with open(calls_path, "rb") as handle:
+        calls = pickle.load(handle)
+    function, owner, _, kind = _resolve(module_name, qualname)
+    call = owner if kind == "init" else function
+    signal.signal(signal.SIGALRM, _timeout)
+    results = []
+    for positional, keywords in inputs(calls):
+        arguments = positional[1:] if kind == "classmethod" else positional
+        described = "(arguments that cannot be shown)"
+        signal.alarm(CALL_SECONDS)
+        try:
+            shown = [canonical(a) for a in arguments] + [f"{k}={canonical(v)}" for k, v in keywords.items()]
+            described = "(" + ", ".join(shown)[:300] + ")"
+            copied = pickle.loads(pickle.dumps((arguments, keywords)))
+            returned = call(*copied[0], **copied[1])
+            outcome = "returned " + canonical(returned, consume=True)
+            if canonical(copied) != canonical((arguments, keywords)):  # it changed its arguments
+                outcome += " and left the arguments as " + canonical(copied)
+        except Exception as error:  # the outcome is the exception's type
+            outcome = "raised " + type(error).__name__
+        finally:
+            signal.alarm(0)
+        results.append([described, outcome[:2000]])
+    shown = owner.__qualname__ if kind == "init" else getattr(function, "__qualname__", qualname)
+    with open(out, "w") as handle:
+        json.dump({"function": shown, "results": results}, handle)
+
+
+if __name__ == "__main__":
+    verb, module_name, qualname = sys.argv[1:4]
+    if verb == "capture":
+        capture(module_name, qualname, sys.argv[4], sys.argv[6:] if sys.argv[5:6] == ["--"] else sys.argv[5:])
+    else:
+        run(module_name, qualname, sys.argv[4], sys.argv[5])
