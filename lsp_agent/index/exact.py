@@ -20,7 +20,8 @@ from lsp_agent.index.query import SHORT_QUERY_WORDS, QueryAnalysis, looks_like_c
 VALUE_KINDS = frozenset(
     {"constant", "attribute", "field", "variable"}
 )  # after classes and functions of a tier
-WORST_RANK = 3.5
+DECLARATION_PENALTY = 0.25
+WORST_RANK = 3.5 + DECLARATION_PENALTY
 _SCOPED = re.compile(r"(?<![\w.:])(?:::)?\w+(?:::\w+)+")  # C++ and Rust paths: `Type::method`, `crate::m::f`
 _PATH_ROOTS = frozenset({"crate", "self", "super"})  # Rust path roots that name no module
 _MODULE_FILES = frozenset({"__init__", "index", "mod"})  # a file standing for its folder's module
@@ -175,6 +176,7 @@ def _ranked(
     texts = _chunk_texts(
         conn, [c.key for c, _ in chosen.values() if c.preference()[0] and isinstance(c.key, int)]
     )
+    with_body = {(c.path, c.qualified) for c, _ in chosen.values() if not c.preference()[0]}
     out = []
     for c, rank in chosen.values():
         key = c.key
@@ -182,6 +184,8 @@ def _ranked(
             chunk = dataclasses.replace(c.chunk, text=texts[key]) if key in texts else c.chunk
             span_end = min(c.end_line, chunk.end)
             key = DefinitionSpan(key, _widened_start(chunk, c.line), span_end, c.qualified, c.kind)
+            if (c.path, c.qualified) in with_body:
+                rank += DECLARATION_PENALTY  # a C++ declaration in its class: the definition comes first
         out.append(ExactMatch(key, c.path, rank))
     return out
 
