@@ -17,11 +17,10 @@ from typing import NamedTuple
 from lsp_agent.index.models import Chunk, FileAnalysis
 from lsp_agent.index.query import SHORT_QUERY_WORDS, QueryAnalysis, looks_like_code
 
-VALUE_KINDS = frozenset(
-    {"constant", "attribute", "field", "variable"}
-)  # after classes and functions of a tier
+VALUE_KINDS = frozenset({"constant", "attribute", "field", "variable"})
+VALUE_PENALTY = 2.25  # an assignment (constant, field) after every class, function or method of rank 0..2
 DECLARATION_PENALTY = 0.25
-WORST_RANK = 3.5 + DECLARATION_PENALTY
+WORST_RANK = 3 + VALUE_PENALTY + DECLARATION_PENALTY
 _SCOPED = re.compile(r"(?<![\w.:])(?:::)?\w+(?:::\w+)+")  # C++ and Rust paths: `Type::method`, `crate::m::f`
 _PATH_ROOTS = frozenset({"crate", "self", "super"})  # Rust path roots that name no module
 _MODULE_FILES = frozenset({"__init__", "index", "mod"})  # a file standing for its folder's module
@@ -108,7 +107,7 @@ def match_rank(written: str, qualified: str, kind: str, path: str) -> float | No
         rank = 1.0  # qualified further than written (an outer class, a namespace)
     else:
         return None
-    return rank + (0.5 if kind in VALUE_KINDS else 0.0)
+    return rank + (VALUE_PENALTY if kind in VALUE_KINDS else 0.0)
 
 
 def _widened_start(chunk: Chunk, line: int) -> int:

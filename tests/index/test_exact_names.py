@@ -33,6 +33,8 @@ def parse_config(text):
 ''',
     "pkg/settings.py": '''"""Settings of the application."""
 
+reload_everything = None  # a module value named like the method: the method comes first
+
 
 class Settings:
     """Application settings."""
@@ -184,8 +186,15 @@ def test_a_name_that_exists_only_as_a_method_points_at_the_method(python_ws: Wor
     start = _line(PYTHON, "pkg/settings.py", "def reload_everything")
     assert (_where(hit), hit.end) == (("pkg/settings.py", "Settings.reload_everything", start), start + 1)
     # Naming the class still gives the whole class.
+    hits = python_ws.search("reload_everything", top_k=5)
+    assert (hits[1].symbol, hits[1].kind, hits[1].start, hits[1].end) == (
+        "reload_everything",
+        "constant",
+        3,
+        3,
+    )
     hit = _first(python_ws, "Settings")
-    assert (hit.symbol, hit.kind, hit.start) == ("Settings", "class", 4)
+    assert (hit.symbol, hit.kind, hit.start) == ("Settings", "class", 6)
     assert "def reload_everything" in hit.text
 
 
