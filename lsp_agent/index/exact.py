@@ -8,7 +8,6 @@ a hit narrowed to its own lines inside the chunk that holds it.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import sqlite3
 from collections.abc import Hashable, Iterable, Mapping
@@ -27,7 +26,7 @@ _MODULE_FILES = frozenset({"__init__", "index", "mod"})  # a file standing for i
 
 
 class DefinitionSpan(NamedTuple):
-    """A hit narrowed to one definition inside a larger chunk (`chunk` is that chunk's key)."""
+    """A hit narrowed to one definition inside a larger chunk (`chunk` is that chunk's key; `start` its own line)."""
 
     chunk: Hashable
     start: int
@@ -122,18 +121,18 @@ def _widened_start(chunk: Chunk, line: int) -> int:
 
 
 def narrowed(chunk: Chunk, span: DefinitionSpan) -> Chunk:
-    """The part of a chunk a narrowed hit covers, with the definition's symbol and kind."""
+    """The part of a chunk a narrowed hit covers (with the comments and decorators above), its symbol and kind."""
     if not chunk.start <= span.start <= chunk.end:
         return chunk
     lines = chunk.text.split("\n")
-    end = min(span.end, chunk.end)
-    text = "\n".join(lines[span.start - chunk.start : end - chunk.start + 1])
-    return Chunk(span.start, end, span.symbol, span.kind, text)
+    start, end = _widened_start(chunk, span.start), min(span.end, chunk.end)
+    text = "\n".join(lines[start - chunk.start : end - chunk.start + 1])
+    return Chunk(start, end, span.symbol, span.kind, text)
 
 
 class _Candidate(NamedTuple):
     key: Hashable
-    chunk: Chunk  # an index chunk's text is read only when the hit is narrowed inside it
+    chunk: Chunk  # without its text for index chunks
     path: str
     qualified: str
     kind: str
@@ -145,18 +144,7 @@ class _Candidate(NamedTuple):
         return self.chunk.symbol != self.qualified, self.chunk.end - self.chunk.start
 
 
-def _chunk_texts(conn: sqlite3.Connection, ids: list[int]) -> dict[int, str]:
-    texts: dict[int, str] = {}
-    for i in range(0, len(ids), 500):
-        batch = ids[i : i + 500]
-        marks = ",".join("?" * len(batch))
-        texts.update(conn.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks})", batch).fetchall())
-    return texts
-
-
-def _ranked(
-    conn: sqlite3.Connection, candidates: Iterable[_Candidate], written: Mapping[str, list[str]]
-) -> list[ExactMatch]:
+def _ranked(candidates: Iterable[_Candidate], written: Mapping[str, list[str]]) -> list[ExactMatch]:
     """Each matching definition once, as its own chunk or as a span narrowed inside the chunk holding it."""
     chosen: dict[tuple[str, int, str], tuple[_Candidate, float]] = {}
     for c in candidates:
@@ -172,17 +160,12 @@ def _ranked(
         rank = min((r for r in ranks if r is not None), default=None)
         if rank is not None:
             chosen[ident] = (c, rank)
-    texts = _chunk_texts(
-        conn, [c.key for c, _ in chosen.values() if c.preference()[0] and isinstance(c.key, int)]
-    )
     with_body = {(c.path, c.qualified) for c, _ in chosen.values() if not c.preference()[0]}
     out = []
     for c, rank in chosen.values():
         key = c.key
         if c.chunk.symbol != c.qualified:
-            chunk = dataclasses.replace(c.chunk, text=texts[key]) if key in texts else c.chunk
-            span_end = min(c.end_line, chunk.end)
-            key = DefinitionSpan(key, _widened_start(chunk, c.line), span_end, c.qualified, c.kind)
+            key = DefinitionSpan(key, c.line, min(c.end_line, c.chunk.end), c.qualified, c.kind)
             if (c.path, c.qualified) in with_body:
                 rank += DECLARATION_PENALTY  # a C++ declaration in its class: the definition comes first
         out.append(ExactMatch(key, c.path, rank))
@@ -227,4 +210,4 @@ def exact_definitions(
                     for i, chunk in enumerate(analysis.chunks)
                     if chunk.start <= sym.line <= chunk.end
                 ]
-    return _ranked(conn, candidates, written)
+    return _ranked(candidates, written)

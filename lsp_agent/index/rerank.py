@@ -50,6 +50,7 @@ def rerank(
         scores[key] = score * kind_factor(file_kind(paths[key]), analysis)
     named = exact_definitions(conn, named_symbols(analysis), overrides)
     narrowed_chunks = set()
+    factors: dict[str, float] = {}  # a common name can have hundreds of definitions in few files
     for key, path, rank in named:
         chunk = key.chunk if isinstance(key, DefinitionSpan) else key
         if isinstance(chunk, int) and path_of_chunk.get(chunk) is None:
@@ -57,7 +58,10 @@ def rerank(
         text_score = scores.get(chunk, 0.0)
         if chunk is not key:
             narrowed_chunks.add(chunk)
-        exact = best * (EXACT_BOOST + 0.1 * (WORST_RANK + 1 - rank)) * kind_factor(file_kind(path), analysis)
+        factor = factors.get(path)
+        if factor is None:
+            factor = factors[path] = kind_factor(file_kind(path), analysis)
+        exact = best * (EXACT_BOOST + 0.1 * (WORST_RANK + 1 - rank)) * factor
         scores[key] = exact + text_score * 0.01
     for chunk in narrowed_chunks - {m.key for m in named}:
         scores.pop(chunk, None)  # a named member's hit stands for the one-chunk class that holds it
