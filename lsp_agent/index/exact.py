@@ -173,9 +173,15 @@ def _ranked(candidates: Iterable[_Candidate], written: Mapping[str, list[str]]) 
 
 
 def exact_definitions(
-    conn: sqlite3.Connection, names: list[str], overrides: Mapping[str, FileAnalysis] | None = None
+    conn: sqlite3.Connection,
+    names: list[str],
+    overrides: Mapping[str, FileAnalysis] | None = None,
+    values: bool = True,
 ) -> list[ExactMatch]:
-    """The definitions of the named symbols, in the index and in the files overridden for this query."""
+    """The definitions of the named symbols, in the index and in the files overridden for this query.
+
+    `values=False` leaves assignments out (a sentence that mentions `key` asks for no field named key).
+    """
     written: dict[str, list[str]] = {}
     for name in names:
         written.setdefault(name.rsplit(".", 1)[-1], []).append(name)
@@ -210,4 +216,4 @@ def exact_definitions(
                     for i, chunk in enumerate(analysis.chunks)
                     if chunk.start <= sym.line <= chunk.end
                 ]
-    return _ranked(candidates, written)
+    return _ranked((c for c in candidates if values or c.kind not in VALUE_KINDS), written)

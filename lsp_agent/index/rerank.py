@@ -48,7 +48,7 @@ def rerank(
     scores: dict[Hashable, float] = {}
     for key, score in ranked:
         scores[key] = score * kind_factor(file_kind(paths[key]), analysis)
-    named = exact_definitions(conn, named_symbols(analysis), overrides)
+    named = exact_definitions(conn, named_symbols(analysis), overrides, values=analysis.is_code_query)
     narrowed_chunks = set()
     factors: dict[str, float] = {}  # a common name can have hundreds of definitions in few files
     for key, path, rank in named:
@@ -63,8 +63,9 @@ def rerank(
             factor = factors[path] = kind_factor(file_kind(path), analysis)
         exact = best * (EXACT_BOOST + 0.1 * (WORST_RANK + 1 - rank)) * factor
         scores[key] = exact + text_score * 0.01
-    for chunk in narrowed_chunks - {m.key for m in named}:
-        scores.pop(chunk, None)  # a named member's hit stands for the one-chunk class that holds it
+    if analysis.is_code_query:  # the query is the name: the member's hit stands for the class holding it
+        for chunk in narrowed_chunks - {m.key for m in named}:
+            scores.pop(chunk, None)
     if len(analysis.text.split()) <= SHORT_QUERY_WORDS:
         for rank, chunk_id in enumerate(chunks_of_paths(conn, files, analysis.paths)):
             if path_of_chunk.get(chunk_id) is not None:  # None: hidden by an override

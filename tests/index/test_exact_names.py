@@ -262,3 +262,10 @@ def test_rust_and_cpp_scoped_names(tmp_path: Path) -> None:
 )
 def test_parts_of_a_dotted_name_are_not_names_of_their_own(query: str, names: list[str]) -> None:
     assert named_symbols(analyze_query(query)) == names
+
+
+def test_a_sentence_naming_a_member_keeps_its_class_and_promotes_no_values(python_ws: WorkspaceIndex) -> None:
+    hits = python_ws.search("what does `reload_everything` clear in the settings", top_k=5)
+    assert (hits[0].symbol, hits[0].kind) == ("Settings.reload_everything", "method")
+    # The class chunk still ranks by its words; the module value of the same name is no exact hit here.
+    assert [(h.symbol, h.kind, h.start) for h in hits[1:3]] == [("Settings", "class", 6), (None, "module", 1)]
