@@ -269,3 +269,18 @@ def test_a_sentence_naming_a_member_keeps_its_class_and_promotes_no_values(pytho
     assert (hits[0].symbol, hits[0].kind) == ("Settings.reload_everything", "method")
     # The class chunk still ranks by its words; the module value of the same name is no exact hit here.
     assert [(h.symbol, h.kind, h.start) for h in hits[1:3]] == [("Settings", "class", 6), (None, "module", 1)]
+
+
+def test_find_symbol_takes_module_prefixed_names(python_ws: WorkspaceIndex, tmp_path: Path) -> None:
+    method = _line(PYTHON, "pkg/settings.py", "def load_config")
+    for name in ("pkg.settings.Settings.load_config", "settings.Settings.load_config"):
+        defs = [h for h in python_ws.find_symbol(name) if h.role == "definition"]
+        assert [(h.path, h.qualified_name, h.line) for h in defs] == [
+            ("pkg/settings.py", "Settings.load_config", method)
+        ], name
+    defs = [h for h in python_ws.find_symbol("yaml_format.parse") if h.role == "definition"]
+    assert [(h.path, h.line) for h in defs] == [("pkg/formats/yaml_format.py", 4)]
+    assert [h for h in python_ws.find_symbol("json_format.load_config") if h.role == "definition"] == []
+    for index in _workspace(tmp_path / "go", GO):
+        defs = [h for h in index.find_symbol("cache.Open") if h.role == "definition"]
+        assert [(h.path, h.qualified_name) for h in defs] == [("internal/cache/cache.go", "Open")]
