@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import NamedTuple
 
 from lsp_agent.index.models import Chunk, FileAnalysis
@@ -109,25 +109,28 @@ def match_rank(written: str, qualified: str, kind: str, path: str) -> float | No
     return rank + (VALUE_PENALTY if kind in VALUE_KINDS else 0.0)
 
 
-def _widened_start(chunk: Chunk, line: int) -> int:
-    """The definition's first line inside its chunk, over decorators, attributes and comments directly above."""
-    lines = chunk.text.split("\n")
-    row = line - chunk.start
+def _widened_start(lines: list[str], first: int, line: int) -> int:
+    """A definition's first line (lines[0] is line `first`), over decorators, attributes and comments above."""
+    row = line - first
     if not 0 <= row < len(lines):
         return line
     while row > 0 and lines[row - 1].strip().startswith(("@", "#", "//", "/*", "*")):
         row -= 1
-    return chunk.start + row
+    return first + row
 
 
-def narrowed(chunk: Chunk, span: DefinitionSpan) -> Chunk:
-    """The part of a chunk a narrowed hit covers (with the comments and decorators above), its symbol and kind."""
+def narrowed(chunk: Chunk, span: DefinitionSpan, file_lines: Callable[[], list[str]]) -> Chunk:
+    """The part of a chunk a narrowed hit covers (with the comments and decorators above), its symbol and kind.
+
+    A class skeleton's text skips its members' bodies, so a definition inside one is read from `file_lines()`.
+    """
     if not chunk.start <= span.start <= chunk.end:
         return chunk
-    lines = chunk.text.split("\n")
-    start, end = _widened_start(chunk, span.start), min(span.end, chunk.end)
-    text = "\n".join(lines[start - chunk.start : end - chunk.start + 1])
-    return Chunk(start, end, span.symbol, span.kind, text)
+    lines, first = chunk.text.split("\n"), chunk.start
+    if len(lines) != chunk.end - chunk.start + 1:
+        lines, first = file_lines()[chunk.start - 1 : chunk.end], chunk.start
+    start, end = _widened_start(lines, first, span.start), min(span.end, chunk.end)
+    return Chunk(start, end, span.symbol, span.kind, "\n".join(lines[start - first : end - first + 1]))
 
 
 class _Candidate(NamedTuple):

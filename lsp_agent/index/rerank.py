@@ -90,6 +90,7 @@ def search_hits(
     ranked: list[tuple[Hashable, float]],
     rows: Mapping[int, ChunkRow],
     extra_chunks: Mapping[Hashable, tuple[str, Chunk]],
+    file_lines: Callable[[str], list[str]],
 ) -> list[SearchHit]:
     """The hits of ranked keys: stored chunks, chunks of overridden files, definitions narrowed inside either."""
     hits: list[SearchHit] = []
@@ -103,7 +104,7 @@ def search_hits(
         else:
             rel, chunk = extra_chunks[chunk_key]
         if isinstance(key, DefinitionSpan):
-            chunk = narrowed(chunk, key)
+            chunk = narrowed(chunk, key, lambda rel=rel: file_lines(rel))
         hits.append(
             SearchHit(rel, chunk.start, chunk.end, chunk.symbol, chunk.kind, round(score, 6), chunk.text)
         )

@@ -250,10 +250,9 @@ class WorkspaceIndex:
                 else:
                     ranked = reciprocal_rank_fusion(ranked, dense)
             ranked = self._rerank(ranked, parts, exclude, extra_chunks, analyses)[:top_k]
-            rows = self._reader.chunks_by_id(
-                {k for k in map(base_key, (k for k, _ in ranked)) if isinstance(k, int)}
-            )
-        return search_hits(ranked, rows, extra_chunks)
+            rows = self._reader.chunks_by_id({base_key(k) for k, _ in ranked} - set(extra_chunks))
+            texts = {**self._buffers, **{rel: text for rel, text in effective.items() if text is not None}}
+        return search_hits(ranked, rows, extra_chunks, symbol_lookup.IndexedLines(self.root, texts).lines)
 
     def _rerank(
         self,

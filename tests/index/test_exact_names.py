@@ -284,3 +284,17 @@ def test_find_symbol_takes_module_prefixed_names(python_ws: WorkspaceIndex, tmp_
     for index in _workspace(tmp_path / "go", GO):
         defs = [h for h in index.find_symbol("cache.Open") if h.role == "definition"]
         assert [(h.path, h.qualified_name) for h in defs] == [("internal/cache/cache.go", "Open")]
+
+
+def test_a_member_inside_a_large_class_skeleton_gets_its_own_lines(tmp_path: Path) -> None:
+    methods = "".join(
+        f'    def step_{i}(self, value):\n        """Step {i}."""\n        return value + {i}\n\n'
+        for i in range(15)
+    )
+    text = f'class Pipeline:\n    """Many steps: too large for one chunk."""\n\n{methods}    # Seconds.\n    timeout = 5\n'
+    for index in _workspace(tmp_path, {"flow.py": text}):
+        hit = _first(index, "Pipeline.timeout")  # inside the skeleton, whose text skips the method bodies
+        line = text.split("\n").index("    timeout = 5") + 1
+        assert (hit.symbol, hit.kind, hit.start, hit.end) == ("Pipeline.timeout", "attribute", line - 1, line)
+        assert hit.text == "    # Seconds.\n    timeout = 5"
+        assert _where(_first(index, "Pipeline.step_3")) == ("flow.py", "Pipeline.step_3", 4 + 4 * 3)
