@@ -7,12 +7,21 @@ query asks for them.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Callable, Hashable, Mapping
 
+from lsp_agent.index.exact import (
+    WORST_RANK,
+    DefinitionSpan,
+    base_key,
+    exact_definitions,
+    named_symbols,
+    narrowed,
+)
 from lsp_agent.index.locate import FileMap, file_kind, kind_factor, path_matches
-from lsp_agent.index.query import SHORT_QUERY_WORDS, QueryAnalysis, looks_like_code
+from lsp_agent.index.models import Chunk, FileAnalysis, SearchHit
+from lsp_agent.index.query import SHORT_QUERY_WORDS, QueryAnalysis
+from lsp_agent.index.store import ChunkRow
 
 EXACT_BOOST = 2.0  # an exact definition scores this many times the best text score (then ordered among them)
 PATH_BOOST = 1.5  # chunks of a file the query names
@@ -25,47 +34,6 @@ class ChunkPaths:
         self.get = lookup
 
 
-def named_symbols(analysis: QueryAnalysis) -> list[str]:
-    """Names a short query asks for by name: the whole query if it is one, dotted and code-like identifiers."""
-    if len(re.findall(r"\w+", analysis.text)) > SHORT_QUERY_WORDS:
-        return []
-    names: list[str] = []
-    if analysis.is_code_query and "/" not in analysis.text:
-        names.append(analysis.text.strip().strip("`").replace("::", ".").rstrip("()"))
-    names += analysis.dotted
-    names += [n for n in analysis.identifiers if looks_like_code(n) or n in analysis.code]
-    return list(dict.fromkeys(n for n in names if n and not n.endswith((".py", "."))))
-
-
-def exact_definitions(conn: sqlite3.Connection, names: list[str]) -> dict[int, int]:
-    """Chunk id -> preference (0 best) of chunks that are the definition of a named symbol."""
-    last = {name.rsplit(".", 1)[-1]: name for name in names}
-    if not last:
-        return {}
-    marks = ",".join("?" * len(last))
-    rows = conn.execute(
-        "SELECT c.id, c.symbol, s.name, s.qualified_name FROM symbols s JOIN chunks c ON c.file_id = s.file_id "
-        f"AND c.start <= s.line AND s.line <= c.end_line WHERE s.name IN ({marks})",
-        list(last),
-    ).fetchall()
-    found: dict[int, int] = {}
-    for chunk_id, symbol, name, qualified in rows:
-        written = last[name]
-        qualified = qualified or name
-        if symbol != qualified:
-            continue  # a chunk holding the definition (a class skeleton), not the definition's own chunk
-        if qualified == written:
-            rank = 0
-        elif "." in written and qualified.endswith("." + written):
-            rank = 1
-        elif "." not in written:
-            rank = 2
-        else:
-            continue
-        found[chunk_id] = min(rank, found.get(chunk_id, rank))
-    return found
-
-
 def rerank(
     ranked: list[tuple[Hashable, float]],
     paths: Mapping[Hashable, str],
@@ -73,19 +41,31 @@ def rerank(
     analysis: QueryAnalysis,
     path_of_chunk: ChunkPaths,
     files: FileMap,
+    overrides: Mapping[str, FileAnalysis] | None = None,
 ) -> list[tuple[Hashable, float]]:
     """Hits with test/doc/example chunks down-weighted and exact named definitions (and named paths) first."""
     best = max((s for _, s in ranked), default=1.0) or 1.0
     scores: dict[Hashable, float] = {}
     for key, score in ranked:
         scores[key] = score * kind_factor(file_kind(paths[key]), analysis)
-    exact = exact_definitions(conn, named_symbols(analysis))
-    for chunk_id, rank in exact.items():
-        path = path_of_chunk.get(chunk_id)
-        if path is None:
-            continue
-        factor = kind_factor(file_kind(path), analysis)
-        scores[chunk_id] = best * (EXACT_BOOST + 0.1 * (3 - rank)) * factor + scores.get(chunk_id, 0.0) * 0.01
+    named = exact_definitions(conn, named_symbols(analysis), overrides, values=analysis.is_code_query)
+    narrowed_chunks = set()
+    factors: dict[str, float] = {}  # a common name can have hundreds of definitions in few files
+    for key, path, rank in named:
+        chunk = key.chunk if isinstance(key, DefinitionSpan) else key
+        if isinstance(chunk, int) and path_of_chunk.get(chunk) is None:
+            continue  # hidden by an override
+        text_score = scores.get(chunk, 0.0)
+        if chunk is not key:
+            narrowed_chunks.add(chunk)
+        factor = factors.get(path)
+        if factor is None:
+            factor = factors[path] = kind_factor(file_kind(path), analysis)
+        exact = best * (EXACT_BOOST + 0.1 * (WORST_RANK + 1 - rank)) * factor
+        scores[key] = exact + text_score * 0.01
+    if analysis.is_code_query:  # the query is the name: the member's hit stands for the class holding it
+        for chunk in narrowed_chunks - {m.key for m in named}:
+            scores.pop(chunk, None)
     if len(analysis.text.split()) <= SHORT_QUERY_WORDS:
         for rank, chunk_id in enumerate(chunks_of_paths(conn, files, analysis.paths)):
             if path_of_chunk.get(chunk_id) is not None:  # None: hidden by an override
@@ -104,3 +84,28 @@ def chunks_of_paths(conn: sqlite3.Connection, files: FileMap, named: list[str], 
             )
             out += [r[0] for r in rows]
     return out
+
+
+def search_hits(
+    ranked: list[tuple[Hashable, float]],
+    rows: Mapping[int, ChunkRow],
+    extra_chunks: Mapping[Hashable, tuple[str, Chunk]],
+    file_lines: Callable[[str], list[str]],
+) -> list[SearchHit]:
+    """The hits of ranked keys: stored chunks, chunks of overridden files, definitions narrowed inside either."""
+    hits: list[SearchHit] = []
+    for key, score in ranked:
+        chunk_key = base_key(key)
+        if isinstance(chunk_key, int):
+            row = rows.get(chunk_key)
+            if row is None:
+                continue
+            rel, chunk = row.path, row.chunk
+        else:
+            rel, chunk = extra_chunks[chunk_key]
+        if isinstance(key, DefinitionSpan):
+            chunk = narrowed(chunk, key, lambda rel=rel: file_lines(rel))
+        hits.append(
+            SearchHit(rel, chunk.start, chunk.end, chunk.symbol, chunk.kind, round(score, 6), chunk.text)
+        )
+    return hits

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from lsp_agent.index.chunking import file_symbols, split_lines
+from lsp_agent.index.exact import match_rank
 from lsp_agent.index.models import SymbolHit
 from lsp_agent.index.pipeline import decode_source
 
@@ -41,17 +42,25 @@ class IndexedLines:
 
 
 def indexed_definitions(conn: sqlite3.Connection, name: str, limit: int) -> list[tuple]:
-    """(name, qualified name, kind, path, line, end line) of the indexed definitions of a (dotted) name."""
-    where = "s.qualified_name=? OR s.name=?"
-    params: list[object] = [name, name]
-    if "." in name:
-        where += " OR s.qualified_name LIKE ? ESCAPE '\\'"
-        params.append("%." + name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_"))
-    return conn.execute(
+    """(name, qualified name, kind, path, line, end line) of the indexed definitions of a (dotted) name.
+
+    A dotted name may start with the module path (`settings.Settings.load`, `pkg.mod.func`, Go's `store.Open`).
+    """
+    select = (
         "SELECT s.name, s.qualified_name, s.kind, f.path, s.line, s.end_line "
-        f"FROM symbols s JOIN files f ON f.id = s.file_id WHERE {where} ORDER BY f.path, s.line LIMIT ?",
-        (*params, limit),
-    ).fetchall()
+        "FROM symbols s JOIN files f ON f.id = s.file_id"
+    )
+    if "." not in name:
+        query = f"{select} WHERE s.qualified_name=? OR s.name=? ORDER BY f.path, s.line LIMIT ?"
+        return conn.execute(query, (name, name, limit)).fetchall()
+    rows = conn.execute(f"{select} WHERE s.name=? ORDER BY f.path, s.line", (name.rsplit(".", 1)[-1],))
+    return [r for r in rows if _names(name, r[1] or r[0], r[3])][:limit]
+
+
+def _names(written: str, qualified: str, path: str) -> bool:
+    """Whether a dotted name as written is this definition (qualified further, or after its module path)."""
+    rank = match_rank(written, qualified, "", path)
+    return rank is not None and (rank == 0 or qualified.endswith("." + written))
 
 
 def symbol_hits(
@@ -74,7 +83,7 @@ def symbol_hits(
             else:
                 q = sym.qualified_name or sym.name
                 found = (path, sym.line) not in seen and (
-                    name in (q, sym.name) or ("." in name and q.endswith("." + name))
+                    name in (q, sym.name) or ("." in name and _names(name, q, path))
                 )
             if found:
                 hit = SymbolHit(*sym[:4], path, sym.line, sym.end_line, lines.line(path, sym.line).strip())

@@ -15,6 +15,7 @@ from lsp_agent.index.chunking import ParsedFile, analyze
 from lsp_agent.index.dense import VectorIndex, reciprocal_rank_fusion
 from lsp_agent.index.dense_ranking import CANDIDATES, dense_chunk_ranking, dense_file_scores
 from lsp_agent.index.embeddings import EmbeddingError
+from lsp_agent.index.exact import base_key, override_key
 from lsp_agent.index.index_writes import Progress, changed_files, embed_missing, store_buffers, store_result
 from lsp_agent.index.lexical import LexicalIndex
 from lsp_agent.index.locate import FileHit, FileMap, rank_files
@@ -23,7 +24,7 @@ from lsp_agent.index.models import Chunk, FileAnalysis, IndexConfig, IndexStats,
 from lsp_agent.index.pipeline import Workers, paused_gc, run_jobs
 from lsp_agent.index.query import QueryAnalysis, analyze_query
 from lsp_agent.index.repomap import build_repo_map
-from lsp_agent.index.rerank import ChunkPaths, rerank
+from lsp_agent.index.rerank import ChunkPaths, rerank, search_hits
 from lsp_agent.index.rows import text_hash
 from lsp_agent.index.store import IndexStore, default_db_path
 from lsp_agent.index.team_sync import seed_team, team_link, team_vectors
@@ -229,13 +230,14 @@ class WorkspaceIndex:
             exclude: set[int] = set()
             extra_chunks: dict[Hashable, tuple[str, Chunk]] = {}
             extra_tokens: list[tuple[Hashable, dict[int, int]]] = []
+            analyses: dict[str, FileAnalysis] = {}
             for rel, text in effective.items():
                 exclude.update(self._reader.chunk_ids_for_path(rel))
                 if text is None or not self._indexable(rel):
                     continue
-                analysis = self._analyze_override(rel, text)
+                analysis = analyses[rel] = self._analyze_override(rel, text)
                 for i, (chunk, (_, packed)) in enumerate(zip(analysis.chunks, analysis.tokens, strict=True)):
-                    key = ("override", rel, i)
+                    key = override_key(rel, i)
                     extra_chunks[key] = (rel, chunk)
                     extra_tokens.append((key, unpack_terms(packed)))
             ranked = self._lexical.search(terms, CANDIDATES, exclude, extra_tokens)
@@ -248,21 +250,10 @@ class WorkspaceIndex:
                     log.warning("dense search skipped: %s", exc)
                 else:
                     ranked = reciprocal_rank_fusion(ranked, dense)
-            ranked = self._rerank(ranked, parts, exclude, extra_chunks)[:top_k]
-            rows = self._reader.chunks_by_id([k for k, _ in ranked if isinstance(k, int)])
-        hits: list[SearchHit] = []
-        for key, score in ranked:
-            if isinstance(key, int):
-                row = rows.get(key)
-                if row is None:
-                    continue
-                rel, chunk = row.path, row.chunk
-            else:
-                rel, chunk = extra_chunks[key]
-            hits.append(
-                SearchHit(rel, chunk.start, chunk.end, chunk.symbol, chunk.kind, round(score, 6), chunk.text)
-            )
-        return hits
+            ranked = self._rerank(ranked, parts, exclude, extra_chunks, analyses)[:top_k]
+            rows = self._reader.chunks_by_id({base_key(k) for k, _ in ranked} - set(extra_chunks))
+            texts = {**self._buffers, **{rel: text for rel, text in effective.items() if text is not None}}
+        return search_hits(ranked, rows, extra_chunks, symbol_lookup.IndexedLines(self.root, texts).lines)
 
     def _rerank(
         self,
@@ -270,6 +261,7 @@ class WorkspaceIndex:
         analysis: QueryAnalysis,
         exclude: set[int],
         extra_chunks: dict[Hashable, tuple[str, Chunk]],
+        analyses: dict[str, FileAnalysis],
     ) -> list[tuple[Hashable, float]]:
         """Named definitions and paths first, tests and docs after definitions (see rerank.py); hold the read lock."""
         files = self._file_map()
@@ -280,7 +272,7 @@ class WorkspaceIndex:
             return None if pos is None or chunk_id in exclude else files.paths[pos]
 
         paths = {k: extra_chunks[k][0] if k in extra_chunks else path_of(k) or "" for k, _ in ranked}  # type: ignore[arg-type]
-        return rerank(ranked, paths, self._reader.conn, analysis, ChunkPaths(path_of), files)
+        return rerank(ranked, paths, self._reader.conn, analysis, ChunkPaths(path_of), files, analyses)
 
     def _file_map(self) -> FileMap:
         """Chunk -> file positions for the current rankers, rebuilt when the index changed (hold the read lock)."""
