@@ -19,6 +19,7 @@ from lsp_agent.server.client_requests import request_within
 from lsp_agent.server.code_actions import code_actions
 from lsp_agent.server.commands import COMMANDS, CommandError
 from lsp_agent.server.conversation_commands import CONVERSATION_COMMANDS
+from lsp_agent.server.inline_completion import note_changes, register_inline_completion
 from lsp_agent.server.rewind import REWIND_COMMANDS
 from lsp_agent.server.runs import load_agent_core
 from lsp_agent.server.server import SECTION, AgentServer
@@ -43,6 +44,7 @@ def create_server() -> AgentServer:
     _register_documents(server)
     _register_actions(server)
     _register_commands(server)
+    register_inline_completion(server)
     return server
 
 
@@ -192,6 +194,7 @@ def _register_documents(server: AgentServer) -> None:
         if path is not None:
             doc = ls.workspace.text_documents.get(uri)
             ls.indexes.schedule_update(path, lambda: doc.source if doc is not None else None)
+        note_changes(ls, params)  # the completion in flight is stale; the edited lines are recent context
         hints_soon(ls, uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)

@@ -20,6 +20,7 @@ from lsp_agent.testing.scripted_replies import (
     last_user_or_tool_text,
     stream_chunks,
     text_completion,
+    text_stream_chunks,
 )
 
 if TYPE_CHECKING:
@@ -157,7 +158,11 @@ class ScriptedHandler(BaseHTTPRequestHandler):
                 "rate_limit_error" if status == 429 else "api_error",
                 headers,
             )
-        elif "prompt" in body:  # a text completion (/v1/completions), never streamed here
+        elif "prompt" in body and body.get("stream") and not step.get("trickle"):
+            # Mistral's FIM endpoint (Codestral) streams chat-style deltas; /v1/completions streams text
+            fim = self.path.rstrip("/").endswith("/fim/completions")
+            self._stream(body, step, index, stream_chunks if fim else text_stream_chunks)
+        elif "prompt" in body:  # a text completion (/v1/completions) not streamed
             self._send_json(200, text_completion(body, step, index), headers, float(step.get("trickle") or 0))
         elif body.get("stream") and not step.get("trickle"):
             self._stream(body, step, index)
@@ -226,7 +231,7 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             },
         )
 
-    def _stream(self, body: dict, step: dict, index: int) -> None:
+    def _stream(self, body: dict, step: dict, index: int, make_chunks: Any = stream_chunks) -> None:
         """Server-sent events, `chunk_delay` seconds apart; a client that leaves stops the stream (recorded)."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -234,7 +239,7 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
         self.close_connection = True
-        chunks = list(stream_chunks(body, step, index))
+        chunks = list(make_chunks(body, step, index))
         if step.get("drop_stream"):
             chunks = chunks[: max(1, len(chunks) // 2)]
         delay = float(step.get("chunk_delay") or 0)

@@ -9,6 +9,9 @@ Script steps are consumed in order, one per POST /v1/chat/completions request:
 "usage": false leaves usage out of the reply (as some providers do). "refusal": "text" sends OpenAI's refusal field
 (with "finish_reason": "content_filter", a provider's content filter stopping the reply). A step with "match" is only used when that substring appears in the request's last user/tool message; such
 steps take priority over plain steps. Replies stream as server-sent events when the request asks for it.
+Text completions (/v1/completions, "match" looks in the prompt) stream too, as text_completion events of eight
+characters, with llama.cpp's "timings" on the last one when the step has them (e.g. {"prompt_n": 12}). A path ending
+in /fim/completions streams chat-style deltas instead, as Mistral's FIM endpoint (Codestral) does.
 
 Fault steps (for reliability tests):
     "headers": {"Retry-After": "5"}   extra response headers (on errors and replies)

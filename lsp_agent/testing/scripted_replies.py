@@ -177,3 +177,31 @@ def stream_chunks(body: dict, step: dict, index: int) -> Iterable[dict]:
     yield chunk({}, finish_reason(step))
     if (body.get("stream_options") or {}).get("include_usage") and step.get("usage") is not False:
         yield {**base, "choices": [], "usage": usage(body, step)}
+
+
+TEXT_CHUNK_CHARS = 8  # a streamed text completion sends its text in pieces of two scripted tokens
+
+
+def text_stream_chunks(body: dict, step: dict, index: int) -> Iterable[dict]:
+    """The text_completion events of a streamed /v1/completions reply (llama.cpp's "timings" on the last one
+    when the step has them, usage after it when asked)."""
+    base = {
+        "id": f"cmpl-scripted-{index}",
+        "object": "text_completion",
+        "created": int(time.time()),
+        "model": body.get("model") or MODEL_ID,
+    }
+
+    def chunk(text: str, finish: str | None = None) -> dict:
+        return {**base, "choices": [{"index": 0, "text": text, "logprobs": None, "finish_reason": finish}]}
+
+    content = str(step.get("content") or "")
+    for start in range(0, len(content), TEXT_CHUNK_CHARS):
+        yield chunk(content[start : start + TEXT_CHUNK_CHARS])
+    last = chunk("", finish_reason(step))
+    if isinstance(step.get("timings"), dict):
+        last["timings"] = step["timings"]
+    yield last
+    if (body.get("stream_options") or {}).get("include_usage") and step.get("usage") is not False:
+        prompt = {"messages": [{"content": str(body.get("prompt") or "")}]}
+        yield {**base, "choices": [], "usage": usage(prompt, step)}

@@ -252,6 +252,27 @@ test("the root is the nearest marker, else the cwd or the file's folder; special
   vim.fn.delete(tmp, "rf")
 end)
 
+test("on Neovim 0.12 the buffers the server attaches to get native inline completion, unless turned off", function()
+  local agent = require("lsp_agent")
+  local saved = vim.lsp.inline_completion
+  local calls = {}
+  vim.lsp.inline_completion = { enable = function(on, filter) calls[#calls + 1] = { on, filter } end }
+  agent.setup({})
+  local ok, err = pcall(function()
+    eq(agent.enable_inline_completion(7), true)
+    eq(calls, { { true, { bufnr = 7 } } })
+    agent.setup({ inline_completion = false })
+    eq(agent.enable_inline_completion(8), false)
+    eq(#calls, 1)
+  end)
+  vim.lsp.inline_completion = saved
+  assert(ok, err)
+  if saved == nil then -- Neovim 0.11: nothing to enable, and nothing fails
+    agent.setup({})
+    eq(agent.enable_inline_completion(9), false)
+  end
+end)
+
 for _, t in ipairs(tests) do
   local ok, err = pcall(t.fn)
   if ok then

@@ -27,6 +27,9 @@ M.defaults = {
   transcript_split = "botright vsplit",
   --- Session id: follow-up asks of this Neovim see what was applied or rejected before.
   session_id = nil,
+  --- Neovim 0.12+: show the server's inline completions as ghost text (vim.lsp.inline_completion) in the buffers
+  --- it attaches to; accept with vim.lsp.inline_completion.get() (see :help lsp_agent-inline-completion).
+  inline_completion = true,
 }
 
 M.config = vim.deepcopy(M.defaults)
@@ -441,6 +444,24 @@ local function create_commands()
   cmd("AgentReindex", M.reindex, { desc = "Rebuild the workspace index" })
 end
 
+--- Neovim 0.12+: turn on the native inline completion (ghost text) for a buffer the server attached to.
+--- Returns true when it did (false on Neovim without vim.lsp.inline_completion or with the option off).
+function M.enable_inline_completion(bufnr)
+  local inline = vim.lsp.inline_completion
+  if not M.config.inline_completion or inline == nil or inline.enable == nil then
+    return false
+  end
+  inline.enable(true, { bufnr = bufnr })
+  return true
+end
+
+local function on_attach(args)
+  local client = vim.lsp.get_client_by_id(args.data and args.data.client_id or -1)
+  if client and client.name == NAME then
+    M.enable_inline_completion(args.buf)
+  end
+end
+
 --- Configure and enable the server; see :help lsp_agent.
 function M.setup(opts)
   opts = opts or {}
@@ -462,6 +483,7 @@ function M.setup(opts)
   end
   local group = vim.api.nvim_create_augroup("lsp_agent", { clear = true })
   vim.api.nvim_create_autocmd("LspProgress", { group = group, callback = on_progress })
+  vim.api.nvim_create_autocmd("LspAttach", { group = group, callback = on_attach })
   if vim.lsp.config ~= nil and vim.lsp.enable ~= nil then -- Neovim 0.11+
     vim.lsp.config(NAME, lsp_config())
     vim.lsp.enable(NAME)

@@ -1,0 +1,1 @@
+"""Inline completion: repository context, fill-in-the-middle prompts, streamed requests that stop when superseded."""

@@ -1,0 +1,213 @@
+"""Repository context of a completion, within a token budget: the definitions (signature and docstring) of the
+names used around the cursor and of what the file imports, the chunks most like the lines before the cursor
+(RepoCoder's retrieval by the code being written), and the regions the user edited lately.
+
+Runs in a worker thread: the index's lookups block. Secret files never contribute (the index leaves them out; the
+edited regions are checked here).
+"""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+import logging
+import re
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lsp_agent.completion.prompt import Snippet
+from lsp_agent.index.symbol_lookup import indexed_definitions
+
+log = logging.getLogger(__name__)
+
+CHARS_PER_TOKEN = 4
+NAME_LINES = 12  # lines before the cursor whose names are looked up
+QUERY_LINES = 10  # lines before the cursor's line that make the similarity query
+MAX_NAMES, MAX_SIMILAR = 14, 3
+DEFINITION_LINES, CHUNK_LINES = 14, 30
+IDENTIFIER = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
+PY_FROM = re.compile(r"^\s*from\s+[\w.]+\s+import\s+\(?([^)#\n]+)", re.M)
+PY_IMPORT = re.compile(r"^\s*import\s+([\w.]+)", re.M)
+METHOD = re.compile(r"\s+(?:async\s+)?(?:def|function|fn|func)\s")
+JS_IMPORT = re.compile(r"^\s*import\s+(?:(\w+)\s*,?\s*)?(?:\{([^}]*)\})?\s*from\s", re.M)
+COMMON = (
+    frozenset(keyword.kwlist) | frozenset(dir(builtins)) | {"self", "cls", "this", "true", "false", "null"}
+)
+COMMON |= {
+    "const",
+    "let",
+    "var",
+    "function",
+    "return",
+    "async",
+    "await",
+    "new",
+    "typeof",
+    "void",
+    "func",
+    "fn",
+}
+
+
+@dataclass
+class ContextRequest:
+    """What the context is gathered for: the open file (relative path, lines) and the cursor's line."""
+
+    rel: str
+    lines: list[str]
+    line: int
+    budget_tokens: int
+    edits: list[tuple[str, int, str]] = field(
+        default_factory=list
+    )  # (rel path, first line, text), newest first
+
+
+def names_near(lines: list[str], line: int, text_before: str) -> list[str]:
+    """Names used in the lines before the cursor, nearest first, then the names the file imports."""
+    names: list[str] = []
+    for source in [text_before, *reversed(lines[max(0, line - NAME_LINES) : line])]:
+        for name in reversed(IDENTIFIER.findall(source)):
+            if len(name) > 2 and name not in COMMON and name not in names:
+                names.append(name)
+    return names[:MAX_NAMES] + [n for n in imported_names("\n".join(lines)) if n not in names][:MAX_NAMES]
+
+
+def imported_names(text: str) -> list[str]:
+    """The names a Python or JavaScript/TypeScript file imports."""
+    found: list[str] = []
+    for group in PY_FROM.findall(text):
+        found += [part.split(" as ")[0].strip() for part in group.split(",")]
+    found += [module.rsplit(".", 1)[-1] for module in PY_IMPORT.findall(text)]
+    for default, named in JS_IMPORT.findall(text):
+        found += [default] + [part.split(" as ")[0].strip() for part in named.split(",")]
+    return list(dict.fromkeys(n for n in found if n.isidentifier() and n not in COMMON))
+
+
+def signature_and_doc(lines: list[str], first: int, last: int) -> str:
+    """A definition's header and docstring (and a class's method headers); short definitions whole."""
+    body = lines[first : last + 1]
+    if len(body) <= 6:
+        return "\n".join(body)
+    header = next((i for i, line in enumerate(body[:6]) if line.rstrip().endswith((":", "{", "=>"))), 0)
+    kept = body[: header + 1]
+    i = header + 1
+    while i < len(body) and not body[i].strip():
+        i += 1
+    doc = body[i].lstrip() if i < len(body) else ""
+    quote = next((q for q in ('"""', "'''") if doc.startswith(q)), None)
+    if quote is not None:  # a docstring: up to its closing quotes
+        end = (
+            i if doc.count(quote) >= 2 else next((j for j in range(i + 1, len(body)) if quote in body[j]), i)
+        )
+        kept += body[i : min(end + 1, i + DEFINITION_LINES)]
+        i = end + 1
+    indent = len(body[0]) - len(body[0].lstrip())
+    methods = [x for x in body[i:] if METHOD.match(x) and len(x) - len(x.lstrip()) > indent]
+    kept += methods[: max(0, DEFINITION_LINES - len(kept))]
+    return "\n".join([*kept, " " * (indent + 4) + "..."])
+
+
+def definitions(index: Any, request: ContextRequest, read_lines: Callable[[str], list[str]]) -> list[Snippet]:
+    """Headers and docstrings of the names near the cursor, defined in other files (the index's symbol table)."""
+    text_before = request.lines[request.line] if request.line < len(request.lines) else ""
+    out: list[Snippet] = []
+    seen: set[tuple[str, int]] = set()
+    try:
+        conn = sqlite3.connect(f"file:{index.db_path}?mode=ro", uri=True, timeout=0.2)
+    except (sqlite3.Error, AttributeError) as exc:
+        log.debug("no symbol table: %s", exc)
+        return []
+    try:
+        for name in names_near(request.lines, request.line, text_before):
+            try:
+                rows = indexed_definitions(conn, name, 3)
+            except sqlite3.Error as exc:  # a busy or changing index costs this name only
+                log.debug("definitions of %s: %s", name, exc)
+                continue
+            for _, _, _, path, line, end_line in rows:
+                if path == request.rel or (path, line) in seen:
+                    continue
+                seen.add((path, line))
+                lines = read_lines(path)
+                if lines:
+                    text = signature_and_doc(lines, line - 1, end_line - 1)
+                    out.append(Snippet(path, text, "definition", (line, end_line)))
+                break  # the first definition of a name is enough
+    finally:
+        conn.close()
+    return out
+
+
+def similar_chunks(index: Any, request: ContextRequest) -> list[Snippet]:
+    """The indexed chunks of other files most like the lines before the cursor's line."""
+    query = "\n".join(
+        x for x in request.lines[max(0, request.line - QUERY_LINES) : request.line] if x.strip()
+    )
+    if len(IDENTIFIER.findall(query)) < 2:
+        return []
+    try:
+        hits = index.search(query, top_k=MAX_SIMILAR * 3)
+    except Exception as exc:  # noqa: BLE001 - no similar code is no context, not a failure
+        log.debug("similar chunks: %s", exc)
+        return []
+    out = [
+        Snippet(h.path, "\n".join(h.text.splitlines()[:CHUNK_LINES]), "similar", (h.start, h.end))
+        for h in hits
+        if h.path != request.rel
+    ]
+    return out[:MAX_SIMILAR]
+
+
+def gather(
+    index: Any,
+    request: ContextRequest,
+    read_lines: Callable[[str], list[str]],
+    is_secret: Callable[[str], bool],
+) -> list[Snippet]:
+    """The context snippets within the budget, in prompt order: similar code, definitions, recent edits last."""
+    budget = request.budget_tokens * CHARS_PER_TOKEN
+    if budget <= 0:
+        return []
+    found_defs = definitions(index, request, read_lines) if index is not None else []
+    edits = [Snippet(rel, text, "edit") for rel, _, text in request.edits if not is_secret(rel)]
+    similar = similar_chunks(index, request) if index is not None else []
+    chosen: list[Snippet] = []
+    for snippet in found_defs + edits + similar:  # by value: definitions first
+        if snippet.kind == "similar" and any(_overlap(snippet, shown) for shown in chosen):
+            continue  # a definition of it is shown already
+        if len(snippet.text) + len(snippet.path) + 2 <= budget and not is_secret(snippet.path):
+            chosen.append(snippet)
+            budget -= len(snippet.text) + len(snippet.path) + 2
+    order = {"similar": 0, "definition": 1, "edit": 2}
+    return sorted(chosen, key=lambda s: order[s.kind])
+
+
+def _overlap(a: Snippet, b: Snippet) -> bool:
+    """Whether two snippets show overlapping lines of one file."""
+    return a.path == b.path and a.lines[0] <= b.lines[1] and b.lines[0] <= a.lines[1] and a.lines != (0, 0)
+
+
+def relative_path(path: Path, root: Path | None) -> str:
+    """A POSIX path relative to the root (the name alone outside it)."""
+    try:
+        return path.relative_to(root).as_posix() if root else path.name
+    except ValueError:
+        return path.name
+
+
+def line_reader(root: Path, buffers: dict[str, str]) -> Callable[[str], list[str]]:
+    """Lines of a workspace file: its open buffer, else the disk ([] when unreadable)."""
+
+    def read(rel: str) -> list[str]:
+        text = buffers.get(rel)
+        if text is None:
+            try:
+                text = (root / rel).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                return []
+        return text.split("\n")
+
+    return read

@@ -1,0 +1,36 @@
+"""Counts of what inline completion did, for lspAgent.status and the latency benchmark."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class CompletionStats:
+    """Counts for lspAgent.status and the latency benchmark."""
+
+    requests: int = 0
+    model_requests: int = 0
+    cancelled: int = 0  # model requests closed because a newer keystroke came
+    cache_hits: int = 0
+    suggestions: int = 0
+    skipped_in_string_or_comment: int = 0
+    failures: int = 0
+    # per request, as the model server reports them (llama.cpp's timings, else usage)
+    prompt_tokens_evaluated: list[int] = field(default_factory=list)
+    server_timings: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """camelCase counts for a JSON status."""
+        return {
+            "requests": self.requests,
+            "modelRequests": self.model_requests,
+            "cancelled": self.cancelled,
+            "cacheHits": self.cache_hits,
+            "suggestions": self.suggestions,
+            "skippedInStringOrComment": self.skipped_in_string_or_comment,
+            "failures": self.failures,
+            "promptTokensEvaluated": self.prompt_tokens_evaluated[-200:],
+            "serverTimings": self.server_timings[-200:],
+        }
