@@ -1,0 +1,126 @@
+/**
+ * End to end: the inline completion middleware in front of the real server (`python -m lsp_agent serve`) and the
+ * scripted model's streamed `/v1/completions`, as vscode-languageclient's inline completion feature calls it.
+ */
+
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { CancellationTokenSource, ExecuteCommandRequest, InlineCompletionRequest, InlineCompletionTriggerKind } from "vscode-languageserver-protocol/node";
+import { AgentController } from "../src/controller";
+import { CompletionSetting, completionView, inlineCompletionMiddleware } from "../src/inlineCompletion";
+import { ScriptedModel, ServerSession, tempWorkspace, waitFor } from "./support/lspHarness";
+
+const SHAPES = 'def area_of(width: float, height: float) -> float:\n    """The area of a rectangle."""\n    return width * height\n';
+const LINES = { plain: "size = area_of(", slow: "big = area_of(", failing: "small = area_of(" };
+const SCRIPT = [
+  { match: LINES.plain, content: "3.0, 4.0)" },
+  { match: LINES.slow, content: "1.0, 2.0) + area_of(5.0, 6.0) + area_of(7.0, 8.0)", chunk_delay: 0.5 },
+  { match: LINES.failing, status: 500, error: "the model crashed" },
+];
+
+let workspace: ReturnType<typeof tempWorkspace>;
+let model: ScriptedModel;
+let server: ServerSession;
+let controller: AgentController;
+
+before(async () => {
+  workspace = tempWorkspace({ "shapes.py": SHAPES });
+  model = await ScriptedModel.start(SCRIPT);
+  const settings = { model: "openai/qwen2.5-coder-1.5b", apiBase: model.baseUrl, apiKey: "test", completionDebounceMs: 0 };
+  server = await ServerSession.start(workspace.root, settings);
+  controller = new AgentController(
+    { executeCommand: (command, args) => server.connection.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }) },
+    () => undefined,
+    undefined,
+  );
+  await waitFor("the index to be ready", async () => (await controller.status()).index.ready, 60_000);
+});
+
+after(async () => {
+  await server?.stop();
+  model?.stop();
+  workspace?.cleanup();
+});
+
+async function completionStatus() {
+  return (await controller.status()).completion;
+}
+
+type Provide = NonNullable<ReturnType<typeof inlineCompletionMiddleware>["provideInlineCompletionItems"]>;
+type Args = Parameters<Provide>;
+
+/** What vscode-languageclient's feature does after the middleware: send the request with VS Code's token. */
+function viaServer(uri: string, line: number, character: number): Args[4] {
+  return ((_doc: unknown, _pos: unknown, _ctx: unknown, token: CancellationTokenSource["token"]) =>
+    server.connection.sendRequest(
+      InlineCompletionRequest.type,
+      { textDocument: { uri }, position: { line, character }, context: { triggerKind: InlineCompletionTriggerKind.Automatic } },
+      token,
+    )) as unknown as Args[4];
+}
+
+function provider(setting: () => CompletionSetting, answered: () => void = () => undefined): Provide {
+  let status: Awaited<ReturnType<typeof completionStatus>>;
+  return inlineCompletionMiddleware({
+    setting,
+    status: () => status,
+    answered: () => {
+      answered();
+      void completionStatus().then((s) => (status = s));
+    },
+  }).provideInlineCompletionItems as Provide;
+}
+
+/** A file whose last line is `line`, the cursor after it (a `)` follows, as an editor's auto-pairing leaves it). */
+async function fileEndingIn(name: string, line: string): Promise<string> {
+  return server.open(name, `from shapes import area_of\n\n${line})\n`);
+}
+
+function ask(provide: Provide, uri: string, line: string, token = new CancellationTokenSource().token): ReturnType<Provide> {
+  return provide(...([{}, {}, {}, token, viaServer(uri, 2, line.length)] as unknown as Args));
+}
+
+test("a suggestion from the scripted /v1/completions reaches the provider; off sends nothing", { timeout: 60_000 }, async () => {
+  const uri = await fileEndingIn("plain.py", LINES.plain);
+  let setting: CompletionSetting = "off";
+  const provide = provider(() => setting);
+  assert.equal(await ask(provide, uri, LINES.plain), undefined);
+  assert.equal(model.requests.length, 0, "the toggle is off: the server was not asked");
+  setting = "auto";
+  const result = (await ask(provide, uri, LINES.plain)) as { items: { insertText: string; range?: unknown }[] };
+  assert.deepEqual(result.items.map((i) => i.insertText), ["3.0, 4.0"]); // the `)` after the cursor is not repeated
+  const prompt = String((model.requests[0] as unknown as { prompt: string }).prompt);
+  assert.match(prompt, /def area_of\(width: float, height: float\) -> float:/); // the other file's definition
+  const status = await completionStatus();
+  assert.equal(status?.enabled, true);
+  assert.equal(status?.modelDown, false);
+  assert.equal(completionView({ serverState: "running", setting, status }).text, "$(sparkle) Completions");
+});
+
+test("VS Code cancelling the token sends $/cancelRequest and the server cancels its model request", { timeout: 60_000 }, async () => {
+  const uri = await fileEndingIn("slow.py", LINES.slow);
+  const before = (await completionStatus())?.cancelled ?? 0;
+  const source = new CancellationTokenSource();
+  const pending = ask(provider(() => "auto"), uri, LINES.slow, source.token);
+  await new Promise((r) => setTimeout(r, 700));
+  source.cancel();
+  await assert.rejects(async () => pending, /cancel/i);
+  let cancelled = before;
+  for (let i = 0; i < 50 && cancelled === before; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    cancelled = (await completionStatus())?.cancelled ?? 0;
+  }
+  assert.equal(cancelled, before + 1);
+});
+
+test("a model that fails shows the status bar item as paused (lspAgent.status modelDown)", { timeout: 60_000 }, async () => {
+  const uri = await fileEndingIn("failing.py", LINES.failing);
+  let refreshed = 0;
+  const provide = provider(() => "auto", () => (refreshed += 1));
+  assert.equal(await ask(provide, uri, LINES.failing), null); // quietly no suggestion
+  assert.equal(refreshed, 1);
+  const status = await completionStatus();
+  assert.equal(status?.modelDown, true);
+  assert.equal(completionView({ serverState: "running", setting: "auto", status }).text, "$(debug-disconnect) Completions");
+  assert.ok(server.shown.some((m) => /inline completions paused/.test(m.message)), "said once, as a warning");
+});
