@@ -350,3 +350,50 @@ def test_conversation_commands_mentions_and_diagnostics(tmp_path: Path) -> None:
     transcript = "\n".join(r["transcript"])
     assert "context: attached @greet.py (6 lines), #diagnostics (2)" in transcript
     assert "=== new conversation nvim-" in transcript
+
+
+@pytest.mark.timeout(170)
+def test_typing_shows_ghost_text_from_the_server_and_the_keys_accept_and_dismiss_it(tmp_path: Path) -> None:
+    block = "upper = name.upper()\n    return upper\n\nprint(shout('x'))\n"
+    script = [
+        {"match": "def shout(name):", "content": block},
+        # the same again, if the invoked request after the dismissal is not answered from the server's cache
+        {"match": "def shout(name):", "content": block},
+        {"match": "print(greet(", "content": '"world"))\n'},
+    ]
+    r = run_scenario("ghost", script, tmp_path)
+    assert r["inline"] == "ghost", "Neovim 0.11: the plugin's ghost text (0.12: vim.lsp.inline_completion)"
+    line = len("print(greet(")
+    first = r["first"]
+    assert first["ghost"] == '"world"))' and first["mode"] == "i"
+    assert first["marks"] == [{"row": 6, "col": line, "pos": "inline", "text": '"world"))'}]
+    assert first["line"] == "print(greet(", "ghost text is not in the buffer"
+    # Typing the suggestion's first characters keeps the rest shown, without asking the model again.
+    through = r["through"]
+    assert through["ghost"] == 'rld"))' and through["marks"][0]["col"] == line + 3
+    completions = [q for q in r["requests"] if "prompt" in q]
+    typed_through = (
+        'print(greet("<|fim_suffix|>',
+        'print(greet("w<|fim_suffix|>',
+        'print(greet("wo<|fim_suffix|>',
+    )
+    assert not [q for q in completions if any(t in q["prompt"] for t in typed_through)]
+    assert completions[0]["stream"] is True and completions[0]["prompt"].endswith(
+        "print(greet(<|fim_suffix|>\n<|fim_middle|>"
+    )
+    accepted = r["accepted"]
+    assert accepted["line"] == 'print(greet("world"))' and accepted["marks"] == []
+    assert accepted["cursor"] == [7, len('print(greet("world"))')] and accepted["mode"] == "i"
+    # A block: its first line inline at the cursor, the rest as virtual lines below.
+    blk = r["block"]
+    assert blk["ghost"] == "upper = name.upper()\n    return upper"
+    assert blk["marks"] == [
+        {"row": 8, "col": 4, "pos": "inline", "text": "upper = name.upper()", "lines": ["    return upper"]}
+    ]
+    assert r["dismissed"]["marks"] == [] and r["dismissed"]["ghost"] is None
+    assert r["dismissed"]["line"] == "    " and r["dismissed"]["mode"] == "i"
+    assert r["again"]["ghost"] == blk["ghost"], "<M-\\> asked again"
+    assert r["accepted_block"]["cursor"] == [10, len("    return upper")]
+    assert r["buffer"] == GREET + (
+        'print(greet("world"))\ndef shout(name):\n    upper = name.upper()\n    return upper\n'
+    )
