@@ -397,3 +397,5 @@ def test_typing_shows_ghost_text_from_the_server_and_the_keys_accept_and_dismiss
     assert r["buffer"] == GREET + (
         'print(greet("world"))\ndef shout(name):\n    upper = name.upper()\n    return upper\n'
     )
+    health = "\n".join(r["health"])
+    assert "OK inline completion: openai/qwen2.5-coder-1.5b (" in health, health

@@ -279,6 +279,8 @@ local function ghost_scenario(buf)
   })
   vim.api.nvim_feedkeys(vim.keycode(keys), "tx", false)
   results.buffer = lines(buf)
+  vim.cmd("checkhealth lsp_agent")
+  results.health = vim.api.nvim_buf_get_lines(0, 0, -1, false)
 end
 
 local function scenario()
