@@ -240,49 +240,6 @@ local function conversation_scenario(buf)
   vim.notify = default_notify
 end
 
--- Inline completion while typing (real keys, fed as a user types them): ghost text from the scripted
--- /v1/completions, typing through it, accepting, a multi-line suggestion, dismissing and asking again.
--- Each <Cmd>lua step(...)<CR> runs inside Insert mode and waits there, as a user pausing to read.
-local function ghost_scenario(buf)
-  local ghost = require("lsp_agent.ghost")
-  results.inline = vim.lsp.inline_completion ~= nil and "native" or "ghost"
-  local function marks()
-    return vim.tbl_map(function(m)
-      local d = m[4]
-      return { row = m[2], col = m[3], pos = d.virt_text_pos, text = d.virt_text and d.virt_text[1][1],
-        lines = d.virt_lines and vim.tbl_map(function(l) return l[1][1] end, d.virt_lines) or nil }
-    end, vim.api.nvim_buf_get_extmarks(buf, ghost.ns, 0, -1, { details = true }))
-  end
-  local function record(name)
-    local c = ghost.current(buf)
-    results[name] = { ghost = c and c.text or vim.NIL, marks = marks(), line = vim.api.nvim_get_current_line(),
-      cursor = vim.api.nvim_win_get_cursor(0), mode = vim.fn.mode() }
-  end
-  _G.step = function(name, want)
-    if want == "shown" then
-      wait("ghost text (" .. name .. ")", 30000, function() return ghost.current(buf) ~= nil end)
-    else
-      vim.wait(300) -- long enough for a request the plugin should not have sent to come back
-    end
-    record(name)
-  end
-  local keys = table.concat({
-    'Goprint(greet(<Cmd>lua step("first", "shown")<CR>',
-    '"wo<Cmd>lua step("through")<CR>',
-    '<M-l><Cmd>lua step("accepted")<CR>',
-    -- Python's indent script (Neovim's defaults turn it on) indents the new line: the cursor ends at column 4.
-    '<CR>def shout(name):<CR><Cmd>lua step("block", "shown")<CR>',
-    '<C-]><Cmd>lua step("dismissed")<CR>',
-    '<M-\\><Cmd>lua step("again", "shown")<CR>',
-    '<M-l><Cmd>lua step("accepted_block")<CR>',
-    "<Esc>",
-  })
-  vim.api.nvim_feedkeys(vim.keycode(keys), "tx", false)
-  results.buffer = lines(buf)
-  vim.cmd("checkhealth lsp_agent")
-  results.health = vim.api.nvim_buf_get_lines(0, 0, -1, false)
-end
-
 local function scenario()
   if cfg.mode == "health" then
     -- No buffer opened: the health check must start the server itself to tell whether it works.
@@ -305,9 +262,7 @@ local function scenario()
   agent.setup({
     cmd = { cfg.python, "-m", "lsp_agent", "serve" },
     cmd_env = { PYTHONPATH = cfg.repo, LITELLM_LOCAL_MODEL_COST_MAP = "True" },
-    settings = cfg.mode == "ghost"
-        and { model = "openai/qwen2.5-coder-1.5b", apiBase = cfg.base_url, apiKey = "test", completionDebounceMs = 0 }
-      or { model = "openai/scripted", apiBase = cfg.base_url, apiKey = "test", maxIterations = 5 },
+    settings = { model = "openai/scripted", apiBase = cfg.base_url, apiKey = "test", maxIterations = 5 },
     progress = false,
   })
   vim.cmd.edit(vim.fn.fnameescape(cfg.root .. "/greet.py"))
@@ -406,8 +361,6 @@ local function scenario()
     hunks_and_permissions_scenario(buf)
   elseif cfg.mode == "conversation" then
     conversation_scenario(buf)
-  elseif cfg.mode == "ghost" then
-    ghost_scenario(buf)
   end
   results.transcript = vim.api.nvim_buf_get_lines(runs.transcript_buffer(), 0, -1, false)
   results.progress = agent.progress_seen

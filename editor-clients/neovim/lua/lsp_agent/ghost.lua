@@ -30,11 +30,19 @@ local function clear(s, bufnr)
   s.extmark, s.item = nil, nil
 end
 
+local has_011 = vim.fn.has("nvim-0.11") == 1
+
 local function cancel(s)
   if s.request then
     local client, id = s.request.client, s.request.id
     s.request = nil
-    pcall(function() client:cancel_request(id) end)
+    pcall(function()
+      if has_011 then
+        client:cancel_request(id)
+      else
+        client.cancel_request(id) -- Neovim 0.10
+      end
+    end)
   end
   if s.timer then
     s.timer:stop()
@@ -68,7 +76,12 @@ end
 --- The byte column of an LSP position in `bufnr`.
 local function byte_col(bufnr, pos, encoding)
   local line = vim.api.nvim_buf_get_lines(bufnr, pos.line, pos.line + 1, false)[1] or ""
-  local ok, col = pcall(vim.str_byteindex, line, encoding, pos.character, false)
+  local ok, col
+  if has_011 then
+    ok, col = pcall(vim.str_byteindex, line, encoding, pos.character, false)
+  else -- Neovim 0.10: str_byteindex(s, index, use_utf16)
+    ok, col = pcall(vim.str_byteindex, line, pos.character, encoding ~= "utf-8")
+  end
   return ok and col or #line
 end
 
@@ -113,37 +126,49 @@ function M.request(bufnr, invoked)
   params.context = { triggerKind = invoked and INVOKED or AUTOMATIC }
   local tick = vim.api.nvim_buf_get_changedtick(bufnr)
   local ok, id
-  ok, id = client:request(METHOD, params, function(err, result)
+  local function handler(err, result)
     if s.request and s.request.id == id then
       s.request = nil
     end
-    if not err then
+    if not err then -- a cancelled or failed request ends quietly (the server reports a model that is down)
       on_result(bufnr, client, tick, row, col, result)
     end
-  end, bufnr)
+  end
+  if has_011 then
+    ok, id = client:request(METHOD, params, handler, bufnr)
+  else
+    ok, id = client.request(METHOD, params, handler, bufnr)
+  end
   if ok then
     s.request = { client = client, id = id }
   end
 end
 
---- After a keystroke: typing the suggestion's next characters keeps it (shortened); anything else drops it and
---- asks again once typing pauses for `debounce_ms`.
+--- Whether the shown suggestion still fits the text before the cursor: the user typed its first characters
+--- (then it shows the rest) or nothing yet.
+local function follow(s, bufnr)
+  local item = s.item
+  local row, col = cursor(bufnr)
+  if not item or row ~= item.row or col < item.col then
+    return false
+  end
+  local typed = vim.api.nvim_buf_get_text(bufnr, row, item.col, row, col, {})[1]
+  if item.text:sub(1, #typed) ~= typed or #typed >= #item.text or typed:find("\n") then
+    return false
+  end
+  if #typed > 0 then
+    item.text, item.col = item.text:sub(#typed + 1), col
+    render(s, bufnr)
+  end
+  return true
+end
+
+--- After a keystroke: a suggestion typed into stays (shortened); anything else drops it and asks again once
+--- typing pauses for `debounce_ms`.
 local function on_change(bufnr)
   local s = state(bufnr)
-  if not s or vim.fn.mode() ~= "i" then
+  if not s or vim.fn.mode() ~= "i" or follow(s, bufnr) then
     return
-  end
-  local row, col = cursor(bufnr)
-  local item = s.item
-  if item and row == item.row and col >= item.col then
-    local typed = vim.api.nvim_buf_get_text(bufnr, row, item.col, row, col, {})[1]
-    if item.text:sub(1, #typed) == typed and #typed < #item.text and not item.text:sub(1, #typed):find("\n") then
-      item.text, item.col = item.text:sub(#typed + 1), col
-      if #typed > 0 then
-        render(s, bufnr)
-      end
-      return
-    end
   end
   clear(s, bufnr)
   cancel(s)
@@ -203,9 +228,9 @@ function M.attach(bufnr, client_id)
     buffer = bufnr,
     callback = function()
       vim.schedule(function()
-        local s, row, col = state(bufnr), cursor(bufnr)
-        if s and s.item and (row ~= s.item.row or col < s.item.col) then
-          M.dismiss(bufnr)
+        local s = state(bufnr)
+        if s and s.item and not follow(s, bufnr) then
+          M.dismiss(bufnr) -- the cursor left the suggestion (an arrow key, a click)
         end
       end)
     end,
@@ -233,7 +258,7 @@ function M.map_keys(bufnr, keys, native)
     end
     vim.keymap.set("i", key, function()
       if not action() then
-        vim.api.nvim_feedkeys(vim.keycode(key), "n", false)
+        vim.api.nvim_feedkeys(vim.keycode(key), "in", false) -- before keys typed after it
       end
     end, { buffer = bufnr, desc = desc })
   end
