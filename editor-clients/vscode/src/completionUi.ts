@@ -9,6 +9,7 @@ import {
   completionView,
   effectiveSetting,
   inlineCompletionMiddleware,
+  SettingTarget,
   Throttle,
   toggledSetting,
 } from "./inlineCompletion";
@@ -17,11 +18,11 @@ export const TOGGLE_COMMAND = "lsp-agent.toggleInlineCompletion";
 const KEY = "inlineCompletion";
 const REFRESH_MS = 3000; // after answers, lspAgent.status is asked at most this often
 
-const TARGETS = {
-  global: vscode.ConfigurationTarget.Global,
-  workspace: vscode.ConfigurationTarget.Workspace,
-  workspaceFolder: vscode.ConfigurationTarget.WorkspaceFolder,
-};
+/** The VS Code configuration target of a toggle (looked up when used: nothing of `vscode` is read at load time). */
+function configurationTarget(target: SettingTarget): vscode.ConfigurationTarget {
+  const targets = vscode.ConfigurationTarget;
+  return target === "workspaceFolder" ? targets.WorkspaceFolder : target === "workspace" ? targets.Workspace : targets.Global;
+}
 
 /** The status bar item of inline completions and the state the middleware consults. */
 export class CompletionUi implements vscode.Disposable {
@@ -86,7 +87,7 @@ export class CompletionUi implements vscode.Disposable {
   private async toggle(): Promise<void> {
     const config = vscode.workspace.getConfiguration(SETTINGS_SECTION, this.scope());
     const { value, target } = toggledSetting(config.inspect(KEY));
-    await config.update(KEY, value, TARGETS[target]);
+    await config.update(KEY, value, configurationTarget(target));
     void vscode.window.setStatusBarMessage(`LSP Agent: inline completions ${value === "off" ? "off" : "on"}`, 2500);
   }
 

@@ -177,6 +177,7 @@ async function start(ui: Ui): Promise<void> {
   };
   const c = new LanguageClient("lspAgent", "LSP Agent", serverOptions, clientOptions);
   c.registerFeature(new NotificationProgressFeature(c));
+  c.registerProposedFeatures(); // textDocument/inlineCompletion is a proposed feature in vscode-languageclient 9
   const connection = {
     executeCommand: (command: string, args: unknown[]) => c.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }),
   };

@@ -4,6 +4,7 @@
  */
 
 import assert from "node:assert/strict";
+import Module, { createRequire } from "node:module";
 import { after, before, test } from "node:test";
 import { CancellationTokenSource, ExecuteCommandRequest, InlineCompletionRequest, InlineCompletionTriggerKind } from "vscode-languageserver-protocol/node";
 import { AgentController } from "../src/controller";
@@ -11,11 +12,12 @@ import { CompletionSetting, completionView, inlineCompletionMiddleware } from ".
 import { ScriptedModel, ServerSession, tempWorkspace, waitFor } from "./support/lspHarness";
 
 const SHAPES = 'def area_of(width: float, height: float) -> float:\n    """The area of a rectangle."""\n    return width * height\n';
-const LINES = { plain: "size = area_of(", slow: "big = area_of(", failing: "small = area_of(" };
+const LINES = { plain: "size = area_of(", slow: "big = area_of(", failing: "small = area_of(", feature: "tile = area_of(" };
 const SCRIPT = [
   { match: LINES.plain, content: "3.0, 4.0)" },
   { match: LINES.slow, content: "1.0, 2.0) + area_of(5.0, 6.0) + area_of(7.0, 8.0)", chunk_delay: 0.5 },
   { match: LINES.failing, status: 500, error: "the model crashed" },
+  { match: LINES.feature, content: "9.0, 9.0)" },
 ];
 
 let workspace: ReturnType<typeof tempWorkspace>;
@@ -113,6 +115,65 @@ test("VS Code cancelling the token sends $/cancelRequest and the server cancels 
   assert.equal(cancelled, before + 1);
 });
 
+/** A stand-in for the `vscode` module that records inline completion providers (VS Code itself cannot run here). */
+const registered: { selector: unknown; provider: { provideInlineCompletionItems: (...args: unknown[]) => Promise<unknown> } }[] = [];
+const fakeVscode = {
+  CancellationError: class extends Error {}, // features.js subclasses it when it loads
+  languages: {
+    registerInlineCompletionItemProvider: (selector: unknown, provider: (typeof registered)[number]["provider"]) => {
+      registered.push({ selector, provider });
+      return { dispose: () => undefined };
+    },
+  },
+};
+
+/** vscode-languageclient's own InlineCompletionItemFeature (what registerProposedFeatures adds), loaded against the stand-in. */
+function loadInlineCompletionFeature(): new (client: unknown) => { initialize(caps: unknown, selector: unknown): void } {
+  const loader = Module as unknown as { _load: (request: string, ...rest: unknown[]) => unknown };
+  const load = loader._load;
+  loader._load = (request: string, ...rest: unknown[]) => (request === "vscode" ? fakeVscode : load(request, ...rest));
+  try {
+    return (createRequire(__filename)("vscode-languageclient/lib/common/inlineCompletion") as { InlineCompletionItemFeature: never }).InlineCompletionItemFeature;
+  } finally {
+    loader._load = load;
+  }
+}
+
+test("vscode-languageclient's proposed inline completion feature registers a provider from the server's capabilities, and it runs the middleware", { timeout: 60_000 }, async () => {
+  assert.ok(server.capabilities.inlineCompletionProvider, "the server advertises inlineCompletionProvider");
+  const uri = await fileEndingIn("feature.py", LINES.feature);
+  let setting: CompletionSetting = "auto";
+  const client = {
+    middleware: inlineCompletionMiddleware({ setting: () => setting, status: () => undefined, answered: () => undefined }),
+    sendRequest: (type: typeof InlineCompletionRequest.type, params: unknown, token: CancellationTokenSource["token"]) =>
+      server.connection.sendRequest(type, params as never, token),
+    // The converters between VS Code's and the protocol's types (VS Code's classes are not here): plain copies.
+    code2ProtocolConverter: {
+      asInlineCompletionParams: (doc: { uri: string }, position: unknown, context: { triggerKind: number }) => ({
+        textDocument: { uri: doc.uri },
+        position,
+        context: { triggerKind: context.triggerKind },
+      }),
+    },
+    protocol2CodeConverter: { asInlineCompletionResult: async (result: unknown) => result, asDocumentSelector: (s: unknown) => s },
+    handleFailedRequest: (_type: unknown, _token: unknown, error: unknown) => {
+      throw error;
+    },
+  };
+  const Feature = loadInlineCompletionFeature();
+  new Feature(client).initialize(server.capabilities, [{ scheme: "file" }]);
+  assert.equal(registered.length, 1);
+  assert.deepEqual(registered[0].selector, [{ scheme: "file" }]);
+  const provide = (token = new CancellationTokenSource().token) =>
+    registered[0].provider.provideInlineCompletionItems({ uri }, { line: 2, character: LINES.feature.length }, { triggerKind: InlineCompletionTriggerKind.Automatic }, token);
+  setting = "off";
+  assert.equal(await provide(), undefined);
+  setting = "auto";
+  const result = (await provide()) as { items: { insertText: string }[] };
+  assert.deepEqual(result.items.map((i) => i.insertText), ["9.0, 9.0"]);
+});
+
+// Last: after a failure the server rests the model for 5 s.
 test("a model that fails shows the status bar item as paused (lspAgent.status modelDown)", { timeout: 60_000 }, async () => {
   const uri = await fileEndingIn("failing.py", LINES.failing);
   let refreshed = 0;
