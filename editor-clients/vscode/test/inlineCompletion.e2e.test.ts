@@ -104,11 +104,14 @@ test("VS Code cancelling the token sends $/cancelRequest and the server cancels 
   const before = (await completionStatus())?.cancelled ?? 0;
   const source = new CancellationTokenSource();
   const pending = ask(provider(() => "auto"), uri, LINES.slow, source.token);
-  await new Promise((r) => setTimeout(r, 700));
+  // Cancel once the model is generating (its first chunk is out), as a keystroke would.
+  const asked = () => model.requests.some((q) => String((q as unknown as { prompt?: string }).prompt).includes(LINES.slow));
+  await waitFor("the model to receive the completion request", asked, 30_000);
+  await new Promise((r) => setTimeout(r, 300));
   source.cancel();
   await assert.rejects(async () => pending, /cancel/i);
   let cancelled = before;
-  for (let i = 0; i < 50 && cancelled === before; i++) {
+  for (let i = 0; i < 100 && cancelled === before; i++) {
     await new Promise((r) => setTimeout(r, 100));
     cancelled = (await completionStatus())?.cancelled ?? 0;
   }

@@ -5,7 +5,11 @@ local M = {}
 local METHOD = "textDocument/inlineCompletion"
 local INVOKED, AUTOMATIC = 1, 2 -- lsp.InlineCompletionTriggerKind
 M.ns = vim.api.nvim_create_namespace("lsp_agent.ghost")
-vim.api.nvim_set_hl(0, "LspAgentGhostText", { link = "Comment", default = true })
+local function highlight()
+  vim.api.nvim_set_hl(0, "LspAgentGhostText", { link = "Comment", default = true })
+end
+highlight()
+vim.api.nvim_create_autocmd("ColorScheme", { group = vim.api.nvim_create_augroup("lsp_agent_ghost", {}), callback = highlight })
 
 --- Per buffer: { client_id, timer, request = {client, id}, item = {row, col, text, srow, scol, erow, ecol}, extmark }
 local buffers = {}
