@@ -153,6 +153,7 @@ class CompletionEngine:
         """What lspAgent.status shows about inline completions."""
         setup = self.setup()
         out: dict[str, Any] = {"enabled": setup.enabled, "model": setup.model, "template": setup.template}
+        out["modelDown"] = self._model_down  # the last model request failed (clients show it as paused)
         if setup.reason:
             out["reason"] = setup.reason
         return out | self.stats.to_dict()

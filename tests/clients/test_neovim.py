@@ -19,6 +19,7 @@ from lsp_agent.testing.scripted_model import ScriptedModelServer
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "editor-clients" / "neovim"
 SCENARIO = Path(__file__).parent / "nvim" / "scenario.lua"
+GHOST = Path(__file__).parent / "nvim" / "ghost.lua"
 GREET = 'def greet(name):\n    return "Hello " + name\n\n\ndef farewell(name):\n    return "Bye " + name\n'
 
 
@@ -56,7 +57,8 @@ def _kill_group(pgid: int) -> None:
 
 
 def run_scenario(mode: str, script: list[dict], tmp_path: Path) -> dict:
-    """Run scenario.lua in headless Neovim against a fixture workspace; return what it recorded."""
+    """Run scenario.lua (ghost.lua for mode "ghost") in headless Neovim against a fixture workspace; return what
+    it recorded."""
     root = tmp_path / "workspace"
     root.mkdir()
     (root / ".git").mkdir()
@@ -85,8 +87,17 @@ def run_scenario(mode: str, script: list[dict], tmp_path: Path) -> dict:
             "signal": str(busy_flag),
         }
         (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+        args = ["-l", str(SCENARIO), str(tmp_path / "config.json")]
+        if mode == "ghost":  # typed through Neovim's main loop (which -l never enters)
+            args = [
+                "-c",
+                f"lua CONFIG = {json.dumps(str(tmp_path / 'config.json'))}",
+                "-c",
+                f"luafile {GHOST}",
+            ]
         proc = subprocess.Popen(
-            [NVIM, "--clean", "--headless", "-l", str(SCENARIO), str(tmp_path / "config.json")],
+            [NVIM, "--clean", "--headless", *args],
+            stdin=subprocess.DEVNULL,
             cwd=root,
             env=env,
             stdout=subprocess.PIPE,
@@ -350,3 +361,60 @@ def test_conversation_commands_mentions_and_diagnostics(tmp_path: Path) -> None:
     transcript = "\n".join(r["transcript"])
     assert "context: attached @greet.py (6 lines), #diagnostics (2)" in transcript
     assert "=== new conversation nvim-" in transcript
+
+
+@pytest.mark.timeout(170)
+def test_typing_shows_ghost_text_from_the_server_and_the_keys_accept_and_dismiss_it(tmp_path: Path) -> None:
+    block = "upper = name.upper()\n    return upper\n\nprint(shout('x'))\n"
+    script = [
+        {"match": "x = shout(n", "content": "ame)"},
+        {"match": "x = shout(", "content": '"y")'},
+        {"match": "def shout(name):", "content": block},
+        # the same again, if the invoked request after the dismissal is not answered from the server's cache
+        {"match": "def shout(name):", "content": block},
+        {"match": "print(greet(", "content": '"world"))\n'},
+        # a request asked between two keys of a burst gets no suggestion (and keeps the model up)
+        *[{"content": ""}] * 10,
+    ]
+    r = run_scenario("ghost", script, tmp_path)
+    assert r["inline"] == "ghost", "Neovim 0.11: the plugin's ghost text (0.12: vim.lsp.inline_completion)"
+    line = len("print(greet(")
+    first = r["first"]
+    assert first["ghost"] == '"world"))' and first["mode"] == "i"
+    assert first["marks"] == [{"row": 6, "col": line, "pos": "inline", "text": '"world"))'}]
+    assert first["line"] == "print(greet(", "ghost text is not in the buffer"
+    # Typing the suggestion's first characters keeps the rest shown, without asking the model again.
+    through = r["through"]
+    assert through["ghost"] == 'rld"))' and through["marks"][0]["col"] == line + 3
+    completions = [q for q in r["requests"] if "prompt" in q]
+    typed_through = (
+        'print(greet("<|fim_suffix|>',
+        'print(greet("w<|fim_suffix|>',
+        'print(greet("wo<|fim_suffix|>',
+    )
+    assert not [q for q in completions if any(t in q["prompt"] for t in typed_through)]
+    asked = [q for q in completions if q["prompt"].endswith("print(greet(<|fim_suffix|>\n<|fim_middle|>")]
+    assert asked and asked[0]["stream"] is True
+    accepted = r["accepted"]
+    assert accepted["line"] == 'print(greet("world"))' and accepted["marks"] == []
+    assert accepted["cursor"] == [7, len('print(greet("world"))')] and accepted["mode"] == "i"
+    # A block: its first line inline at the cursor, the rest as virtual lines below.
+    blk = r["block"]
+    assert blk["ghost"] == "upper = name.upper()\n    return upper"
+    assert blk["marks"] == [
+        {"row": 8, "col": 4, "pos": "inline", "text": "upper = name.upper()", "lines": ["    return upper"]}
+    ]
+    assert r["dismissed"]["marks"] == [] and r["dismissed"]["ghost"] is None
+    assert r["dismissed"]["line"] == "    " and r["dismissed"]["mode"] == "i"
+    assert r["again"]["ghost"] == blk["ghost"], "<M-\\> asked again"
+    assert r["accepted_block"]["cursor"] == [10, len("    return upper")]
+    # Typing what the suggestion does not show drops it and asks again; moving the cursor off it drops it.
+    assert r["call"]["ghost"] == '"y")' and r["retyped"]["ghost"] == "ame)"
+    assert completions[-1]["prompt"].endswith("x = shout(n<|fim_suffix|>\n<|fim_middle|>"), "none after"
+    moved = r["moved"]
+    assert moved["marks"] == [] and moved["ghost"] is None and moved["cursor"] == [11, len("x = shout(")]
+    assert r["buffer"] == GREET + (
+        'print(greet("world"))\ndef shout(name):\n    upper = name.upper()\n    return upper\nx = shout(n\n'
+    )
+    health = "\n".join(r["health"])
+    assert "OK inline completion: openai/qwen2.5-coder-1.5b (" in health, health

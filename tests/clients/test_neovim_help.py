@@ -25,7 +25,14 @@ def test_help_works_after_the_documented_install(tmp_path: Path) -> None:
     plugin = tmp_path / "lsp-agent" / "editor-clients" / "neovim"
     shutil.copytree(PLUGIN, plugin)  # as a checkout or a plugin manager leaves it: doc/tags shipped
     out = tmp_path / "found.txt"
-    topics = ["lsp_agent", ":AgentUndo", "lsp_agent-budgets", "lsp_agent-model-choice", ":AgentAsk"]
+    topics = [
+        "lsp_agent",
+        ":AgentUndo",
+        "lsp_agent-budgets",
+        "lsp_agent-model-choice",
+        ":AgentAsk",
+        "lsp_agent-inline-completion-keys",
+    ]
     commands = [f"set rtp+={plugin}"]
     for topic in topics:
         commands.append(

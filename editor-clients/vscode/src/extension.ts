@@ -23,6 +23,7 @@ import { CANCELLED, pickFolder, pickReadFolders, pickModel } from "./askPickers"
 import { anySettingSet, configurationMiddleware, pushSettings, userSettingsFor } from "./configSync";
 import { serverKeys } from "./userSettings";
 import { statusView } from "./statusText";
+import { CompletionUi } from "./completionUi";
 
 const STATUS_POLL_MS = 2000;
 
@@ -30,6 +31,7 @@ let client: LanguageClient | undefined;
 let controller: AgentController | undefined;
 let conversations: Conversations | undefined;
 let settingKeys: string[] = []; // the server-read settings the manifest declares
+let completionUi: CompletionUi | undefined;
 
 /** Everything the extension shows, shared by the command handlers. */
 interface Ui {
@@ -52,6 +54,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   ui.status.command = "lsp-agent.showTranscript";
   settingKeys = serverKeys(context.extension.packageJSON);
   context.subscriptions.push(ui.events, ui.serverLog, ui.status, { dispose: () => stopPolling(ui) });
+  completionUi = new CompletionUi(async () => (controller && client?.isRunning() ? (await controller.status()).completion : undefined));
+  completionUi.activate(context);
 
   // The server starts on the first lspAgent command, or at once when the user set an lspAgent setting.
   const register = (id: string, fn: (...args: unknown[]) => unknown): void => {
@@ -168,10 +172,12 @@ async function start(ui: Ui): Promise<void> {
     middleware: {
       executeCommand: (command, args, next) => completeServerCommand(command, args, next),
       workspace: configurationMiddleware(settingKeys),
+      ...completionUi?.middleware(), // textDocument/inlineCompletion: vscode-languageclient's own feature
     },
   };
   const c = new LanguageClient("lspAgent", "LSP Agent", serverOptions, clientOptions);
   c.registerFeature(new NotificationProgressFeature(c));
+  c.registerProposedFeatures(); // textDocument/inlineCompletion is a proposed feature in vscode-languageclient 9
   const connection = {
     executeCommand: (command: string, args: unknown[]) => c.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }),
   };
@@ -186,6 +192,7 @@ async function start(ui: Ui): Promise<void> {
   c.onDidChangeState((e) => {
     ui.serverState = e.newState === State.Running ? "running" : e.newState === State.Starting ? "starting" : "stopped";
     refreshStatus(ui);
+    completionUi?.serverChanged(ui.serverState);
   });
   c.onNotification(EVENT_NOTIFICATION, (payload: unknown) => {
     ctl.onEvent(payload);
@@ -475,6 +482,7 @@ async function pollStatus(ui: Ui): Promise<void> {
     const s = await controller.status();
     ui.index = { ready: Boolean(s.index?.ready), files: s.index?.files ?? 0 };
     ui.model = s.model ?? undefined;
+    completionUi?.update(s.completion);
     refreshStatus(ui);
     if (ui.index.ready && !controller.tracker.running().length) {
       stopPolling(ui);

@@ -1,5 +1,7 @@
 /** The lsp-agent server's wire names and payload shapes (issue 4); no `vscode` import so tests can use it. */
 
+import type { CompletionStatus } from "./inlineCompletion";
+
 /** workspace/executeCommand names the server implements. */
 export const ServerCommand = {
   ask: "lspAgent.ask",
@@ -135,6 +137,7 @@ export interface StatusResult {
   model?: string | null;
   models?: string[];
   settingsErrors?: string[];
+  completion?: CompletionStatus;
 }
 
 /** Accepts anything and returns it as an AgentEvent when it has the two required string fields. */

@@ -259,19 +259,39 @@ test("on Neovim 0.12 the buffers the server attaches to get native inline comple
   local calls = {}
   vim.lsp.inline_completion = { enable = function(on, filter) calls[#calls + 1] = { on, filter } end }
   agent.setup({})
+  local buf = vim.api.nvim_create_buf(true, false)
   local ok, err = pcall(function()
-    eq(agent.enable_inline_completion(7), true)
-    eq(calls, { { true, { bufnr = 7 } } })
+    eq(agent.enable_inline_completion(buf, 1), "native")
+    eq(calls, { { true, { bufnr = buf } } })
+    vim.api.nvim_set_current_buf(buf)
+    eq(vim.fn.maparg("<M-l>", "i", false, true).desc, "lsp-agent: accept the inline completion")
+    eq(vim.fn.maparg("<C-]>", "i", false, true).desc, nil) -- Neovim's own dismissal there
     agent.setup({ inline_completion = false })
-    eq(agent.enable_inline_completion(8), false)
+    eq(agent.enable_inline_completion(vim.api.nvim_create_buf(true, false), 1), false)
     eq(#calls, 1)
   end)
   vim.lsp.inline_completion = saved
   assert(ok, err)
-  if saved == nil then -- Neovim 0.11: nothing to enable, and nothing fails
-    agent.setup({})
-    eq(agent.enable_inline_completion(9), false)
-  end
+end)
+
+test("on Neovim 0.11 the plugin's ghost text takes over, with its keys configurable", function()
+  local agent = require("lsp_agent")
+  local saved = vim.lsp.inline_completion
+  vim.lsp.inline_completion = nil
+  agent.setup({ inline_completion_keys = { accept = "<Tab>", trigger = false } })
+  local buf = vim.api.nvim_create_buf(true, false)
+  local ok, err = pcall(function()
+    eq(agent.enable_inline_completion(buf, 1), "ghost")
+    vim.api.nvim_set_current_buf(buf)
+    eq(vim.fn.maparg("<Tab>", "i", false, true).desc, "lsp-agent: accept the inline completion")
+    eq(vim.fn.maparg("<C-]>", "i", false, true).desc, "lsp-agent: dismiss the inline completion")
+    eq(vim.fn.maparg("<M-\\>", "i", false, true).desc, nil)
+    eq(require("lsp_agent.ghost").accept(buf), false) -- nothing shown: the key types itself
+  end)
+  require("lsp_agent.ghost").detach(buf)
+  vim.lsp.inline_completion = saved
+  agent.setup({})
+  assert(ok, err)
 end)
 
 for _, t in ipairs(tests) do

@@ -112,6 +112,19 @@ function M.check()
   for _, e in ipairs(type(status.settingsErrors) == "table" and status.settingsErrors or {}) do
     h.warn("setting: " .. tostring(e))
   end
+  local completion = type(status.completion) == "table" and status.completion or nil
+  if completion and completion.enabled then
+    local model = tostring(completion.model)
+    if completion.modelDown then
+      h.warn("inline completion paused: the completion model " .. model .. " did not answer (:LspLog has why)")
+    else
+      h.ok(("inline completion: %s (%s requests, %s suggestions)"):format(
+        model, tostring(completion.requests), tostring(completion.suggestions)))
+    end
+  elseif completion then
+    h.info("inline completion off: " .. tostring(completion.reason or "no fill-in-the-middle model")
+      .. " (settings.completionModel: see :help lsp_agent-inline-completion)")
+  end
   local pending = type(status.pending) == "table" and #status.pending or 0
   h.info(("%d run(s) known, %d with pending edits"):format(type(status.runs) == "table" and #status.runs or 0, pending))
 end

@@ -27,9 +27,13 @@ M.defaults = {
   transcript_split = "botright vsplit",
   --- Session id: follow-up asks of this Neovim see what was applied or rejected before.
   session_id = nil,
-  --- Neovim 0.12+: show the server's inline completions as ghost text (vim.lsp.inline_completion) in the buffers
-  --- it attaches to; accept with vim.lsp.inline_completion.get() (see :help lsp_agent-inline-completion).
+  --- Show the server's inline completions as ghost text in the buffers it attaches to: Neovim 0.12's
+  --- vim.lsp.inline_completion, else the plugin's own (see :help lsp_agent-inline-completion).
   inline_completion = true,
+  --- Insert-mode keys of inline completion (false: no mapping); with nothing to do a key types itself.
+  inline_completion_keys = { accept = "<M-l>", dismiss = "<C-]>", trigger = "<M-\\>" },
+  --- Neovim 0.11: wait this long after a keystroke before asking (the server waits `completionDebounceMs` more).
+  inline_completion_debounce_ms = 30,
 }
 
 M.config = vim.deepcopy(M.defaults)
@@ -444,21 +448,29 @@ local function create_commands()
   cmd("AgentReindex", M.reindex, { desc = "Rebuild the workspace index" })
 end
 
---- Neovim 0.12+: turn on the native inline completion (ghost text) for a buffer the server attached to.
---- Returns true when it did (false on Neovim without vim.lsp.inline_completion or with the option off).
-function M.enable_inline_completion(bufnr)
-  local inline = vim.lsp.inline_completion
-  if not M.config.inline_completion or inline == nil or inline.enable == nil then
+--- Turn on inline completion (ghost text) for a buffer the server attached to: Neovim 0.12's native one, else the
+--- plugin's extmarks (lsp_agent.ghost). Returns "native", "ghost", or false (the option is off).
+function M.enable_inline_completion(bufnr, client_id)
+  if not M.config.inline_completion then
     return false
   end
-  inline.enable(true, { bufnr = bufnr })
-  return true
+  local ghost = require("lsp_agent.ghost")
+  local inline = vim.lsp.inline_completion
+  local native = inline ~= nil and inline.enable ~= nil
+  if native then
+    inline.enable(true, { bufnr = bufnr })
+  else
+    ghost.debounce_ms = M.config.inline_completion_debounce_ms
+    ghost.attach(bufnr, client_id)
+  end
+  ghost.map_keys(bufnr, M.config.inline_completion_keys or {}, native)
+  return native and "native" or "ghost"
 end
 
 local function on_attach(args)
   local client = vim.lsp.get_client_by_id(args.data and args.data.client_id or -1)
   if client and client.name == NAME then
-    M.enable_inline_completion(args.buf)
+    M.enable_inline_completion(args.buf, client.id)
   end
 end
 

@@ -19,6 +19,7 @@ import {
   LogMessageNotification,
   ProtocolConnection,
   RegistrationRequest,
+  ServerCapabilities,
   ShowMessageNotification,
   ShowMessageRequest,
   ShutdownRequest,
@@ -115,6 +116,8 @@ export class ServerSession {
   readonly applyEditRequests: ApplyWorkspaceEditParams[] = [];
   private readonly notificationHandlers: ((method: string, params: unknown) => void)[] = [];
   stderr = "";
+  /** What the server advertised in its initialize result. */
+  capabilities: ServerCapabilities = {};
   configurationRequests = 0;
   /** The action the user picks in window/showMessageRequest prompts (null: dismissed), and the prompts seen. */
   messageAnswer: string | null = null;
@@ -179,7 +182,7 @@ export class ServerSession {
     }
     connection.listen();
     const rootUri = pathToFileURL(root).toString();
-    await connection.sendRequest(InitializeRequest.type, {
+    const initialized = await connection.sendRequest(InitializeRequest.type, {
       processId: process.pid,
       rootUri,
       workspaceFolders: [{ uri: rootUri, name: "fixture" }],
@@ -213,6 +216,7 @@ export class ServerSession {
         window: { workDoneProgress: true, showMessage: {} },
       },
     });
+    session.capabilities = initialized.capabilities;
     await connection.sendNotification(InitializedNotification.type, {});
     return session;
   }
