@@ -48,7 +48,9 @@ def test_the_workspace_venv_runs_code_and_tests(project: Path) -> None:
     assert f"prefix {venv}" in run_command(ctx, ["python", "-c", PREFIX])
     tests = run_tests(ctx)
     assert tests.startswith("exit status: 1") and "1 failed" in tests  # the tiny project's add() is wrong
-    assert f"python: {venv}/bin/python" in tests
+    assert "python:" not in tests  # the sandbox was described in the run's first exec result only
+    tests = run_tests(context(project))  # a new run: described again, with the venv that runs the tests
+    assert "1 failed" in tests and f"python: {venv}/bin/python" in tests
 
 
 def test_a_venv_without_pytest_gets_a_hint(project: Path) -> None:
