@@ -13,7 +13,8 @@ when several pass. Every tested version is undone meanwhile (even one that helps
 the code as it was). A version the named tests pass with while
 the whole suite still fails tests that may share the bug (tools/suite_check.py's `unfinished`) is a partial fix: it is
 undone too and the search goes on, up to EXTRA_SITES more lines, for a version that fixes those as well; failing that,
-the run ends with the partial fix that left the fewest.
+the run ends with the partial fix that left the fewest, its checks failed (status `checks_failed`, naming the tests
+still failing), never as a plain success.
 With an infill template (`infillTemplate`; `auto` picks one for a code model it knows by name), the first request
 about each line is a fill-in-the-middle completion instead (agent/line_infill.py): the model writes the line in its
 place without seeing it; a server without text completions turns that off for the rest of the run.
@@ -133,6 +134,7 @@ class _Passing:
     text: str  # the file with the version
     failing: int  # tests the whole suite still fails that may share the bug
     passed: tuple[str | None, str, str]  # the tested edits' passed, passed_report and passed_suite with it
+    unfinished: str = ""  # a partial fix's report naming the tests still failing
 
     @property
     def change(self) -> str:
@@ -143,8 +145,8 @@ class _Passing:
 def _finish_partial(run: Any, testing: EditTesting, partial: _Passing) -> Outcome:
     """End the run with the partial fix that left the fewest failing tests (no version cleared the suite)."""
     _adopt(run, testing, partial)
-    run.thought(f"{partial.change} No version tried made the whole suite pass.")
-    return Outcome("complete", run.auto_finish() or run.last_text, True)
+    run.thought(f"{partial.change} No version tried made the whole suite pass: {partial.unfinished}.")
+    return Outcome("complete", run.auto_finish() or run.last_text, True)  # its checks failed: testing.kept
 
 
 def _finish_fix(run: Any, testing: EditTesting, passing: list[_Passing]) -> Outcome:
@@ -165,6 +167,8 @@ def _adopt(run: Any, testing: EditTesting, fix: _Passing) -> None:
     run.ctx.overlay.write_text(fix.path, fix.text)
     testing.passed, testing.passed_report, testing.passed_suite = fix.passed
     testing.suite_failing = fix.failing
+    if fix.failing:  # the run ends with its checks failed, naming the tests still failing
+        testing.kept = (fix.passed[0] or "", fix.unfinished)
 
 
 async def _versions(
@@ -231,7 +235,9 @@ async def _try_version(
         state = (testing.passed, testing.passed_report, testing.passed_suite)
         text = run.ctx.overlay.read_text(site.path)
         original = lines[site.line - 1]
-        found = _Passing(index, site.path, site.line, original, version, text, testing.suite_failing, state)
+        failing = testing.suite_failing
+        unfinished = testing.kept[1] if failing and testing.kept is not None else ""
+        found = _Passing(index, site.path, site.line, original, version, text, failing, state, unfinished)
     # partial, kept as progress or untested: the loop's first message shows the code as it was, so it stays so
     if run.ctx.overlay.read_text(site.path) != before:
         run.ctx.overlay.write_text(site.path, before)
