@@ -61,15 +61,17 @@ class SourceFile:
 
     def statement_lines(self, number: int, pointed: list[int]) -> list[int]:
         """The physical lines of the statement holding line `number` worth a request each: those a traceback
-        points at (`pointed`) first, then its first line, then its continuation lines (at most MAX_CONTINUATION,
-        and not those of closing brackets only); [number] for a one-line statement."""
+        points at (`pointed`) and `number` itself first, then its first line, then its other continuation lines (at
+        most MAX_CONTINUATION in all, and not those of closing brackets only); [number] for a one-line
+        statement."""
         start = self.statement_start(number)
         lines = [n for n, first in self.starts.items() if first == start]
         if len(lines) < 2:
             return [number]
         rest = [n for n in lines if n != start and _bearing(self.lines[n - 1])]
-        ordered = [n for n in rest if n in pointed] + [start] + [n for n in rest if n not in pointed]
-        return ordered[: MAX_CONTINUATION + 1]
+        first = [n for n in rest if n in pointed or n == number]  # the traceback's and the ranked line itself
+        ordered = first + [start] + [n for n in rest if n not in first]
+        return ordered[: max(MAX_CONTINUATION, len(first)) + 1]
 
     def function_of(self, number: int) -> tuple[int, int] | None:
         """The innermost function holding line `number`, as (first, last) line."""

@@ -91,6 +91,12 @@ def test_a_multi_line_call_stands_for_each_of_its_lines(tmp_path: Path) -> None:
     code = SourceFile.parse(CALL)
     assert code.statement_lines(4, []) == [4, 5, 6, 7] and code.statement_lines(7, [7]) == [7, 4, 5, 6]
     assert code.statement_lines(9, [9]) == [9]
+    assert code.statement_lines(6, []) == [
+        6,
+        4,
+        5,
+        7,
+    ]  # a continuation line ranked by its own counts: itself first
     no_traceback = _sites(tmp_path, counts, "E   TypeError")
     assert no_traceback[:6] == [2, 3, 4, 5, 6, 7]  # every physical line of the call, in order
     # the traceback points inside the statement: that line first, then the first line, then the rest
