@@ -22,9 +22,9 @@ from benchmarks.repair.projects import CACHE, PROJECTS, SetupError, fetch, proje
 DEFAULT_SEED = 1
 
 
-def task_file(seed: int) -> Path:
-    """Where the task set of a seed is kept."""
-    return CACHE / f"tasks-seed{seed}.json"
+def task_file(seed: int, multiline: bool = False) -> Path:
+    """Where the task set of a seed is kept (the multi-line one beside it)."""
+    return CACHE / f"tasks-{'multiline-' if multiline else ''}seed{seed}.json"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,6 +37,11 @@ def main(argv: list[str] | None = None) -> int:
     build.add_argument("--project", action="append", help="only these projects (repeatable)")
     build.add_argument(
         "--out", type=Path, help="task file (default benchmarks/.cache/repair/tasks-seedN.json)"
+    )
+    build.add_argument(
+        "--multiline",
+        action="store_true",
+        help="bugs beyond one line (multiline.py), split dev/held-out (default tasks-multiline-seedN.json)",
     )
     run = sub.add_parser("run", help="run the agents on the task set and judge them with the projects' tests")
     from benchmarks.repair.run import add_run_arguments
@@ -96,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _build(args: argparse.Namespace) -> int:
     """`build`: fetch, build every project's tasks, write the task file, print the statistics."""
-    from benchmarks.repair.build import build_project, write_task_set
+    from benchmarks.repair.build import assign_split, build_project, write_task_set
     from benchmarks.repair.projects import testenv_python
     from benchmarks.repair.report import print_build_stats
 
@@ -105,10 +110,14 @@ def _build(args: argparse.Namespace) -> int:
     tasks, stats = [], []
     for project in projects:
         tree = fetch(project)
-        built, project_stats = build_project(project, tree, python, seed=args.seed, quota=args.per_project)
+        built, project_stats = build_project(
+            project, tree, python, seed=args.seed, quota=args.per_project, multiline=args.multiline
+        )
         tasks += built
         stats.append(project_stats)
-    out = args.out or task_file(args.seed)
+    if args.multiline:
+        assign_split(tasks)  # fixed now, before any change is measured on these tasks
+    out = args.out or task_file(args.seed, args.multiline)
     write_task_set(out, args.seed, tasks, stats)
     print_build_stats(tasks, stats)
     print(f"wrote {len(tasks)} tasks to {out}")

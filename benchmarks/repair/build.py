@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from benchmarks.repair.multiline import MULTI_KINDS, find_multiline_mutations
 from benchmarks.repair.mutations import KINDS, Mutation, find_mutations_in_file, is_valid
 from benchmarks.repair.projects import Project, copy_tree
 from benchmarks.repair.suite import (
@@ -26,6 +27,7 @@ from benchmarks.repair.suite import (
 )
 
 ATTEMPTS_PER_TASK = 4  # candidates tried per wanted task before a project gives up
+HELD_OUT_SEED = 34  # the multi-line tasks' split: random.Random(34) over their ids, half dev, half held out
 DESCRIPTION = (
     "The tests in {test_file} fail since the last change to {file}; fix it. "
     "Run them with `python -m pytest {test_file}`."
@@ -49,6 +51,7 @@ class Task:
     original: str  # the line before the bug: the expected fix, never shown to an agent
     mutated: str
     failing_tests: int
+    split: str = ""  # multi-line tasks: "dev" or "held_out" (assign_split), fixed before any tuning on them
 
 
 @dataclass
@@ -72,8 +75,10 @@ def build_project(
     seed: int,
     quota: int,
     log: Callable[[str], None] = print,
+    multiline: bool = False,
 ) -> tuple[list[Task], ProjectStats]:
-    """Up to `quota` tasks for one project whose pristine tree is `tree`; the suite must pass there first."""
+    """Up to `quota` tasks for one project whose pristine tree is `tree`; the suite must pass there first. With
+    `multiline`, bugs beyond one line (multiline.py: MULTI_KINDS, task ids NAME-mNN) instead of one-line ones."""
     stats = ProjectStats(project.name)
     with tempfile.TemporaryDirectory(prefix=f"repair-build-{project.name}-") as tmp:
         work = copy_tree(tree, Path(tmp) / "tree")
@@ -85,11 +90,21 @@ def build_project(
             )
         limit = max(60.0, 5 * baseline.seconds)
         covered = _coverage(project, work, python, targets, limit, stats)
-        candidates = _candidates(project, work, covered)
+        candidates = _candidates(project, work, covered, multiline)
         stats.candidates = dict(sorted(Counter(m.kind for m in candidates).items()))
         log(f"{project.key}: suite passes in {baseline.seconds:.1f}s; {len(candidates)} candidate mutations")
+        kinds = MULTI_KINDS if multiline else KINDS
         tasks = _select(
-            project, work, python, candidates, covered, seed=seed, quota=quota, limit=limit, stats=stats
+            project,
+            work,
+            python,
+            candidates,
+            covered,
+            seed=seed,
+            quota=quota,
+            limit=limit,
+            stats=stats,
+            kinds=kinds,
         )
     stats.kept = dict(sorted(Counter(t.kind for t in tasks).items()))
     stats.dropped = dict(sorted(stats.dropped.items()))
@@ -107,14 +122,19 @@ def _coverage(
     return covered_by_name(work, project.source_files(work), list_test_files(work, targets))
 
 
-def _candidates(project: Project, work: Path, covered: dict[str, dict[int, set[str]]]) -> list[Mutation]:
-    """Every mutation on a line that some test file runs, in a stable order."""
+def _candidates(
+    project: Project, work: Path, covered: dict[str, dict[int, set[str]]], multiline: bool = False
+) -> list[Mutation]:
+    """Every mutation on a line that some test file runs (one-line ones, or with `multiline` those beyond one
+    line), in a stable order."""
     found = []
     for rel in project.source_files(work):
         lines = {
             n for n, files in covered.get(rel, {}).items() if any(project.is_test_file(f) for f in files)
         }
-        if lines:
+        if lines and multiline:
+            found += find_multiline_mutations((work / rel).read_text(encoding="utf-8"), rel, lines)
+        elif lines:
             found += find_mutations_in_file(work, rel, lines, check=False)
     return found
 
@@ -130,11 +150,12 @@ def _select(
     quota: int,
     limit: float,
     stats: ProjectStats,
+    kinds: tuple[str, ...] = KINDS,
 ) -> list[Task]:
     """Seeded round-robin over the kinds: try a random candidate of each kind until `quota` tasks are kept."""
     rng = random.Random(f"{seed}:{project.name}")
-    pools = {kind: [m for m in candidates if m.kind == kind] for kind in KINDS}
-    order = [kind for kind in KINDS if pools[kind]]
+    pools = {kind: [m for m in candidates if m.kind == kind] for kind in kinds}
+    order = [kind for kind in kinds if pools[kind]]
     rng.shuffle(order)
     used_functions: set[tuple[str, str]] = set()
     tasks: list[Task] = []
@@ -190,9 +211,10 @@ def _try(
         return None, "no_test_failure_reported"
     test_file = sorted(failing, key=lambda f: (-failing[f], f))[0]
     command = f"python -m pytest {test_file}"
+    prefix = "m" if mutation.kind in MULTI_KINDS else ""
     return (
         Task(
-            id=f"{project.name}-{index:02d}",
+            id=f"{project.name}-{prefix}{index:02d}",
             project=project.name,
             version=project.version,
             file=mutation.path,
@@ -208,6 +230,16 @@ def _try(
         ),
         "",
     )
+
+
+def assign_split(tasks: list[Task], seed: int = HELD_OUT_SEED) -> None:
+    """Split tasks half dev, half held out (the odd one out held out): random.Random(seed) shuffles their ids in
+    sorted order. Fixed when the tasks are built, before any change is measured on them."""
+    ids = sorted(task.id for task in tasks)
+    random.Random(seed).shuffle(ids)
+    dev = set(ids[: len(ids) // 2])
+    for task in tasks:
+        task.split = "dev" if task.id in dev else "held_out"
 
 
 def write_task_set(path: Path, seed: int, tasks: list[Task], stats: list[ProjectStats]) -> None:

@@ -55,7 +55,9 @@ SKIPPED_NAMES = {"self", "cls"}
 
 @dataclass(frozen=True)
 class Mutation:
-    """One injected bug: `original` line `line` of `path` becomes `mutated`."""
+    """One injected bug: `original` line `line` of `path` becomes `mutated`. Bugs of several lines (multiline.py)
+    write `original` as the lines from `line` on, joined by newlines, and `mutated` as the lines they become ('' for
+    lines removed: a missing statement)."""
 
     path: str
     line: int
@@ -67,11 +69,19 @@ class Mutation:
     def apply(self, source: str) -> str:
         """`source` with this mutation's line replaced (the line must still read `original`)."""
         lines = io.StringIO(source, newline="").readlines()  # the line breaks `ast` counts, kept as they are
-        current = lines[self.line - 1]
-        body = current.rstrip("\r\n")
-        if body != self.original:
+        span = self.original.split("\n")
+        current = lines[self.line - 1 : self.line - 1 + len(span)]
+        bodies = [line.rstrip("\r\n") for line in current]
+        if bodies != span:
             raise ValueError(f"{self.path}:{self.line} no longer reads {self.original!r}")
-        lines[self.line - 1] = self.mutated + current[len(body) :]
+        ending = current[0][len(bodies[0]) :] or "\n"
+        new = [text + ending for text in self.mutated.split("\n")] if self.mutated else []
+        if new and len(new) == len(current):  # a line's own line break stays (the last may have none)
+            new = [
+                text + line[len(body) :]
+                for text, line, body in zip(self.mutated.split("\n"), current, bodies, strict=True)
+            ]
+        lines[self.line - 1 : self.line - 1 + len(span)] = new
         return "".join(lines)
 
 

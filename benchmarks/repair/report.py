@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from benchmarks.repair.multiline import MULTI_KINDS
 from benchmarks.repair.mutations import KINDS
 
 FAILURE_CLASSES = (
@@ -33,8 +34,12 @@ def print_build_stats(tasks: list[Any], stats: list[Any]) -> None:
     candidates: Counter[str] = Counter()
     for s in stats:
         candidates.update(s.candidates)
-    print("tasks per kind: " + ", ".join(f"{k} {kinds.get(k, 0)}" for k in KINDS))
-    print("candidates per kind: " + ", ".join(f"{k} {candidates.get(k, 0)}" for k in KINDS))
+    listed = [k for k in (*KINDS, *MULTI_KINDS) if k in kinds or k in candidates] or list(KINDS)
+    print("tasks per kind: " + ", ".join(f"{k} {kinds.get(k, 0)}" for k in listed))
+    print("candidates per kind: " + ", ".join(f"{k} {candidates.get(k, 0)}" for k in listed))
+    splits = Counter(t.split for t in tasks if getattr(t, "split", ""))
+    if splits:
+        print("split: " + ", ".join(f"{k} {v}" for k, v in sorted(splits.items())))
     total_dropped: Counter[str] = Counter()
     for s in stats:
         total_dropped.update(s.dropped)
@@ -84,9 +89,28 @@ def print_report(data: dict[str, Any]) -> None:
         )
     if {"lsp-agent", "mini-swe-agent"} <= set(data["agents"]):
         print(paired_ratio_line(results))
+    for line in by_kind_lines(results, data["agents"]):
+        print(line)
     for source in data.get("sources", []):
         at = f", lsp-agent at {source['commit']}" if "lsp-agent" in source["agents"] else ""
         print(f"from {source['path']}: {source['runs']} runs of {', '.join(source['agents'])}{at}")
+
+
+def by_kind_lines(results: list[dict[str, Any]], agents: list[str]) -> list[str]:
+    """Repaired per kind of bug and agent, and per split when the tasks have one (dev, held_out)."""
+    groups = [("kind", k) for k in sorted({r.get("kind") or "" for r in results} - {""})]
+    groups += [("split", k) for k in sorted({r.get("split") or "" for r in results} - {""})]
+    if not groups:  # results recorded before tasks had kinds
+        return []
+    lines = ["", f"{'kind':<24} " + " ".join(f"{agent:>15}" for agent in agents)]
+    for field, value in groups:
+        cells = []
+        for agent in agents:
+            mine = [r for r in results if r["agent"] == agent and (r.get(field) or "") == value]
+            cells.append(f"{sum(r['repaired'] for r in mine)}/{len(mine)}" if mine else "-")
+        label = value if field == "kind" else f"split {value}"
+        lines.append(f"{label:<24} " + " ".join(f"{cell:>15}" for cell in cells))
+    return lines
 
 
 def paired_ratio_line(results: list[dict[str, Any]]) -> str:

@@ -231,6 +231,7 @@ def run_one(
         "task": task.id,
         "project": task.project,
         "kind": task.kind,
+        "split": task.split,
         **asdict(outcome),
         **asdict(verdict),
     }

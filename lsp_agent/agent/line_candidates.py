@@ -99,14 +99,47 @@ def _pieces(reply: str, original: str) -> Iterator[str]:
 
 
 def _is_code(text: str) -> bool:
-    """Whether a line parses as Python on its own (a block's first line with a body added): prose does not."""
-    for source in (text, text + "\n    pass"):
-        try:
-            parse_python(source)
-        except (SyntaxError, ValueError):
-            continue
-        return True
+    """Whether a line parses as Python on its own (a block's first line with a body added), or as a line of a
+    statement spanning several lines (its brackets closed or opened around it): prose does not."""
+    openers, closers = _unbalanced(text)
+    head = "".join(_OPENING[c] for c in reversed(closers))  # `x, key=y)` -> `f(x, key=y)`
+    tail = "".join(_CLOSING[c] for c in reversed(openers))  # `total = f(a,` -> `total = f(a,)`
+    sources = [f"{head}\n{text}\n{tail}"] if head or tail else [text, f"f(\n{text}\n)"]
+    for source in sources:
+        for body in (source, source + "\n    pass"):
+            try:
+                parse_python(body)
+            except (SyntaxError, ValueError, MemoryError, RecursionError):
+                continue
+            return True
     return False
+
+
+_OPENING = {")": "f(", "]": "x[", "}": "{"}
+_CLOSING = {"(": ")", "[": "]", "{": "}"}
+
+
+def _unbalanced(text: str) -> tuple[list[str], list[str]]:
+    """The brackets a line opens without closing and those it closes without opening, outside strings."""
+    try:
+        tokens = [
+            t.string for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type == tokenize.OP
+        ]
+    except (tokenize.TokenError, SyntaxError):
+        tokens = [
+            c for c in text if c in "()[]{}"
+        ]  # an unclosed bracket ends tokenizing early: count by hand
+    openers: list[str] = []
+    closers: list[str] = []
+    for token in tokens:
+        if token in _CLOSING:
+            openers.append(token)
+        elif token in _OPENING:
+            if openers and _CLOSING[openers[-1]] == token:
+                openers.pop()
+            else:
+                closers.append(token)
+    return openers, closers
 
 
 def without_comment(text: str) -> str:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from lsp_agent.agent.line_candidates import condition_header, repairable
 from lsp_agent.agent.upfront import frame_lines
-from lsp_agent.tools.fault_lines import SuspectLine, ranked_lines
+from lsp_agent.tools.fault_lines import Spectra, SuspectLine, ranked_lines
 from lsp_agent.tools.test_runs import named_source_files
 from lsp_agent.workspace.python_parse import parse_python
 
@@ -59,6 +59,20 @@ class SourceFile:
         """The first line of the statement line `number` belongs to (itself when unknown)."""
         return self.starts.get(number, number)
 
+    def statement_lines(self, number: int, pointed: list[int]) -> list[int]:
+        """The physical lines of the statement holding line `number` worth a request each: those a traceback
+        points at (`pointed`) and `number` itself first, then its first line, then its other continuation lines (at
+        most MAX_CONTINUATION in all, and not those of closing brackets only); [number] for a one-line
+        statement."""
+        start = self.statement_start(number)
+        lines = [n for n, first in self.starts.items() if first == start]
+        if len(lines) < 2:
+            return [number]
+        rest = [n for n in lines if n != start and _bearing(self.lines[n - 1])]
+        first = [n for n in rest if n in pointed or n == number]  # the traceback's and the ranked line itself
+        ordered = first + [start] + [n for n in rest if n not in first]
+        return ordered[: max(MAX_CONTINUATION, len(first)) + 1]
+
     def function_of(self, number: int) -> tuple[int, int] | None:
         """The innermost function holding line `number`, as (first, last) line."""
         spans = [span for span in self.functions if span[0] <= number <= span[1]]
@@ -66,6 +80,14 @@ class SourceFile:
 
 
 LOOP_STEPS = 2  # steps a second request about a line leaves to the tool loop
+MAX_CONTINUATION = (
+    3  # continuation lines of one statement tried (a long call's wrong argument is in one of them)
+)
+
+
+def _bearing(line: str) -> bool:
+    """Whether a continuation line holds code of its own, not just closing brackets and punctuation."""
+    return any(c.isalnum() for c in line.split("#", 1)[0])
 
 
 def site_budget(repair_lines: int, max_iterations: int) -> int:
@@ -84,46 +106,29 @@ def repair_sites(task: str, overlay: Overlay, report: TestReport, budget: int) -
 
     The failing tests' lines of the task's source files (else of any non-test file) by Ochiai; among lines that tie,
     first those the first failure's traceback passes through, then the rest of those frames' functions, each group in
-    line order. Not headers, imports or decorators, nor a statement's continuation line that ran just like its first
-    line. Each is followed by the condition its block runs under (a dropped or inverted condition ranks below the body
-    it lets run) and, the first time its function comes up, by the lines of the function's default values (evaluated
-    once, at definition, so no test's spectra single them out).
+    line order. Not headers, imports or decorators. A statement spanning several lines stands for each of its
+    physical lines (spectra mostly know only its first): the line the traceback points at inside it first, then its
+    first line, then the other continuation lines, so a wrong argument of a multi-line call gets a request of its
+    own; a continuation line some test ran unlike its first line is a site of its own. Each is followed by the
+    condition its block runs under (a dropped or inverted condition ranks below the body it lets run) and, the first
+    time its function comes up, by the lines of the function's default values (evaluated once, at definition, so no
+    test's spectra single them out).
     """
     spectra = report.spectra
     assert spectra is not None
     named = named_source_files(task, overlay.is_file)
     ranked = ranked_lines(spectra, named) or ranked_lines(spectra, [])
-    frames = frame_lines(report.first_failure, named)
-    files: dict[str, SourceFile] = {}
-
-    def source(path: str) -> SourceFile:
-        if path not in files:
-            files[path] = SourceFile.parse(_text_of(overlay, path))
-        return files[path]
-
-    def nearness(site: SuspectLine) -> int:
-        """0: a traceback line; 1: in a function the traceback passes through; 2: elsewhere."""
-        lines = frames.get(site.path, [])
-        if site.line in lines:
-            return 0
-        function = source(site.path).function_of(site.line)
-        return 1 if function and any(function[0] <= line <= function[1] for line in lines) else 2
-
-    def same_as_start(path: str, line: int) -> bool:
-        """Whether a statement's continuation line was run just like its first line (which stands for both)."""
-        start = source(path).statement_start(line)
-        counts = spectra.lines.get(path, {})
-        return start != line and start in counts and counts[start] == counts.get(line)
-
-    ranked.sort(key=lambda s: (-round(s.score, 9), s.passed, nearness(s)))
+    files = _Files(overlay, spectra, frame_lines(report.first_failure, named))
+    ranked.sort(key=lambda s: (-round(s.score, 9), s.passed, files.nearness(s)))
     sites: list[SuspectLine] = []
     tried: set[tuple[str, int]] = set()
     seen_functions: set[tuple[str, tuple[int, int]]] = set()
     for site in ranked:
-        code = source(site.path)
-        lines = [site.line, condition_header(code.lines, site.line)]
-        chosen = [n for n in lines if n and 0 < n <= len(code.lines) and repairable(code.lines[n - 1])]
-        chosen = [n for n in chosen if not same_as_start(site.path, n)]
+        code = files.source(site.path)
+        header = condition_header(code.lines, code.statement_start(site.line))
+        lines = [n for n in (site.line, header) if n and 0 < n <= len(code.lines)]
+        starts = [n for n in lines if repairable(code.lines[code.statement_start(n) - 1])]
+        chosen = [physical for n in starts for physical in files.statement(site.path, n)]
         function = code.function_of(site.line)
         if function and (site.path, function) not in seen_functions:
             seen_functions.add((site.path, function))
@@ -135,6 +140,38 @@ def repair_sites(task: str, overlay: Overlay, report: TestReport, budget: int) -
         if len(sites) >= budget:
             break
     return sites
+
+
+class _Files:
+    """The source files the ranked lines are in (parsed once each), with the spectra and the traceback's lines."""
+
+    def __init__(self, overlay: Overlay, spectra: Spectra, frames: dict[str, list[int]]) -> None:
+        self.overlay, self.spectra, self.frames = overlay, spectra, frames
+        self.parsed: dict[str, SourceFile] = {}
+
+    def source(self, path: str) -> SourceFile:
+        """The file as the run sees it, parsed."""
+        if path not in self.parsed:
+            self.parsed[path] = SourceFile.parse(_text_of(self.overlay, path))
+        return self.parsed[path]
+
+    def nearness(self, site: SuspectLine) -> int:
+        """0: a traceback line (or in its statement); 1: in a function the traceback passes through; 2: elsewhere."""
+        lines, code = self.frames.get(site.path, []), self.source(site.path)
+        start = code.statement_start(site.line)
+        if any(code.statement_start(line) == start for line in lines):
+            return 0
+        function = code.function_of(site.line)
+        return 1 if function and any(function[0] <= line <= function[1] for line in lines) else 2
+
+    def statement(self, path: str, line: int) -> list[int]:
+        """The lines a ranked line stands for: its statement's, unless it is a continuation line some test ran
+        unlike the statement's first line (then itself)."""
+        code = self.source(path)
+        start, counts = code.statement_start(line), self.spectra.lines.get(path, {})
+        if start != line and start in counts and counts[start] != counts.get(line):
+            return [line]
+        return code.statement_lines(line, self.frames.get(path, []))
 
 
 def _text_of(overlay: Overlay, path: str) -> str:

@@ -4,7 +4,8 @@ without the proposal is not a fix.
 The suite runs once with the proposal. Only when something fails does it run on the workspace as it is (the
 proposal left out), once per run; tests failing there too do not count against an edit. A suite that cannot be run
 or read (a timeout, no counts) does not block the edit. When the proposal fixes failing tests beyond the named ones
-but others still fail, those may share the bug: `unfinished` counts them (line repairs look on for a fuller fix).
+but others still fail, those may share the bug: `unfinished` counts them (line repairs look on for a fuller fix),
+and a run that ends with such a partial fix ends with its checks failed (`still_failing` names them).
 """
 
 from __future__ import annotations
@@ -42,6 +43,12 @@ def unfinished(suite: TestReport | None, testing: EditTesting) -> int:
     named = testing.baseline.failing if testing.baseline is not None else frozenset()
     fixed_elsewhere = set(before.failed) - set(suite.failed) - named
     return len(suite.failed) if fixed_elsewhere else 0
+
+
+def still_failing(suite: TestReport) -> str:
+    """The report a partial fix ends the run with (its checks failed): the whole suite's counts and the tests that
+    still fail."""
+    return f"{suite.short()}; still failing: {listed(suite.failed)}"
 
 
 def listed(tests: list[str]) -> str:

@@ -3,6 +3,8 @@
 An agentless-style repair loop inside the tool loop: the observation of an edit is the test result.
 - The tests pass: the edit stays and the run may finish with this proposal (`verified`), unless it breaks tests
   elsewhere in the suite that pass without it (suite_check.py): then it is undone like any edit that does not fix it.
+  When the whole suite still fails tests that may share the bug (a partial fix), a run ending with it ends with its
+  checks failed (`kept`).
 - Fewer tests fail, more pass and none fails that passed before: the edit stays, with the report (progress on a fix
   that needs several edits).
 - An edit that leaves the file unparsable is undone at once, without running the tests; an edit of the test files
@@ -25,7 +27,7 @@ from typing import Any
 
 from lsp_agent.index.rows import text_hash
 from lsp_agent.tools.registry import Tool, ToolContext, ToolError, ToolRegistry
-from lsp_agent.tools.suite_check import broken_elsewhere, broken_message, listed, unfinished
+from lsp_agent.tools.suite_check import broken_elsewhere, broken_message, listed, still_failing, unfinished
 from lsp_agent.tools.test_runs import TestReport, run_pytest
 from lsp_agent.tools.tested_edit_scope import named_test_file, test_edit_refusal
 from lsp_agent.tools.verify import PermissionCheck, fingerprint
@@ -72,7 +74,9 @@ class EditTesting:
     passed_report: str = ""
     passed_suite: str = ""  # the whole suite with that proposal, when it is more than the named tests
     suite_failing: int = 0  # tests the whole suite still fails with that proposal that may share the bug
-    kept: tuple[str, str] | None = None  # fingerprint of the proposal kept as progress, and its test result
+    # fingerprint of a proposal whose tests still fail (kept as progress, or a partial fix), and its test result:
+    # a run ending with it ends with its checks failed
+    kept: tuple[str, str] | None = None
     failures: int = 0  # edits that failed, were refused or were undone
     untested: int = 0  # edits kept without a test run (running the tests was not permitted)
     on_failure: Callable[[int], None] | None = None  # told how many edits failed so far
@@ -169,12 +173,7 @@ def _tested(tool: Tool, testing: EditTesting) -> Tool:
         if report.passed:
             broken, suite = await _whole_suite(ctx, testing)
             if not broken:
-                wider = suite is not None and suite.counts != report.counts  # else the named tests are all
-                testing.passed, testing.passed_report = fingerprint(ctx), report.short()
-                testing.passed_suite = f"The whole suite: {suite.short()}." if wider else ""
-                testing.suite_failing = unfinished(suite, testing)
-                passing = f"The tests the task names pass now: {report.short()}. {testing.passed_suite}"
-                return f"{output}\n{passing.rstrip()}"
+                return f"{output}\n{_passing(ctx, testing, report, suite)}"
             _undo(ctx, testing, key, before, (signature, left), f"the whole suite: {suite.short()}")
             raise ToolError(broken_message(key, broken, suite))
         now, baseline = standing(report), testing.baseline
@@ -188,6 +187,18 @@ def _tested(tool: Tool, testing: EditTesting) -> Tool:
         raise ToolError(_undone(key, report, baseline))
 
     return Tool(tool.name, tool.description, tool.parameters, run, permission=tool.permission)
+
+
+def _passing(ctx: ToolContext, testing: EditTesting, report: TestReport, suite: TestReport | None) -> str:
+    """Record the proposal the named tests pass with (a partial fix, its checks failed, when the whole suite still
+    fails tests that may share the bug); what the edit's observation says of it."""
+    wider = suite is not None and suite.counts != report.counts  # else the named tests are all
+    testing.passed, testing.passed_report = fingerprint(ctx), report.short()
+    testing.passed_suite = f"The whole suite: {suite.short()}." if wider else ""
+    testing.suite_failing = unfinished(suite, testing)
+    if testing.suite_failing and suite is not None:  # a partial fix: never a plain success
+        testing.kept = (testing.passed, still_failing(suite))
+    return f"The tests the task names pass now: {report.short()}. {testing.passed_suite}".rstrip()
 
 
 async def _whole_suite(ctx: ToolContext, testing: EditTesting) -> tuple[list[str], TestReport | None]:

@@ -1,5 +1,5 @@
 """Which lines sampled line repairs try, in which order: Ochiai first, ties by nearness to the first failure's
-traceback, a statement's continuation lines standing behind its first line, a function's defaults once."""
+traceback, a statement spanning several lines standing for each of its physical lines, a function's defaults once."""
 
 from __future__ import annotations
 
@@ -56,22 +56,53 @@ def test_ties_go_traceback_line_first_then_its_function_then_the_rest(tmp_path: 
     (tmp_path / "pkg" / "scale.py").write_text(SCALE)
     only_failing = (1, 0)
     counts = {n: only_failing for n in (5, 6, 7, 9, 10, 15)} | {4: (1, 1)}
-    # 10 (in the traceback), its `if` (9), scale's defaults (1, 2); then 5, the rest of scale (6 and 7 ran just
-    # like 5, their statement's first line); then helper's 15; then the lower-scored 4
-    assert _sites(tmp_path, counts, FAILURE) == [10, 9, 1, 2, 5, 15, 4]
+    # 10 (in the traceback), its `if` (9), scale's defaults (1, 2); then 5 and its statement's continuation lines
+    # 6 and 7 (not 8, a closing bracket); then helper's 15; then the lower-scored 4
+    assert _sites(tmp_path, counts, FAILURE, budget=9) == [10, 9, 1, 2, 5, 6, 7, 15, 4]
     assert _sites(tmp_path, counts, FAILURE, budget=3) == [10, 9, 1]  # within the budget
-    counts[6] = (1, 1)  # a continuation line some passing test did not run like its first line: its own site
-    assert _sites(tmp_path, counts, FAILURE) == [10, 9, 1, 2, 5, 15, 4, 6]
     # no traceback into the file: ties in line order
     no_traceback = _sites(tmp_path, {n: only_failing for n in (5, 10, 15)}, "E   AssertionError")
-    assert no_traceback == [5, 1, 2, 10, 9, 15]
+    assert no_traceback == [5, 6, 7, 1, 2, 10, 9, 15]
 
 
-def test_a_file_that_no_longer_parses_still_gets_its_lines_tried(tmp_path: Path) -> None:
+CALL = """\
+def report(rows, width):
+    lines = []
+    for row in rows:
+        text = format_row(
+            row,
+            width,
+            row,
+        )
+        lines.append(text)
+    return lines
+
+
+def format_row(row, width, fill):
+    return str(row).ljust(width, fill)
+"""
+
+
+def test_a_multi_line_call_stands_for_each_of_its_lines(tmp_path: Path) -> None:
+    # the wrong argument is on the call's 3rd line (7); spectra know the statement's first line (4) only
     (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "scale.py").write_text(SCALE.replace("def helper(x):", "def helper(x:"))
-    counts = {n: (1, 0) for n in (5, 6, 10)}
-    assert _sites(tmp_path, counts, FAILURE) == [10, 9, 5, 6]  # no statements or defaults known: every line
+    (tmp_path / "pkg" / "scale.py").write_text(CALL)
+    counts = {n: (1, 0) for n in (2, 3, 4, 9, 10, 14)}
+    code = SourceFile.parse(CALL)
+    assert code.statement_lines(4, []) == [4, 5, 6, 7] and code.statement_lines(7, [7]) == [7, 4, 5, 6]
+    assert code.statement_lines(9, [9]) == [9]
+    assert code.statement_lines(6, []) == [
+        6,
+        4,
+        5,
+        7,
+    ]  # a continuation line ranked by its own counts: itself first
+    no_traceback = _sites(tmp_path, counts, "E   TypeError")
+    assert no_traceback[:6] == [2, 3, 4, 5, 6, 7]  # every physical line of the call, in order
+    # the traceback points inside the statement: that line first, then the first line, then the rest
+    pointed = "pkg/scale.py:7: in report\n    row,\nE   TypeError"
+    assert _sites(tmp_path, counts, pointed)[:4] == [7, 4, 5, 6]
+    assert _sites(tmp_path, counts, pointed, budget=2) == [7, 4]
 
 
 def test_requests_left_go_to_the_best_lines_again_while_the_loop_keeps_two_steps() -> None:

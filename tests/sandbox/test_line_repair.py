@@ -139,10 +139,19 @@ async def test_when_no_version_fixes_the_rest_the_run_ends_with_the_partial_fix(
     assert len(out.requests) == 2  # the next line was asked about before settling
     assert [e["ok"] for e in line_edits(out)] == [True]
     result = out.result
-    assert result.success and result.stop_reason == "complete" and result.iterations == 2
-    assert result.proposal.changes[0].new_text == PARTIAL
+    # the named tests pass, but tests the run ran still fail: its checks failed, never a plain success
+    assert not result.success and result.status == "checks_failed"
+    assert result.stop_reason == "complete" and result.iterations == 2
+    still = "`python -m pytest`: 1 failed, 7 passed; still failing: tests/test_other.py::test_high_twenty"
+    assert result.checks_failed == [f"tests fail: {still}"]
+    assert result.proposal.changes[0].new_text == PARTIAL and result.proposal.checks_failed == [
+        f"tests fail: {still}"
+    ]
+    (done,) = out.of("done")
+    assert done["status"] == "checks_failed" and done["checksFailed"] == result.checks_failed
     assert result.answer.startswith(
-        f"pkg/stats.py line {BUGGY_LINE}: `return lo` is now `return 10`. No version tried made the whole suite pass."
+        f"pkg/stats.py line {BUGGY_LINE}: `return lo` is now `return 10`. No version tried made the whole suite "
+        f"pass: {still}."
     )
     assert result.answer.endswith(
         "Tests pass: `python -m pytest tests/test_stats.py`: 6 passed. "
@@ -325,6 +334,25 @@ async def test_auto_fills_in_lines_with_a_code_model_it_knows_by_name(
         assert out.requests[0]["prompt"].startswith("<|fim_prefix|>")
     else:
         assert "prompt" not in out.requests[0] and out.requests[0]["messages"][0]["content"] == SYSTEM
+
+
+def test_ask_apply_refuses_a_partial_fix(
+    stats_project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # through the CLI: the partial fix ends the run with exit status 3, and --apply does not write it
+    (stats_project / "tests" / "test_other.py").write_text(SAME_BUG_ELSEWHERE)
+    before = snapshot(stats_project)
+    monkeypatch.setenv("LSP_AGENT_REPAIR_LINES", "2")
+    with ScriptedModelServer([{"content": "1. `return 10`"}, {"content": "I am not sure."}]) as server:
+        flags = ["--model", "openai/scripted", "--api-base", server.base_url, "--api-key", "k"]
+        flags += ["--tool-calling", "prompt", "--profile", "small", "--max-iterations", "6", "--allow-exec"]
+        status = main(["ask", TASK, "--repo", str(stats_project), *flags, "--apply"])
+    out = capsys.readouterr().out
+    assert status == 3, out
+    assert "still failing: tests/test_other.py::test_high_twenty" in out
+    assert "not applied: the proposal fails its own checks (`--apply-failing` writes it anyway)" in out
+    assert out.rstrip().splitlines()[-1].startswith("checks failed (complete)")
+    assert snapshot(stats_project) == before  # nothing written
 
 
 def test_a_server_without_text_completions_turns_infill_off_for_line_requests(
