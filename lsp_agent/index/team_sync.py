@@ -120,6 +120,7 @@ class TeamLink:
 
     def __init__(self, url: str) -> None:
         self.url = url
+        self.where = describe(url)  # user@host:port/db, for status lines
         self.status: str | None = None  # the last problem, for status lines
         self._team: TeamStore | None = None
         self._retry_at = 0.0  # after a failure, refreshes go on locally until then without trying again
