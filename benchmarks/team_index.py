@@ -200,12 +200,14 @@ def join_in(code: Path, tree: Path, url: str, db: Path) -> float:
 
 
 def join_rounds(tree: Path, url: str, work: Path, baseline: Path | None, rounds: int = 2) -> dict:
-    """Join times of this checkout (and of `baseline`), alternating; the best of each."""
+    """Join times of this checkout (and of `baseline`), alternating which goes first."""
     times: dict[str, list[float]] = {"this": [], "baseline": []}
-    for _ in range(rounds):
-        times["this"].append(join_in(REPO, tree, url, work / "join-this.sqlite3"))
-        if baseline is not None:
-            times["baseline"].append(join_in(baseline, tree, url, work / "join-base.sqlite3"))
+    codes = [("this", REPO), *([("baseline", baseline)] if baseline is not None else [])]
+    for n in range(rounds):
+        for name, code in (
+            codes[::-1] if n % 2 == 0 else codes
+        ):  # each goes first once (the first meets a busier
+            times[name].append(join_in(code, tree, url, work / f"join-{name}.sqlite3"))  # database)
     return {k: [round(t, 2) for t in v] for k, v in times.items() if v}
 
 

@@ -186,7 +186,9 @@ class TeamStore:
 
         Stored files get the ids `file_id`, `file_id + 1`, ... in `keys` order and their chunks the ids from
         `chunk_id` on (file by file, in chunk order), as replace_file() would give them one file at a time.
-        Returns (files, chunks, symbols); a files row is (id, key, language, identifiers).
+        Returns (files, chunks, symbols); a files row is (id, key, language, identifiers). The LATERAL
+        subqueries (OFFSET 0 keeps them apart) look each file up by primary key: a plain join hash-joins a
+        sequential scan of the whole table for every batch.
         """
         with self.errors(), self.conn.cursor(binary=True) as cur:
             stored = {
@@ -200,12 +202,14 @@ class TeamStore:
             chunks = cur.execute(
                 "SELECT %s - 1 + row_number() OVER (ORDER BY k.n, c.ord), %s - 1 + k.n, c.start_line, c.end_line, "
                 "c.symbol, c.kind, c.text, c.length, c.terms, c.hash FROM unnest(%s::text[]) WITH ORDINALITY "
-                "AS k(key, n) JOIN lsp_chunks c ON c.file_key = k.key ORDER BY k.n, c.ord",
+                "AS k(key, n) CROSS JOIN LATERAL (SELECT * FROM lsp_chunks WHERE file_key = k.key OFFSET 0) c "
+                "ORDER BY k.n, c.ord",
                 (chunk_id, file_id, found),
             ).fetchall()
             symbols = cur.execute(
                 "SELECT %s - 1 + k.n, s.name, s.qualified_name, s.kind, s.line, s.end_line FROM unnest(%s::text[]) "
-                "WITH ORDINALITY AS k(key, n) JOIN lsp_symbols s ON s.file_key = k.key ORDER BY k.n, s.ord",
+                "WITH ORDINALITY AS k(key, n) CROSS JOIN LATERAL (SELECT * FROM lsp_symbols WHERE file_key = k.key "
+                "OFFSET 0) s ORDER BY k.n, s.ord",
                 (file_id, found),
             ).fetchall()
         return files, chunks, symbols
