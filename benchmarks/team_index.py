@@ -1,12 +1,16 @@
 """The team index (PostgreSQL + pgvector) against the local SQLite index: cold index, second commit, laptop join,
 query latency.
 
-    python benchmarks/team_index.py [--source DIR] [--max-files N] [--store postgresql://...] [--changed 50]
+    python benchmarks/team_index.py [--source DIR | --registry] [--max-files N] [--store postgresql://...]
+        [--changed 50] [--join-only] [--baseline DIR]
 
 The corpus is the Python (and other indexable) source under DIR (default: this interpreter's site-packages),
 first N files in path order. Version 2 of the corpus edits every 10th file, adds 2% new files and deletes 1%
-(a later release). Without --store a private PostgreSQL with pgvector is started with the pgserver wheel.
-Prints one JSON object of figures.
+(a later release). --registry: the pinned PyPI sdists and npm packages of registry_corpus.py (Python,
+TypeScript, JavaScript), version 2 their next releases. --join-only measures the laptop join alone;
+--baseline DIR also times the join with the lsp_agent of another checkout (e.g. `git archive` of an older
+commit), alternating with this one. Without --store a private PostgreSQL with pgvector is started with the
+pgserver wheel. Prints one JSON object of figures.
 """
 
 from __future__ import annotations
@@ -27,9 +31,17 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+import registry_corpus  # noqa: E402
+
 from lsp_agent.index import IndexConfig, WorkspaceIndex  # noqa: E402
 
 EXTENSIONS = {".py", ".pyi", ".js", ".ts", ".c", ".h", ".rs", ".go", ".java", ".rb", ".lua", ".md", ".txt"}
+EXTENSIONS |= {".tsx", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".cc", ".cpp", ".hpp"}
+JOIN = (  # one join timed in a child process: argv tree, store URL, database
+    "import sys, time; from pathlib import Path; from lsp_agent.index import IndexConfig, WorkspaceIndex; "
+    "i = WorkspaceIndex(Path(sys.argv[1]), IndexConfig(store=sys.argv[2]), db_path=Path(sys.argv[3])); "
+    "t = time.perf_counter(); i.refresh(); print(time.perf_counter() - t); i.close()"
+)
 QUERIES = [
     "parse the configuration file",
     "retry the http request on timeout",
@@ -172,6 +184,33 @@ def timed_refresh(tree: Path, config: IndexConfig, db: Path) -> tuple[float, Wor
     return time.perf_counter() - started, index
 
 
+def join_in(code: Path, tree: Path, url: str, db: Path) -> float:
+    """Seconds of a laptop join (refresh of a fresh local index over the team index) with the lsp_agent in `code`."""
+    for path in db.parent.glob(db.name + "*"):
+        path.unlink()
+    env = {**os.environ, "PYTHONPATH": str(code), "XDG_CACHE_HOME": str(db.parent / "cache")}
+    done = subprocess.run(
+        [sys.executable, "-c", JOIN, str(tree), url, str(db)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return float(done.stdout.split()[-1])
+
+
+def join_rounds(tree: Path, url: str, work: Path, baseline: Path | None, rounds: int = 2) -> dict:
+    """Join times of this checkout (and of `baseline`), alternating which goes first."""
+    times: dict[str, list[float]] = {"this": [], "baseline": []}
+    codes = [("this", REPO), *([("baseline", baseline)] if baseline is not None else [])]
+    for n in range(rounds):
+        for name, code in (
+            codes[::-1] if n % 2 == 0 else codes
+        ):  # each goes first once (the first meets a busier
+            times[name].append(join_in(code, tree, url, work / f"join-{name}.sqlite3"))  # database)
+    return {k: [round(t, 2) for t in v] for k, v in times.items() if v}
+
+
 def same_up_to_ties(a: list, b: list) -> bool:
     """The same scores rank by rank and the same hits above the last score (hits tied at the cut may differ).
 
@@ -218,25 +257,8 @@ def latencies(index: WorkspaceIndex, clients: int) -> dict:
     return out
 
 
-def main() -> None:
-    """Run every measurement and print the figures."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--source", type=Path, default=Path(sysconfig.get_paths()["purelib"]))
-    parser.add_argument("--max-files", type=int, default=3000)
-    parser.add_argument("--store", help="a postgresql:// URL (default: a private pgserver)")
-    parser.add_argument("--changed", type=int, default=50)
-    args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="team-bench-"))
-    work.chmod(0o755)
-    url = args.store
-    if url is None:
-        import pgserver
-
-        server = pgserver.get_server(work / "pg", cleanup_mode="stop")
-        url = server.get_uri()
-    v1 = work / "v1" / "corpus"
-    files, lines = build_corpus(args.source, v1, args.max_files)
-    figures: dict = {"corpus": {"source": str(args.source), "files": files, "lines": lines}}
+def commits(url: str, v1: Path, v2: Path, work: Path, figures: dict) -> None:
+    """Cold indexes (SQLite, PostgreSQL by one and by two indexers) and the second commit into PostgreSQL."""
     figures["cold_sqlite_s"] = round(cli(["index", str(v1)], work / "sqlite"), 2)
     figures["cold_postgres_one_indexer_s"] = reuse_of(url + "", v1, work / "pg-one")["seconds"]
     second = url.replace("/postgres?", "/bench_two?") if "/postgres?" in url else None
@@ -247,31 +269,81 @@ def main() -> None:
             conn.execute("DROP DATABASE IF EXISTS bench_two WITH (FORCE)")
             conn.execute("CREATE DATABASE bench_two")
         figures["cold_postgres_two_indexers_at_once_s"] = round(two_indexers(v1, second, work), 2)
-    v2 = work / "v2" / "corpus"
-    next_release(v1, v2)
     figures["second_commit"] = reuse_of(url, v2, work / "pg-v2")
     figures["postgres_after_two_commits"] = storage(url)
     figures["second_commit_cold_sqlite_s"] = round(cli(["index", str(v2)], work / "sqlite-v2"), 2)
+
+
+def join(url: str, v1: Path, work: Path, args: argparse.Namespace, figures: dict) -> None:
+    """The laptop join against a cold local index, rankings from both, query latencies."""
     mine = work / "laptop" / "corpus"
     laptop(v1, mine, args.changed)
+    rounds = join_rounds(mine, url, work, args.baseline) if args.baseline else {}
     join_s, joined = timed_refresh(mine, IndexConfig(store=url), work / "join.sqlite3")
     cold_s, local = timed_refresh(mine, IndexConfig(), work / "cold.sqlite3")
+    best = min([join_s, *rounds.get("this", [])])
     figures["laptop_join"] = {
         "changed": args.changed,
         "join_s": round(join_s, 2),
         "cold_local_s": round(cold_s, 2),
         "speedup": round(cold_s / join_s, 1),
+        "speedup_best_join": round(cold_s / best, 1),
     }
+    if rounds:
+        figures["laptop_join"]["child_process_joins_s"] = rounds
+        figures["laptop_join"]["baseline_speedup_best_join"] = round(cold_s / min(rounds["baseline"]), 1)
     pairs = [(joined.search(q, 10), local.search(q, 10)) for q in QUERIES]
     figures["rankings"] = {
         "queries": len(QUERIES),
         "identical": sum(a == b for a, b in pairs),
         "identical_up_to_tie_order": sum(same_up_to_ties(a, b) for a, b in pairs),
     }
-    figures["query_seeded"] = {n: latencies(joined, n) for n in (1, 8)}
-    figures["query_local"] = {n: latencies(local, n) for n in (1, 8)}
+    if not args.join_only:
+        figures["query_seeded"] = {n: latencies(joined, n) for n in (1, 8)}
+        figures["query_local"] = {n: latencies(local, n) for n in (1, 8)}
     joined.close()
     local.close()
+
+
+def main() -> None:
+    """Run every measurement and print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--source", type=Path, default=Path(sysconfig.get_paths()["purelib"]))
+    parser.add_argument("--registry", action="store_true", help="the registry corpus (registry_corpus.py)")
+    parser.add_argument("--max-files", type=int, default=3000)
+    parser.add_argument("--store", help="a postgresql:// URL (default: a private pgserver)")
+    parser.add_argument("--changed", type=int, default=50)
+    parser.add_argument("--join-only", action="store_true", help="publish v1, then measure the laptop join")
+    parser.add_argument("--baseline", type=Path, help="a checkout whose lsp_agent joins too, for comparison")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="team-bench-"))
+    work.chmod(0o755)
+    url = args.store
+    if url is None:
+        import pgserver
+
+        server = pgserver.get_server(work / "pg", cleanup_mode="stop")
+        url = server.get_uri()
+    sources: tuple[Path, Path | None] = (args.source, None)
+    if args.registry:
+        cache = registry_corpus.CACHE / "registry"
+        sources = (
+            registry_corpus.fetch(cache, 1),
+            None if args.join_only else registry_corpus.fetch(cache, 2),
+        )
+    v1, v2 = work / "v1" / "corpus", work / "v2" / "corpus"
+    files, lines = build_corpus(sources[0], v1, args.max_files)
+    figures: dict = {"corpus": {"source": str(sources[0]), "files": files, "lines": lines}}
+    if args.join_only:
+        figures["cold_postgres_one_indexer_s"] = reuse_of(url, v1, work / "pg-one")["seconds"]
+    else:
+        if sources[1] is not None:
+            v2_size = build_corpus(sources[1], v2, args.max_files)
+            figures["corpus_v2"] = {"files": v2_size[0], "lines": v2_size[1]}
+        else:
+            next_release(v1, v2)
+        commits(url, v1, v2, work, figures)
+    join(url, v1, work, args, figures)
     print(json.dumps(figures, indent=2))
     if args.store is None:
         server.cleanup()

@@ -66,7 +66,10 @@ class IndexPool:
             return "being built"
         if folder.error:
             return f"unavailable ({folder.error})"
-        return f"ready ({folder.files} files)"
+        team = folder.index.team if folder.index is not None else None
+        if team is not None and team.status:
+            return f"ready ({folder.files} files, local only: {team.status})"
+        return f"ready ({folder.files} files{f', team index {team.where}' if team else ''})"
 
     @staticmethod
     def _build(root: Path, settings: Settings, folder: FolderIndex) -> None:

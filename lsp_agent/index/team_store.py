@@ -181,6 +181,39 @@ class TeamStore:
                     out[key].symbols.append(tuple(row))  # type: ignore[arg-type]
         return out
 
+    def local_rows(self, keys: Sequence[str], file_id: int, chunk_id: int) -> tuple[list, list, list]:
+        """Rows of the stored files among `keys` shaped for the local index's tables, ready for executemany.
+
+        Stored files get the ids `file_id`, `file_id + 1`, ... in `keys` order and their chunks the ids from
+        `chunk_id` on (file by file, in chunk order), as replace_file() would give them one file at a time.
+        Returns (files, chunks, symbols); a files row is (id, key, language, identifiers). The LATERAL
+        subqueries (OFFSET 0 keeps them apart) look each file up by primary key: a plain join hash-joins a
+        sequential scan of the whole table for every batch.
+        """
+        with self.errors(), self.conn.cursor(binary=True) as cur:
+            stored = {
+                k: (lang, ident)
+                for k, lang, ident in cur.execute(
+                    "SELECT key, language, identifiers FROM lsp_files WHERE key = ANY(%s)", (list(keys),)
+                )
+            }
+            found = [k for k in keys if k in stored]
+            files = [(file_id + n, k, *stored[k]) for n, k in enumerate(found)]
+            chunks = cur.execute(
+                "SELECT %s - 1 + row_number() OVER (ORDER BY k.n, c.ord), %s - 1 + k.n, c.start_line, c.end_line, "
+                "c.symbol, c.kind, c.text, c.length, c.terms, c.hash FROM unnest(%s::text[]) WITH ORDINALITY "
+                "AS k(key, n) CROSS JOIN LATERAL (SELECT * FROM lsp_chunks WHERE file_key = k.key OFFSET 0) c "
+                "ORDER BY k.n, c.ord",
+                (chunk_id, file_id, found),
+            ).fetchall()
+            symbols = cur.execute(
+                "SELECT %s - 1 + k.n, s.name, s.qualified_name, s.kind, s.line, s.end_line FROM unnest(%s::text[]) "
+                "WITH ORDINALITY AS k(key, n) CROSS JOIN LATERAL (SELECT * FROM lsp_symbols WHERE file_key = k.key "
+                "OFFSET 0) s ORDER BY k.n, s.ord",
+                (file_id, found),
+            ).fetchall()
+        return files, chunks, symbols
+
     def put_files(self, files: Iterable[tuple[str, str, str, FileRows]]) -> int:
         """Store (key, path, content hash, rows) of files the index lacks, in batches; returns how many were new.
 

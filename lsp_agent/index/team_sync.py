@@ -13,6 +13,7 @@ import logging
 import subprocess
 import time
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +26,7 @@ from lsp_agent.index.models import IndexConfig
 from lsp_agent.index.rows import FileRows, text_hash
 from lsp_agent.index.store import IndexStore
 from lsp_agent.index.store_url import TeamStoreError, describe, is_team_url, redact
-from lsp_agent.index.team_store import BATCH, TeamStore, file_key
+from lsp_agent.index.team_store import TeamStore, file_key
 from lsp_agent.index.vector_cache import SharedVectors, cache_model_key
 from lsp_agent.workspace.walk import walk_workspace
 
@@ -36,6 +37,7 @@ log = logging.getLogger(__name__)
 
 RETRY_SECONDS = 60  # an unreachable team index is tried again after this long (a timeout costs every refresh)
 BULK_MIN_FILES = 500  # as WorkspaceIndex: a first load this large drops secondary indexes until the end
+SEED_BATCH = 400  # files read from PostgreSQL per query: small enough that reading and writing overlap
 
 
 @dataclass
@@ -95,23 +97,84 @@ def seed_from_team(
         return 0
     fresh = not store.files()
     bulk = store.bulk_load() if fresh and len(candidates) >= BULK_MIN_FILES else nullcontext()
-    copied = 0
     model = model_key(embedder, config)
+    vectors_of = embedder.name if embedder is not None and model is not None else None
     with store.transaction(), bulk:
-        fresh = fresh and not store.files()
-        for i in range(0, len(candidates), BATCH):
-            part = candidates[i : i + BATCH]
-            rows = team.file_rows([file_key(rel, digest) for rel, _, _, digest in part])
-            hashes: list[str] = []
-            for rel, size, mtime, digest in part:
-                found = rows.get(file_key(rel, digest))
-                if found is None:
-                    continue
-                store.replace_file(rel, size, mtime, digest, found, new=fresh)
+        if fresh and not store.files():
+            return _copy_new(store, team, candidates, model, vectors_of)
+        return _copy_changed(store, team, candidates, model, vectors_of)
+
+
+def _copy_changed(
+    store: IndexStore,
+    team: TeamStore,
+    candidates: list[tuple[str, int, int, str]],
+    model: str | None,
+    local: str | None,
+) -> int:
+    """Copy the team's rows of candidates into an index that may hold other versions of them (file by file)."""
+    copied = 0
+    for i in range(0, len(candidates), SEED_BATCH):
+        part = candidates[i : i + SEED_BATCH]
+        rows = team.file_rows([file_key(rel, digest) for rel, _, _, digest in part])
+        hashes: list[str] = []
+        for rel, size, mtime, digest in part:
+            found = rows.get(file_key(rel, digest))
+            if found is not None:
+                store.replace_file(rel, size, mtime, digest, found)
                 hashes.extend(chunk[7] for chunk in found.chunks)
                 copied += 1
-            if embedder is not None and model is not None and hashes:
-                store.put_vectors(embedder.name, team.vectors(model, hashes).items())
+        if local is not None and model is not None and hashes:
+            store.put_vectors(local, team.vectors(model, hashes).items())
+    return copied
+
+
+def _copy_new(
+    store: IndexStore,
+    team: TeamStore,
+    candidates: list[tuple[str, int, int, str]],
+    model: str | None,
+    local: str | None,
+) -> int:
+    """Copy the team's rows of candidates into an index without them: rows go to the local tables as read, one
+    executemany per table and batch, each batch read from PostgreSQL in a thread while the previous one is
+    written (SQLite releases the GIL while it works). Ids are the ones replace_file() would give."""
+    disk = {file_key(rel, digest): (rel, size, mtime, digest) for rel, size, mtime, digest in candidates}
+    keys = list(disk)
+    file_id = (store.conn.execute("SELECT MAX(id) FROM files").fetchone()[0] or 0) + 1
+    chunk_id = store._new_chunk_id()  # the next free id (ids are never reused)
+
+    def read(part: list[str], file_id: int, chunk_id: int) -> tuple[list, list, list, dict]:
+        files, chunks, symbols = team.local_rows(part, file_id, chunk_id)
+        wanted = [row[9] for row in chunks] if local is not None and model is not None else []
+        return files, chunks, symbols, team.vectors(model, wanted) if wanted else {}  # type: ignore[arg-type]
+
+    parts = [keys[i : i + SEED_BATCH] for i in range(0, len(keys), SEED_BATCH)]
+    copied = 0
+    with ThreadPoolExecutor(1, thread_name_prefix="lsp-agent-team-read") as pool:
+        ahead = pool.submit(read, parts[0], file_id, chunk_id)
+        for n in range(len(parts)):
+            files, chunks, symbols, vectors = ahead.result()
+            file_id, chunk_id = file_id + len(files), chunk_id + len(chunks)
+            if n + 1 < len(parts):
+                ahead = pool.submit(read, parts[n + 1], file_id, chunk_id)
+            store.conn.executemany(
+                "INSERT INTO files(id, path, size, mtime_ns, hash, language, identifiers) VALUES(?,?,?,?,?,?,?)",
+                [(fid, *disk[key], language, identifiers) for fid, key, language, identifiers in files],
+            )
+            store.conn.executemany(
+                "INSERT INTO chunks(id, file_id, start, end_line, symbol, kind, text, length, terms, hash) "
+                "VALUES(?,?,?,?,?,?,?,?,?,?)",
+                chunks,
+            )
+            store.conn.executemany(
+                "INSERT INTO symbols(file_id, name, qualified_name, kind, line, end_line) VALUES(?,?,?,?,?,?)",
+                symbols,
+            )
+            if vectors:
+                store.put_vectors(local, vectors.items())  # type: ignore[arg-type]
+            copied += len(files)
+    store._next_chunk_id = chunk_id
     return copied
 
 
@@ -120,6 +183,7 @@ class TeamLink:
 
     def __init__(self, url: str) -> None:
         self.url = url
+        self.where = describe(url)  # user@host:port/db, for status lines
         self.status: str | None = None  # the last problem, for status lines
         self._team: TeamStore | None = None
         self._retry_at = 0.0  # after a failure, refreshes go on locally until then without trying again

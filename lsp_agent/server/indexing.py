@@ -37,6 +37,7 @@ class FolderIndex:
     ready: bool = False
     error: str | None = None
     progress: tuple[int, int] | None = None  # (files done, files to do) while a refresh runs
+    team_down: bool = False  # the team index was unreachable at the last refresh (shown once per outage)
 
 
 def release_memory() -> None:
@@ -55,6 +56,7 @@ def index_config_key(settings: Settings) -> tuple:
         tuple(settings.index_exclude) + tuple(settings.secret_files),
         settings.max_file_size,
         settings.api_base,
+        settings.index_store,
     )
 
 
@@ -67,11 +69,12 @@ class IndexManager:
         settings: Callable[[], Settings],
         open_buffers: Callable[[], list[tuple[Path, str]]] = list,
         warn: Callable[[str], None] = log.warning,
+        notice: Callable[[str], None] = log.warning,
         yield_to_editor: Callable[[], None] = lambda: None,
     ) -> None:
         self._yield_to_editor = yield_to_editor  # called between files: pauses while the editor is served
         self._progress = progress
-        self._warn = warn
+        self._warn, self._notice = warn, notice  # notice: a warning that stops nothing
         self._settings = settings
         self._open_buffers = open_buffers
         self.folders: dict[Path, FolderIndex] = {}
@@ -228,7 +231,15 @@ class IndexManager:
         folder.error = None
         if not cancel.is_set():
             folder.ready = True
+        self._note_team(folder, index)
         return stats
+
+    def _note_team(self, folder: FolderIndex, index: WorkspaceIndex) -> None:
+        """Show an unreachable team index once per outage; the local index serves meanwhile."""
+        status = index.team.status if index.team is not None else None
+        if status is not None and not folder.team_down:
+            self._notice(f"{status}; searching the local index only until it is reachable again")
+        folder.team_down = status is not None
 
     def _open(self, folder: FolderIndex) -> WorkspaceIndex:
         """The folder's index, created on first use with the current settings."""
@@ -359,6 +370,11 @@ class IndexManager:
             out["indexing"] = {"done": sum(d for d, _ in indexing), "total": sum(t for _, t in indexing)}
         if errors:
             out["errors"] = errors
+        teams = [f.index.team for f in self.folders.values() if f.index is not None and f.index.team]
+        if teams:  # one store setting for every folder
+            down = [t.status for t in teams if t.status] + [None]
+            out["team"] = {"store": teams[0].where, "state": "unreachable" if down[0] else "in use"}
+            out["team"]["message"] = down[0]
         return out
 
     def search(self, query: str, top_k: int) -> list[dict[str, Any]]:

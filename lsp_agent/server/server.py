@@ -48,6 +48,7 @@ class AgentServer(HardenedServer):
             lambda: self.settings,
             self.open_buffers,
             self.show_error,
+            self.show_warning,
             self.activity.yield_to_editor,
         )
         self.runs = RunManager(self)
