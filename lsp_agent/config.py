@@ -286,7 +286,12 @@ class ModelNotConfigured(Exception):
         super().__init__(hint)
 
 
-SPECS: dict[str, Spec] = {f.name: f.metadata["spec"] for f in dataclasses.fields(Settings)}
+# The agent's own settings first, then the editor features' (dataclasses list a base class's fields first).
+_EDITOR_FIELDS = EditorFeatureSettings.__dataclass_fields__
+SPECS: dict[str, Spec] = {
+    f.name: f.metadata["spec"]
+    for f in sorted(dataclasses.fields(Settings), key=lambda f: f.name in _EDITOR_FIELDS)
+}
 # Editor key (the documented one first, then aliases) -> field name.
 CLIENT_KEYS: dict[str, str] = {spec.key: name for name, spec in SPECS.items()} | {
     alias: name for name, spec in SPECS.items() for alias in spec.aliases
