@@ -91,7 +91,9 @@ test("a suggestion from the scripted /v1/completions reaches the provider; off s
   setting = "auto";
   const result = (await ask(provide, uri, LINES.plain)) as { items: { insertText: string; range?: unknown }[] };
   assert.deepEqual(result.items.map((i) => i.insertText), ["3.0, 4.0"]); // the `)` after the cursor is not repeated
-  const prompt = String((model.requests[0] as unknown as { prompt: string }).prompt);
+  // The scripted model reports its requests on stdout every 20 ms: the answer can come back before the report.
+  const request = await waitFor("the model to report the completion request", () => model.requests[0], 10_000);
+  const prompt = String((request as unknown as { prompt: string }).prompt);
   assert.match(prompt, /def area_of\(width: float, height: float\) -> float:/); // the other file's definition
   const status = await completionStatus();
   assert.equal(status?.enabled, true);
