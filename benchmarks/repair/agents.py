@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.repair.projects import CACHE, Project
+from benchmarks.repair.projects import Project
 
 LSP_EDIT_TOOLS = ("edit_file", "write_file", "delete_file")
 
@@ -86,8 +86,8 @@ def agent_environment(
     env["MSWEA_COST_TRACKING"] = "ignore_errors"
     env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
     env["NO_COLOR"] = "1"
-    if not coverage:  # a stand-in that refuses to import, outside /tmp (the sandbox's /tmp is its own)
-        hidden = CACHE / "no-coverage" / "coverage"
+    if not coverage:  # a stand-in that refuses to import, in the venv (the sandbox shows it; /tmp is its own)
+        hidden = python.parent.parent / "lsp-agent-no-coverage" / "coverage"
         hidden.mkdir(parents=True, exist_ok=True)
         (hidden / "__init__.py").write_text(f"raise ImportError({HIDDEN_COVERAGE!r})\n")
         env["PYTHONPATH"] = os.pathsep.join([str(hidden.parent), env["PYTHONPATH"]])
