@@ -1,4 +1,5 @@
-"""Every relative link in README.md and docs/*.md points to a file that exists, and its #anchor to a heading there."""
+"""Every relative link in README.md and docs/*.md leads to a file that exists (and its #anchor to a heading), and the
+README shows the test command CI runs."""
 
 from __future__ import annotations
 
@@ -74,6 +75,14 @@ def broken_links(page: Path) -> list[str]:
         elif anchor and dest.suffix == ".md" and unquote(anchor).lower() not in anchors(dest):
             problems.append(f"{target}: no heading with the anchor #{anchor} in {shown}")
     return problems
+
+
+def test_the_readme_shows_the_test_command_ci_runs() -> None:
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    command = ci[ci.index("# The README's test command:") + 1].replace(
+        "pip install -q ", "pip install "
+    )  # quiet in CI
+    assert f"```bash\n{command}\n```" in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def test_the_pages_are_found() -> None:
