@@ -110,3 +110,11 @@ def test_the_checker_catches_a_missing_file_and_a_missing_anchor(tmp_path: Path)
     assert len(problems) == 2, problems
     assert problems[0].startswith("missing.md: no such file")
     assert problems[1].startswith("there.md#nowhere: no heading with the anchor #nowhere")
+
+
+def test_the_tests_security_md_names_exist() -> None:
+    named = set(
+        re.findall(r"`([a-z_]+/test_\w+\.py)`", (ROOT / "docs" / "security.md").read_text(encoding="utf-8"))
+    )
+    assert len(named) >= 10, named
+    assert not [name for name in sorted(named) if not (ROOT / "tests" / name).exists()]
