@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lsp_agent.index.lexical import LexicalIndex
-from lsp_agent.index.query import SHORT_QUERY_WORDS, QueryAnalysis
+from lsp_agent.index.query import SHORT_QUERY_WORDS, QueryAnalysis, written_alone
 from lsp_agent.index.tokens import tokenize
 
 SECOND_CHUNKS = 0.25  # share of a file's next best chunk scores added to its best one
@@ -207,11 +207,12 @@ def _definition_evidence(
     reasons: dict[int, list[str]],
     symbols: dict[int, list[tuple[str, int]]],
 ) -> None:
-    """Files defining names the query uses: rarer names (fewer defining files) weigh more."""
-    wanted: dict[str, str] = {}  # last part -> name as written
-    for name in analysis.identifiers + analysis.dotted:
-        wanted.setdefault(name.rsplit(".", 1)[-1], name)
-    wanted = {k: v for k, v in wanted.items() if len(k) > 2}
+    """Files defining names the query uses: rarer names (fewer defining files) weigh more.
+
+    A qualified name credits only its own definition: `Settings.load_config` is not a use of a module-level
+    `load_config` elsewhere, nor of `Settings` itself, unless the query also writes that part alone.
+    """
+    wanted = _written_names(analysis)
     if not wanted:
         return
     definers: dict[str, dict[int, tuple[str, int]]] = defaultdict(dict)
@@ -235,11 +236,10 @@ def _definition_evidence(
             rare,
         )
         for name, qualified, file_id, line in rows:
-            if not _same_owner(wanted[name], qualified or name):
-                continue
             f = files.id_position.get(file_id)
-            if f is not None:
-                definers[name].setdefault(f, (qualified or name, line))
+            if f is None or not any(_same_owner(w, qualified or name, files.paths[f]) for w in wanted[name]):
+                continue
+            definers[name].setdefault(f, (qualified or name, line))
     n_files = max(len(files.paths), 2)
     for where in definers.values():
         weight = DEFINITION_EVIDENCE * math.log(n_files / len(where)) / math.log(n_files)
@@ -249,12 +249,26 @@ def _definition_evidence(
             symbols[f].append((qualified, line))
 
 
-def _same_owner(written: str, qualified: str) -> bool:
-    """`Class.name` as written must match the definition's class; `module.name` or `obj.name` match any."""
+def _written_names(analysis: QueryAnalysis) -> dict[str, list[str]]:
+    """The names a query uses, by their last part, as written (a part of a dotted name only if also alone)."""
+    parts = {part for name in analysis.dotted for part in name.split(".")}
+    wanted: dict[str, list[str]] = defaultdict(list)
+    for name in analysis.identifiers:
+        if name not in parts or written_alone(name, analysis.text):
+            wanted[name].append(name)
+    for name in analysis.dotted:
+        wanted[name.rsplit(".", 1)[-1]].append(name)
+    return {last: names for last, names in wanted.items() if len(last) > 2}
+
+
+def _same_owner(written: str, qualified: str, path: str) -> bool:
+    """`Class.name` as written must match the definition's class (or a module-level name's capitalised module,
+    `Image.open`); `module.name` or `obj.name` match any."""
     parts = written.split(".")
     if len(parts) < 2 or not parts[-2][:1].isupper():
         return True
-    return qualified.split(".")[-2:-1] == [parts[-2]]
+    owner = qualified.split(".")[-2:-1]
+    return owner == [parts[-2]] or (not owner and path.rsplit("/", 1)[-1].split(".")[0] == parts[-2])
 
 
 def rank_files(
