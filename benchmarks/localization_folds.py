@@ -117,12 +117,10 @@ def features(index, query: str) -> Features:  # noqa: ANN001
     )
 
 
-def ranking(feat: Features, p: Params) -> list[str]:
-    """locate's file ranking (first LIMIT paths) under constants `p`, from the features alone."""
+def scores(feat: Features, p: Params) -> np.ndarray:
+    """locate's file scores of the candidates under constants `p`, from the features alone."""
     from lsp_agent.index import locate as L
 
-    if not len(feat.paths):
-        return []
     text = feat.best + p["SECOND_CHUNKS"] * feat.rest
     top = float(text.max())
     scores = text / top if top > 0 else text
@@ -134,10 +132,17 @@ def ranking(feat: Features, p: Params) -> list[str]:
         scores = scores + bonus
     else:
         scores = scores * (1 + bonus)
-    scores = scores * np.where(feat.is_test, p["TEST_FACTOR"], feat.factor)
-    s = scores[feat.order]  # path order, then a stable sort by score keeps ties in path order
+    return scores * np.where(feat.is_test, p["TEST_FACTOR"], feat.factor)
+
+
+def ranking(feat: Features, p: Params) -> list[str]:
+    """locate's file ranking (first LIMIT paths) under constants `p`."""
+    if not len(feat.paths):
+        return []
+    scores_ = scores(feat, p)
+    s = scores_[feat.order]  # path order, then a stable sort by score keeps ties in path order
     keep = feat.order[np.argsort(-s, kind="stable")]
-    keep = keep[scores[keep] > 0][:LIMIT]
+    keep = keep[scores_[keep] > 0][:LIMIT]
     return [feat.paths[i] for i in keep]
 
 
@@ -184,11 +189,25 @@ def metrics(ranks: list[int | None]) -> dict[str, float]:
     return out
 
 
+def gold_rank(feat: Features, gold: list[str], p: Params) -> int | None:
+    """rank_of(ranking(feat, p), gold) without sorting: each gold file's place counted from the scores."""
+    if not all(g in feat.paths for g in gold):
+        return None
+    s = scores(feat, p)
+    place = np.empty(len(feat.order), dtype=np.int64)
+    place[feat.order] = np.arange(len(feat.order))  # each candidate's place in path order
+    worst = 0
+    for g in gold:
+        i = feat.paths.index(g)
+        if s[i] <= 0:
+            return None
+        worst = max(worst, int((s > s[i]).sum() + ((s == s[i]) & (place < place[i])).sum()) + 1)
+    return worst if worst <= LIMIT else None
+
+
 def evaluate(data: dict[str, list[tuple[Features, list[str]]]], p: Params) -> dict[str, dict[str, float]]:
     """Metrics per repository of the feature scorer under constants `p`."""
-    return {
-        repo: metrics([rank_of(ranking(f, p), gold) for f, gold in items]) for repo, items in data.items()
-    }
+    return {repo: metrics([gold_rank(f, gold, p) for f, gold in items]) for repo, items in data.items()}
 
 
 def objective(per_repo: dict[str, dict[str, float]], p: Params, default: Params) -> tuple[float, ...]:
