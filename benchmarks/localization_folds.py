@@ -296,6 +296,10 @@ def run(args) -> int:  # noqa: ANN001
             f"check: feature scorer = real locate (default constants) on {sum(flags)}/{len(flags)} of {repo}"
         )
     repos = sorted(data)
+    pooled = [item for r in repos for item in data[r]]
+    print(f"\nall {len(pooled)} instances (every repository; the default was set looking at all of them)")
+    print(_line("BM25 whole files (baseline)", metrics([r for repo in repos for r in baseline[repo]])))
+    print(_line("locate default", evaluate({"all": pooled}, default)["all"]))
     chosen, report = [], {}
     for held in repos:
         tuning = {r: data[r] for r in repos if r != held}
