@@ -80,7 +80,9 @@ ABLATIONS: dict[str, dict[str, dict[str, float]]] = {
     "locate - named paths/symbols": {
         "locate": {"PATH_EVIDENCE": 0.0, "FRAME_EVIDENCE": 0.0, "DEFINITION_EVIDENCE": 0.0}
     },
-    "locate - test/doc prior": {"locate": {"TEST_FACTOR": 1.0, "DOC_FACTOR": 1.0, "EXAMPLE_FACTOR": 1.0}},
+    "locate - test/doc prior": {
+        "locate": {"LOCATE_TEST_FACTOR": 1.0, "DOC_FACTOR": 1.0, "EXAMPLE_FACTOR": 1.0}
+    },
     "locate - paths multiply in long queries (add)": {"locate": {"MULTIPLY_PATHS": 0}},
     "locate - next chunks (best only)": {"locate": {"SECOND_CHUNKS": 0.0}},
 }

@@ -25,7 +25,7 @@ GRID: dict[str, tuple[float, ...]] = {
     "PATH_EVIDENCE": (0.4, 0.8, 1.6),
     "FRAME_EVIDENCE": (0.25, 0.5, 1.0),
     "DEFINITION_EVIDENCE": (0.05, 0.1, 0.2, 0.4),
-    "TEST_FACTOR": (0.3, 0.5, 0.7),
+    "LOCATE_TEST_FACTOR": (0.3, 0.5, 0.7),
 }
 LIMIT = 50  # files ranked per query, as localization.py asks locate for
 Params = dict[str, float]
@@ -41,7 +41,7 @@ class Features:
     named: np.ndarray  # named paths + half the named modules (times PATH_EVIDENCE)
     frames: np.ndarray  # traceback frames, the last counting twice (times FRAME_EVIDENCE)
     defined: np.ndarray  # definition weight (times DEFINITION_EVIDENCE)
-    is_test: np.ndarray  # the file's kind factor is TEST_FACTOR
+    is_test: np.ndarray  # the file's kind factor is LOCATE_TEST_FACTOR
     factor: np.ndarray  # the kind factor of the others (fixed constants)
     short: bool  # named paths add (a short query) rather than multiply
     order: np.ndarray  # candidates in path order (locate breaks score ties by path)
@@ -125,14 +125,13 @@ def scores(feat: Features, p: Params) -> np.ndarray:
     top = float(text.max())
     scores = text / top if top > 0 else text
     scores = scores * (1 + p["DEFINITION_EVIDENCE"] * feat.defined)
-    bonus = np.minimum(
-        p["PATH_EVIDENCE"] * feat.named + p["FRAME_EVIDENCE"] * feat.frames, L.MAX_PATH_EVIDENCE
-    )
+    named = L.SHORT_PATH_EVIDENCE if feat.short else p["PATH_EVIDENCE"]
+    bonus = np.minimum(named * feat.named + p["FRAME_EVIDENCE"] * feat.frames, L.MAX_PATH_EVIDENCE)
     if feat.short or not L.MULTIPLY_PATHS:
         scores = scores + bonus
     else:
         scores = scores * (1 + bonus)
-    return scores * np.where(feat.is_test, p["TEST_FACTOR"], feat.factor)
+    return scores * np.where(feat.is_test, p["LOCATE_TEST_FACTOR"], feat.factor)
 
 
 def ranking(feat: Features, p: Params) -> list[str]:
