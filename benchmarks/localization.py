@@ -1,6 +1,7 @@
 """File localization from real issue reports: does the index put the file a fix changed among its first k files?
 
     python benchmarks/localization.py [--data FILE] [--mirrors DIR] [--repo django] [--limit 40] [--embeddings local]
+    python benchmarks/localization.py --folds   # leave one repository out (localization_folds.md)
 
 Data: one JSON object a line (id, repo, base_commit, query = the issue text, gold = the non-test .py files the
 fix changed); by default /work/shared/bench/swe-lite-localization-dev.jsonl (160 SWE-bench Lite instances from
@@ -79,7 +80,9 @@ ABLATIONS: dict[str, dict[str, dict[str, float]]] = {
     "locate - named paths/symbols": {
         "locate": {"PATH_EVIDENCE": 0.0, "FRAME_EVIDENCE": 0.0, "DEFINITION_EVIDENCE": 0.0}
     },
-    "locate - test/doc prior": {"locate": {"TEST_FACTOR": 1.0, "DOC_FACTOR": 1.0, "EXAMPLE_FACTOR": 1.0}},
+    "locate - test/doc prior": {
+        "locate": {"LOCATE_TEST_FACTOR": 1.0, "DOC_FACTOR": 1.0, "EXAMPLE_FACTOR": 1.0}
+    },
     "locate - paths multiply in long queries (add)": {"locate": {"MULTIPLY_PATHS": 0}},
     "locate - next chunks (best only)": {"locate": {"SECOND_CHUNKS": 0.0}},
 }
@@ -365,12 +368,23 @@ def main() -> int:
         help="only count, per tree, the chunks --embeddings would embed (not in the vector cache yet); no ranking",
     )
     ap.add_argument("--ablations", action="store_true", help="also run locate with each part turned off")
+    ap.add_argument(
+        "--folds",
+        action="store_true",
+        help="leave one repository out: tune locate's constants on two, report on the third "
+        "(localization_folds.md)",
+    )
+    ap.add_argument("--folds-out", metavar="JSON", help="with --folds: also write the figures to this file")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each instance's rank")
     args = ap.parse_args()
     if not args.data.is_file():
         print(f"skipped: no benchmark data at {args.data} (pass --data or set LSP_AGENT_LOCALIZATION_DATA)")
         return 0
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if args.folds:
+        from localization_folds import run as run_folds
+
+        return run_folds(args)
     return run(args)
 
 

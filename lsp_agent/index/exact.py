@@ -14,7 +14,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import NamedTuple
 
 from lsp_agent.index.models import Chunk, FileAnalysis
-from lsp_agent.index.query import SHORT_QUERY_WORDS, QueryAnalysis, looks_like_code
+from lsp_agent.index.query import SHORT_QUERY_WORDS, QueryAnalysis, looks_like_code, written_alone
 
 VALUE_KINDS = frozenset({"constant", "attribute", "field", "variable"})
 VALUE_PENALTY = 2.25  # an assignment (constant, field) after every class, function or method of rank 0..2
@@ -75,8 +75,7 @@ def named_symbols(analysis: QueryAnalysis) -> list[str]:
     names += analysis.dotted + [_dotted(m) for m in _SCOPED.findall(text)]
     parts = {part for name in names for part in name.split(".")}
     for n in analysis.identifiers:
-        alone = re.search(rf"(?<![\w.:]){re.escape(n)}(?![\w]|\.\w|::)", text)
-        if (looks_like_code(n) or n in analysis.code) and (n not in parts or alone):
+        if (looks_like_code(n) or n in analysis.code) and (n not in parts or written_alone(n, text)):
             names.append(n)
     return list(dict.fromkeys(n for n in names if n and not n.endswith((".py", "."))))
 

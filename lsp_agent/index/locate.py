@@ -20,24 +20,28 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lsp_agent.index.lexical import LexicalIndex
-from lsp_agent.index.query import SHORT_QUERY_WORDS, QueryAnalysis
+from lsp_agent.index.query import SHORT_QUERY_WORDS, QueryAnalysis, written_alone
 from lsp_agent.index.tokens import tokenize
 
-SECOND_CHUNKS = 0.25  # share of a file's next best chunk scores added to its best one
+# SECOND_CHUNKS, PATH_EVIDENCE, FRAME_EVIDENCE, DEFINITION_EVIDENCE, LOCATE_TEST_FACTOR: the majority of three
+# leave-one-repository-out folds (benchmarks/localization_folds.md, docs/benchmarks-localization.md).
+SECOND_CHUNKS = 0.5  # share of a file's next best chunk scores added to its best one
 NEXT_CHUNKS = 3
 MAX_CHUNKS = 2000  # best chunks grouped into file scores
 MIN_CHUNK_SHARE = 0.1  # chunks scoring below this share of the best chunk are left out of the file scores
 # Name evidence multiplies a file's normalised text score by (1 + evidence), so a name alone cannot lift a file
 # the text does not support (an issue names many classes and the files of a traceback's callers in passing);
 # adding it instead measured worse. In a short query a named path adds: the query is about that file.
-PATH_EVIDENCE = 0.8  # a path the query names
-FRAME_EVIDENCE = 0.5  # a traceback frame inside the project; the last such frame gets twice this
+PATH_EVIDENCE = 0.4  # a path the query names
+SHORT_PATH_EVIDENCE = 0.8  # the same in a short query, where it adds (not tuned: the folds' queries are long)
+FRAME_EVIDENCE = 0.25  # a traceback frame inside the project; the last such frame gets twice this
 MAX_PATH_EVIDENCE = 2.0
 MULTIPLY_PATHS = True  # in long queries path evidence multiplies too (see rank_files)
-DEFINITION_EVIDENCE = 0.1  # a definition of a name the query uses, for a name defined in one file
+DEFINITION_EVIDENCE = 0.2  # a definition of a name the query uses, for a name defined in one file
 MAX_DEFINING_FILES = 20  # a name defined in more files than this is no evidence
 MAX_QUERY_NAMES = 500  # names of a query looked up (SQLite's parameter limit is far above)
-TEST_FACTOR = 0.5
+TEST_FACTOR = 0.5  # search's reranking (rerank.py)
+LOCATE_TEST_FACTOR = 0.3  # locate's file ranking
 DOC_FACTOR = 0.4
 EXAMPLE_FACTOR = 0.6
 DENSE_SHARE = 0.3  # with an embedding model: the share of the file score from the best chunk's cosine
@@ -93,19 +97,21 @@ class FileMap:
 
     def kind_factors(self, analysis: QueryAnalysis) -> np.ndarray:
         """kind_factor() of every file for this query (cached per kind of query)."""
-        key = (analysis.wants_tests, analysis.wants_docs, TEST_FACTOR, DOC_FACTOR, EXAMPLE_FACTOR)
+        key = (analysis.wants_tests, analysis.wants_docs, LOCATE_TEST_FACTOR, DOC_FACTOR, EXAMPLE_FACTOR)
         if key not in self._factors:
-            self._factors[key] = np.array([kind_factor(k, analysis) for k in self.kinds], dtype=np.float64)
+            factors = [kind_factor(k, analysis, LOCATE_TEST_FACTOR) for k in self.kinds]
+            self._factors[key] = np.array(factors, dtype=np.float64)
         return self._factors[key]
 
 
-def kind_factor(kind: str, analysis: QueryAnalysis) -> float:
+def kind_factor(kind: str, analysis: QueryAnalysis, test_factor: float | None = None) -> float:
     """How much a file of this kind counts for this query: the kinds it asks for lead, else code leads."""
     if analysis.wants_tests or analysis.wants_docs:
         asked = kind == "test" if analysis.wants_tests else False
         asked = asked or (analysis.wants_docs and kind in ("doc", "example"))
         return 1.0 if asked else NOT_ASKED_FACTOR
-    return {"test": TEST_FACTOR, "doc": DOC_FACTOR, "example": EXAMPLE_FACTOR}.get(kind, 1.0)
+    test = TEST_FACTOR if test_factor is None else test_factor
+    return {"test": test, "doc": DOC_FACTOR, "example": EXAMPLE_FACTOR}.get(kind, 1.0)
 
 
 def text_scores(
@@ -166,15 +172,16 @@ def module_paths(dotted: str) -> list[str]:
 
 
 def name_evidence(
-    conn: sqlite3.Connection, files: FileMap, analysis: QueryAnalysis
+    conn: sqlite3.Connection, files: FileMap, analysis: QueryAnalysis, path_weight: float | None = None
 ) -> tuple[dict[int, float], dict[int, list[str]], dict[int, list[tuple[str, int]]]]:
     """Bonus per file from named paths, modules and traceback frames; the reasons; the named symbols' lines."""
+    path_weight = PATH_EVIDENCE if path_weight is None else path_weight
     bonus: dict[int, float] = defaultdict(float)
     reasons: dict[int, list[str]] = defaultdict(list)
     symbols: dict[int, list[tuple[str, int]]] = defaultdict(list)
     for path in analysis.paths:
         for f in path_matches(files, path):
-            bonus[f] += PATH_EVIDENCE
+            bonus[f] += path_weight
             reasons[f].append(f"named: {path}")
     in_repo = [(f, line, func) for p, line, func in analysis.frames for f in path_matches(files, p)[:1]]
     for k, (f, line, _) in enumerate(in_repo):
@@ -191,7 +198,7 @@ def name_evidence(
         for path in module_paths(dotted):
             f = files.position.get(path)
             if f is not None:
-                bonus[f] += PATH_EVIDENCE / 2
+                bonus[f] += path_weight / 2
                 reasons[f].append(f"module {dotted}")
                 break
     for f in bonus:
@@ -207,11 +214,12 @@ def _definition_evidence(
     reasons: dict[int, list[str]],
     symbols: dict[int, list[tuple[str, int]]],
 ) -> None:
-    """Files defining names the query uses: rarer names (fewer defining files) weigh more."""
-    wanted: dict[str, str] = {}  # last part -> name as written
-    for name in analysis.identifiers + analysis.dotted:
-        wanted.setdefault(name.rsplit(".", 1)[-1], name)
-    wanted = {k: v for k, v in wanted.items() if len(k) > 2}
+    """Files defining names the query uses: rarer names (fewer defining files) weigh more.
+
+    A qualified name credits only its own definition: `Settings.load_config` is not a use of a module-level
+    `load_config` elsewhere, nor of `Settings` itself, unless the query also writes that part alone.
+    """
+    wanted = _written_names(analysis)
     if not wanted:
         return
     definers: dict[str, dict[int, tuple[str, int]]] = defaultdict(dict)
@@ -235,11 +243,10 @@ def _definition_evidence(
             rare,
         )
         for name, qualified, file_id, line in rows:
-            if not _same_owner(wanted[name], qualified or name):
-                continue
             f = files.id_position.get(file_id)
-            if f is not None:
-                definers[name].setdefault(f, (qualified or name, line))
+            if f is None or not any(_same_owner(w, qualified or name, files.paths[f]) for w in wanted[name]):
+                continue
+            definers[name].setdefault(f, (qualified or name, line))
     n_files = max(len(files.paths), 2)
     for where in definers.values():
         weight = DEFINITION_EVIDENCE * math.log(n_files / len(where)) / math.log(n_files)
@@ -249,12 +256,26 @@ def _definition_evidence(
             symbols[f].append((qualified, line))
 
 
-def _same_owner(written: str, qualified: str) -> bool:
-    """`Class.name` as written must match the definition's class; `module.name` or `obj.name` match any."""
+def _written_names(analysis: QueryAnalysis) -> dict[str, list[str]]:
+    """The names a query uses, by their last part, as written (a part of a dotted name only if also alone)."""
+    parts = {part for name in analysis.dotted for part in name.split(".")}
+    wanted: dict[str, list[str]] = defaultdict(list)
+    for name in analysis.identifiers:
+        if name not in parts or written_alone(name, analysis.text):
+            wanted[name].append(name)
+    for name in analysis.dotted:
+        wanted[name.rsplit(".", 1)[-1]].append(name)
+    return {last: names for last, names in wanted.items() if len(last) > 2}
+
+
+def _same_owner(written: str, qualified: str, path: str) -> bool:
+    """`Class.name` as written must match the definition's class (or a module-level name's capitalised module,
+    `Image.open`); `module.name` or `obj.name` match any."""
     parts = written.split(".")
     if len(parts) < 2 or not parts[-2][:1].isupper():
         return True
-    return qualified.split(".")[-2:-1] == [parts[-2]]
+    owner = qualified.split(".")[-2:-1]
+    return owner == [parts[-2]] or (not owner and path.rsplit("/", 1)[-1].split(".")[0] == parts[-2])
 
 
 def rank_files(
@@ -275,12 +296,12 @@ def rank_files(
     scores = text / top if top > 0 else text
     if dense is not None and len(dense) == len(scores) and float(dense.max()) > 0:
         scores = (1 - DENSE_SHARE) * scores + DENSE_SHARE * np.clip(dense, 0, None) / float(dense.max())
-    bonus, reasons, symbols = name_evidence(conn, files, analysis)
+    short = len(analysis.text.split()) <= SHORT_QUERY_WORDS
+    bonus, reasons, symbols = name_evidence(conn, files, analysis, SHORT_PATH_EVIDENCE if short else None)
     defined: dict[int, float] = defaultdict(float)
     _definition_evidence(conn, files, analysis, defined, reasons, symbols)
     for f, b in defined.items():
         scores[f] *= 1 + b
-    short = len(analysis.text.split()) <= SHORT_QUERY_WORDS
     for f, b in bonus.items():
         if short or not MULTIPLY_PATHS:
             scores[f] += b  # the query is (about) this path: it leads whatever the text says

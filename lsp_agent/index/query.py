@@ -58,6 +58,11 @@ def looks_like_code(name: str) -> bool:
     return "_" in core or name.startswith("_") or bool(_MIXED_CASE.search(core))
 
 
+def written_alone(name: str, text: str) -> bool:
+    """Whether `name` occurs in `text` on its own, not only as a part of a dotted or `::` path (`a.name.b`)."""
+    return re.search(rf"(?<![\w.:]){re.escape(name)}(?![\w]|\.\w|::)", text) is not None
+
+
 def _clean_path(raw: str) -> str:
     path = raw.replace("\\", "/")
     while path.startswith(("./", "/")):

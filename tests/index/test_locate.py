@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.index import WorkspaceIndex
+from lsp_agent.index import IndexConfig, WorkspaceIndex
 from lsp_agent.index.locate import file_kind, module_paths
 
 REPO = Path(__file__).resolve().parents[2]
@@ -155,3 +155,29 @@ def test_dense_vectors_join_the_file_ranking(shop_repo: Path) -> None:
         ) as lexical:
             lexical.refresh()
             assert "shop/garage.py" not in [f.path for f in lexical.locate("automobile")]
+
+
+def test_a_qualified_name_credits_only_its_own_definition(tmp_path: Path) -> None:
+    """`Settings.load_config` is evidence for the file defining that method, not for a module-level
+    `load_config` elsewhere (nor for the class alone); written alone, the bare name credits its definers."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "settings.py").write_text(
+        "class Settings:\n    def load_config(self, path):\n        return open(path).read()\n"
+    )
+    (tmp_path / "app" / "loader.py").write_text("def load_config(path):\n    return path\n")
+    (tmp_path / "app" / "Registry.py").write_text("def load_config(path):\n    return {}\n")
+    (tmp_path / "app" / "other.py").write_text("class Settings2:\n    pass\n")
+    report = "Reading the file fails. `Settings.load_config` returns the wrong text for paths with spaces."
+    with WorkspaceIndex(tmp_path, IndexConfig()) as index:
+        index.refresh()
+        reasons = {f.path: f.reasons for f in index.locate(report, limit=10)}
+        assert "defines Settings.load_config" in reasons["app/settings.py"]
+        assert not any(r.startswith("defines") for r in reasons.get("app/loader.py", []))
+        assert not any(r.startswith("defines") for r in reasons.get("app/Registry.py", []))
+        both = index.locate(report + " The plain load_config helper does the same.", limit=10)
+        reasons = {f.path: f.reasons for f in both}
+        assert "defines load_config" in reasons["app/loader.py"]
+        # A capitalised owner may be a module: `Registry.load_config` is the function of app/Registry.py.
+        module = {f.path: f.reasons for f in index.locate("`Registry.load_config` drops the path", limit=10)}
+        assert "defines load_config" in module["app/Registry.py"]
+        assert not any(r.startswith("defines") for r in module.get("app/loader.py", []))
