@@ -45,10 +45,12 @@ def test_debug_records_of_every_logger_are_written_without_secrets(log_file: Pat
     }
     logging.getLogger("openai._base_client").debug("Request options: %s", options)
     # (once imported, openai's own filter hides an Authorization header of its records; ours hides it anywhere)
-    logging.getLogger("lsp_agent.agent.model").debug(
+    logging.getLogger("lsp_agent.agent.model.client").debug(
         "headers %s", {"Authorization": "Bearer abcdefgh12345678"}
     )
-    logging.getLogger("lsp_agent.agent.run").debug("connecting to %s", "postgresql://team:hunter2x@db/code")
+    logging.getLogger("lsp_agent.agent.loop.run").debug(
+        "connecting to %s", "postgresql://team:hunter2x@db/code"
+    )
     logging.getLogger("lsp_agent.x").info("key %s and github ghp_%s", "sk-proj-" + "a" * 24, "b" * 36)
     try:
         raise RuntimeError(f"refused token={ENV_TOKEN[::-1]}")

@@ -23,7 +23,7 @@ from lsp_agent.acp.read_folders import requested_directories
 from lsp_agent.acp.session_list import iso_time, make_title
 from lsp_agent.acp.sessions import mode_state
 from lsp_agent.acp.workspace import checked_folder
-from lsp_agent.agent.session import Session
+from lsp_agent.agent.conversation.session import Session
 
 if TYPE_CHECKING:
     from lsp_agent.acp.agent import LspAgentAcp

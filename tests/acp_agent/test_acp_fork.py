@@ -13,7 +13,7 @@ from acp import PROTOCOL_VERSION, RequestError
 from acp.schema import ClientCapabilities, FileSystemCapabilities
 from acp_support import RecordingClient, SharedAgent, acp_agent, text_prompt
 
-from lsp_agent.agent.conversation_store import ConversationStore
+from lsp_agent.agent.conversation.store import ConversationStore
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 
