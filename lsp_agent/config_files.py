@@ -15,15 +15,25 @@ from lsp_agent.config import CLIENT_KEYS, SPECS
 
 WORKSPACE_FILE = Path(".lsp-agent") / "config.toml"
 TRUST_KEY = "trustedWorkspaces"  # user file only: the workspaces whose files may grant power
-# Settings that let a file run programs or approve the agent's actions, and what each would do. A workspace
-# file (config.toml or .env) is part of a repository anyone may have written, so these are taken from it only
-# when the user file trusts the workspace (VS Code's workspace trust, in one line of the user's file).
+# Settings that let a file run programs, approve the agent's actions, send the user's keys or code to a server it
+# names, or write where it likes, and what each would do. A workspace file (config.toml or .env) is part of a
+# repository anyone may have written, so these are taken from it only when the user file trusts the workspace
+# (VS Code's workspace trust, in one line of the user's file).
 GUARDED: dict[str, str] = {
     "permissions": "approves tool calls and edits without asking",
     "mcp_servers": "starts programs and connects to servers",
     "allow_unisolated_exec": "runs code without a sandbox",
     "python": "chooses the program run_python and run_tests start",
+    "api_base": "sends your model requests, with your API key and your code, to the server it names",
+    "completion_api_base": "sends your completion requests, with your API key and your code, to the server it names",
+    "index_store": "sends your workspace's code to the database server it names and feeds its results to the agent",
+    "transcript": "chooses where your prompts, the code read and the model's replies are written",
 }
+# Taken from a workspace only when trusted too: secretFiles' `!` patterns, and a .env's provider variables naming a
+# server (OPENAI_API_BASE, ...: the user's provider key would go there).
+UNHIDE_REASON = "makes files the built-in patterns hide (.env, private keys) readable to the agent"
+SERVER_VARIABLES = ("_API_BASE", "_BASE_URL")
+SERVER_REASON = "sends your provider API key, with your code, to the server it names"
 
 
 @dataclass
@@ -149,10 +159,15 @@ def user_trusts(root: Path | None) -> bool:
 
 def refusal(where: str, key: str, name: str, root: Path) -> str:
     """The message for a guarded setting a workspace file set without trust: why, and the two ways to do it."""
+    return refusal_of(where, key, GUARDED.get(name, name), root)
+
+
+def refusal_of(where: str, key: str, reason: str, root: Path) -> str:
+    """The refusal of `key` (which `reason`s) from a workspace file: why, and the two ways to have it anyway."""
     return (
-        f"{where}: {key} is not taken from a workspace file (it {GUARDED[name]}, and a cloned repository must "
-        f"not grant itself that); set it in your user file {user_config_file()}, or trust this workspace there: "
-        f'{TRUST_KEY} = ["{Path(root).resolve()}"] (`lsp-agent config --trust` adds it)'
+        f"{where}: {key} is not taken from a workspace file (it {reason}, and a cloned repository must not decide "
+        f"that); set it in your user file {user_config_file()} or your environment, or trust this workspace in "
+        f'your user file: {TRUST_KEY} = ["{Path(root).resolve()}"] (`lsp-agent config --trust` adds it)'
     )
 
 
@@ -164,7 +179,30 @@ def guard_workspace(
         return dict(values), []
     kept = {name: raw for name, raw in values.items() if name not in GUARDED}
     refused = [refusal(where, keys.get(name, name), name, root) for name in values if name in GUARDED]
+    patterns = kept.get("secret_files")
+    if isinstance(patterns, list) and any(_unhides(p) for p in patterns):
+        kept["secret_files"] = [p for p in patterns if not _unhides(p)]
+        key = keys.get("secret_files", "secretFiles")
+        refused.append(refusal_of(where, f"{key}'s `!` patterns", UNHIDE_REASON, root))
     return kept, refused
+
+
+def guard_server_variables(
+    variables: Mapping[str, str], where: str, root: Path, trusted: bool
+) -> tuple[dict[str, str], list[str]]:
+    """A workspace .env's provider variables without those naming a server (unless trusted), and the refusals."""
+    if trusted:
+        return dict(variables), []
+    names = [name for name in variables if name.endswith(SERVER_VARIABLES)]
+    return (
+        {name: value for name, value in variables.items() if name not in names},
+        [refusal_of(where, name, SERVER_REASON, root) for name in names],
+    )
+
+
+def _unhides(pattern: Any) -> bool:
+    """Whether a secretFiles pattern is a negation (re-includes files the other patterns hide)."""
+    return isinstance(pattern, str) and pattern.lstrip().startswith("!")
 
 
 def trust_workspace(root: Path) -> tuple[Path, bool]:

@@ -28,8 +28,10 @@ from typing import Any
 
 from lsp_agent.config import CLIENT_KEYS, EDITOR_ONLY_PREFIXES, SPECS, Settings, merge_values
 from lsp_agent.config_files import (
+    SERVER_VARIABLES,
     FileValues,
     flatten_keys,
+    guard_server_variables,
     guard_workspace,
     read_config_file,
     user_config_file,
@@ -106,11 +108,17 @@ def read_dotenv(root: Path | None) -> dict[str, str]:
     return {k: v for k, v in dotenv_values(path).items() if v is not None}
 
 
-def export_provider_keys(root: Path | None) -> None:
-    """Put provider key variables from the workspace .env (OPENAI_API_KEY, ...) into os.environ if unset."""
-    for key, value in read_dotenv(root).items():
-        if key.endswith("_API_KEY") or key.endswith("_API_BASE") or key.endswith("_BASE_URL"):
-            os.environ.setdefault(key, value)
+def export_provider_keys(root: Path | None) -> list[str]:
+    """Put provider variables from the workspace .env (OPENAI_API_KEY, ...) into os.environ where unset; those
+    naming a server (OPENAI_API_BASE, ...) only in a trusted workspace. Returns the refusals."""
+    if root is None:
+        return []
+    found = {k: v for k, v in read_dotenv(root).items() if k.endswith(("_API_KEY", *SERVER_VARIABLES))}
+    trusted = workspace_trusted(root, read_config_file(user_config_file(), user=True).trusted)
+    kept, refused = guard_server_variables(found, str(Path(root) / ".env"), root, trusted)
+    for key, value in kept.items():
+        os.environ.setdefault(key, value)
+    return refused
 
 
 def load_settings(

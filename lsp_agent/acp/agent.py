@@ -1,11 +1,10 @@
-"""The ACP agent: initialize, authenticate, sessions (new, load, resume, list, close, delete, modes, config
+"""The ACP agent: initialize, authenticate, sessions (new, load, resume, fork, list, close, delete, modes, config
 options), prompts, cancellation; one run assembly underneath."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import uuid
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from acp.schema import (
     ClientCapabilities,
     CloseSessionResponse,
     DeleteSessionResponse,
+    ForkSessionResponse,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -29,6 +29,7 @@ from acp.schema import (
     SessionCapabilities,
     SessionCloseCapabilities,
     SessionDeleteCapabilities,
+    SessionForkCapabilities,
     SessionListCapabilities,
     SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
@@ -36,7 +37,7 @@ from acp.schema import (
 )
 
 from lsp_agent import __version__
-from lsp_agent.acp import auth, session_methods
+from lsp_agent.acp import auth, fork, session_methods
 from lsp_agent.acp.commands import run_command, slash_command
 from lsp_agent.acp.config_options import config_options, session_settings
 from lsp_agent.acp.files import ClientFiles
@@ -47,7 +48,7 @@ from lsp_agent.acp.sdk_routes import add_missing_routes
 from lsp_agent.acp.session_list import SessionLister
 from lsp_agent.acp.sessions import DEFAULT_MODE, MODES, AcpSession, SessionStore, default_store, mode_state
 from lsp_agent.acp.turns import run_turn
-from lsp_agent.acp.workspace import IndexPool, mcp_manager
+from lsp_agent.acp.workspace import IndexPool, checked_folder, mcp_manager
 from lsp_agent.agent.consent.store import PermissionStore
 from lsp_agent.agent.conversation.session import Session
 from lsp_agent.config import ModelNotConfigured, Settings
@@ -105,6 +106,7 @@ class LspAgentAcp:
                     resume=SessionResumeCapabilities(),
                     close=SessionCloseCapabilities(),
                     delete=SessionDeleteCapabilities(),
+                    fork=SessionForkCapabilities(),
                     additional_directories=SessionAdditionalDirectoriesCapabilities(),
                 ),
             ),
@@ -167,6 +169,17 @@ class LspAgentAcp:
         session = self._restore(cwd, session_id, mcp_servers, additional_directories)
         options = self._start(session)
         return ResumeSessionResponse(modes=mode_state(session.mode), config_options=options)
+
+    async def fork_session(
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> ForkSessionResponse:
+        """A new session in `cwd` continuing a copy of another's conversation (up to the exchange `_meta` names)."""
+        return await fork.fork_session(self, session_id, cwd, additional_directories, mcp_servers, kwargs)
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
@@ -380,17 +393,3 @@ class LspAgentAcp:
             can_read=bool(fs and fs.read_text_file),
             can_write=bool(fs and fs.write_text_file),
         )
-
-
-def checked_folder(cwd: str) -> Path:
-    """`cwd` as a Path when it is an absolute, existing, readable directory; else a JSON-RPC error."""
-    if not isinstance(cwd, str) or not cwd:
-        raise RequestError(INVALID_PARAMS, "cwd is required: the absolute path of the folder to work in")
-    path = Path(cwd)
-    if not path.is_absolute():
-        raise RequestError(INVALID_PARAMS, f"cwd must be an absolute path, got {cwd!r}")
-    if not path.is_dir():
-        raise RequestError(INVALID_PARAMS, f"cwd {cwd!r} is not an existing directory")
-    if not os.access(path, os.R_OK | os.X_OK):
-        raise RequestError(INVALID_PARAMS, f"cwd {cwd!r} is not readable by this process")
-    return path.resolve()

@@ -1,4 +1,5 @@
-"""Slash commands of ACP sessions: /plan TASK, /reindex, /status, /rewind [N] and the MCP servers' prompts."""
+"""Slash commands of ACP sessions: /plan TASK, /reindex, /status, /rewind [N], /fork [N] and the MCP servers'
+prompts."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from acp import helpers
 from acp.schema import PromptResponse
 
+from lsp_agent.acp.fork import exchange_number, fork_text
 from lsp_agent.acp.mcp_commands import expand, prompt_arguments, prompt_commands
 from lsp_agent.acp.sessions import COMMANDS, MODES
 
@@ -52,6 +54,8 @@ async def run_command(
         text = await asyncio.to_thread(rewind_text, session, argument)
         agent.store.save(session)
         return await _say(agent, session, text)
+    if name == "fork":
+        return await _say(agent, session, fork_text(agent, session.id, session.root, argument))
     if name == "reindex":
         agent.indexes.start(session.root, settings, force=True)
         await agent.indexes.get(session.root, timeout=REINDEX_WAIT_SECONDS)
@@ -69,16 +73,20 @@ def rewind_text(session: AcpSession, argument: str) -> str:
         rows = exchange_rows(session.memory, session.root)
         if not rows:
             return "Nothing to rewind: this session has no exchange yet."
-        lines = ["Exchanges of this session (`/rewind N` goes back to N, `/rewind 0` to the start):"]
+        lines = [
+            "Exchanges of this session (`/rewind N` goes back to N, `/rewind 0` to the start; "
+            "`/fork N` copies 1 to N into a new session instead, files untouched):"
+        ]
         for row in rows:
             mark = " (rewound)" if row["rewound"] else ""
             applied = f" - applied {', '.join(row['applied'])}" if row["applied"] else ""
             lines.append(f"{row['number']}. {' '.join(str(row['task']).split())[:80]}{mark}{applied}")
         return "\n".join(lines)
-    if not argument.isdigit():
-        return f"Not rewound: {argument!r} is not an exchange number; `/rewind` lists them."
+    number = exchange_number(argument)
+    if number is None:
+        return f"Not rewound: {argument[:40]!r} is not an exchange number; `/rewind` lists them."
     try:
-        outcome = rewind_on_disk(session.memory, session.root, int(argument))
+        outcome = rewind_on_disk(session.memory, session.root, number)
     except ValueError as exc:
         return f"Not rewound: {exc}."
     lines = [outcome.summary() + "."]

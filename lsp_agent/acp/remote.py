@@ -5,7 +5,8 @@ One uvicorn server on HOST:PORT serves the endpoint `/acp`:
     ws://HOST:PORT/acp     WebSocket: one JSON-RPC message a text frame, checked like stdio lines (acp/wire.py),
                            one agent a connection (the SDK's AgentSideConnection over SocketTransport)
     http://HOST:PORT/acp   Streamable HTTP (POST + SSE), the SDK's own server (acp.http); each POST body is
-                           checked first and a bad one refused with 400 and the JSON-RPC error
+                           checked first and a bad one refused with 400 and the JSON-RPC error; a client whose
+                           event streams all closed has its prompts cancelled (acp/remote_http.py)
 
 Every request, both kinds, must carry `Authorization: Bearer TOKEN` when a token is in force (any address that is
 not loopback, or --require-token); the comparison takes constant time and the token is never logged. A request
@@ -137,15 +138,18 @@ class RemoteApp:
     """The ASGI application: checks every connection, then WebSocket to our bridge, HTTP to the SDK's server."""
 
     def __init__(self, flags: dict, token: str | None) -> None:
-        from acp.http.asgi import create_asgi_app
+        from lsp_agent.acp.remote_http import WatchedHttp
 
         self.flags = flags
         self.token = token
-        self.http = create_asgi_app(lambda _conn: make_agent(flags))
+        self.http = WatchedHttp(flags)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            await self.http(scope, receive, send)
+            try:
+                await self.http.app(scope, receive, send)
+            finally:
+                await self.http.close()
             return
         if scope["type"] not in ("http", "websocket"):
             return
@@ -160,8 +164,12 @@ class RemoteApp:
             await self.serve_socket(receive, send)
         elif scope.get("method") == "POST":
             await self.checked_post(scope, receive, send)
+        elif scope.get("method") == "GET":
+            await self.http.stream(scope, receive, send)
+        elif scope.get("method") == "DELETE":
+            await self.http.delete(scope, receive, send)
         else:
-            await self.http(scope, receive, send)
+            await self.http.app(scope, receive, send)
 
     async def serve_socket(self, receive: Any, send: Any) -> None:
         """One WebSocket client: its own agent until it disconnects (its runs and MCP servers then stop)."""
@@ -187,7 +195,7 @@ class RemoteApp:
                 return {"type": "http.request", "body": data, "more_body": False}
             return await receive()
 
-        await self.http(scope, replay, send)
+        await self.http.post(scope, replay, send, message)
 
 
 async def _read_body(receive: Any) -> bytes:

@@ -43,6 +43,10 @@ COMMANDS = {
         "Go back to an earlier exchange: files applied since restored, the conversation goes on",
         "exchange",
     ),
+    "fork": (
+        "Copy this conversation (up to an exchange) into a new session; files are not touched",
+        "exchange",
+    ),
 }
 
 
@@ -84,6 +88,9 @@ class AcpSession:
     model: str | None = None  # picked through the model config option (None: the `model` setting)
     reasoning_effort: str | None = None  # picked through the reasoning_effort config option
     read_folders: list[Path] = field(default_factory=list)  # additionalDirectories: read, never written
+    forked_from: dict[str, Any] | None = (
+        None  # {"sessionId", "exchange"} of the session this one was forked from
+    )
     options_sent: list[Any] = field(default_factory=list)  # the config options the client was last told
     commands_sent: list[str] | None = None  # the slash commands the client was last told
     busy: bool = False  # a prompt is being answered
@@ -97,6 +104,20 @@ class AcpSession:
         self.model = data["model"] if isinstance(data.get("model"), str) else None
         effort = data.get("reasoningEffort")
         self.reasoning_effort = effort if isinstance(effort, str) else None
+        self.forked_from = data["forkedFrom"] if isinstance(data.get("forkedFrom"), dict) else None
+
+    def stored_fields(self) -> dict[str, Any]:
+        """What the store keeps of an ACP session beside its conversation (the record's "acp" object)."""
+        return {
+            "mode": self.mode,
+            "history": self.history,
+            "cost": self.cost,
+            "title": self.title,
+            "model": self.model,
+            "reasoningEffort": self.reasoning_effort,
+            "additionalDirectories": [str(p) for p in self.read_folders],
+            "forkedFrom": self.forked_from,
+        }
 
     def record(self, update: Any) -> None:
         """Keep one session/update payload for replay."""
@@ -133,29 +154,18 @@ class SessionStore:
 
     def save(self, session: AcpSession) -> None:
         """Write a session (atomically, secrets redacted; a failure is logged, the session lives on in memory)."""
+        try:
+            self.write(session.memory, session.root, session.stored_fields())
+        except OSError as exc:
+            log.warning("could not save ACP session %s: %s", session.id, exc)
+
+    def write(self, memory: Session, root: Path, fields: dict[str, Any]) -> None:
+        """Write a conversation with its ACP fields (secrets redacted, the given API key too); OSError on failure."""
         from lsp_agent.acp.auth import stored_key
         from lsp_agent.workspace.redaction import redactor_for
 
-        extra = {
-            "acp": {
-                "mode": session.mode,
-                "history": session.history,
-                "cost": session.cost,
-                "title": session.title,
-                "model": session.model,
-                "reasoningEffort": session.reasoning_effort,
-                "additionalDirectories": [str(p) for p in session.read_folders],
-            }
-        }
-        try:
-            redact = redactor_for(
-                SimpleNamespace(api_key=stored_key()), session.root
-            ).redact  # the given key too
-            self.conversations.save(
-                session.memory, root=session.root, front_end="acp", extra=extra, redact=redact
-            )
-        except OSError as exc:
-            log.warning("could not save ACP session %s: %s", session.id, exc)
+        redact = redactor_for(SimpleNamespace(api_key=stored_key()), root).redact
+        self.conversations.save(memory, root=root, front_end="acp", extra={"acp": fields}, redact=redact)
 
     def delete(self, session_id: str) -> bool:
         """Remove a stored session; False when there was none (OSError when the disk refuses)."""
@@ -174,7 +184,10 @@ class SessionStore:
             "memory": stored.session.to_dict(),
             "history": acp.get("history") if isinstance(acp.get("history"), list) else [],
             "cost": acp.get("cost"),
-            **{key: acp.get(key) for key in ("title", "model", "reasoningEffort", "additionalDirectories")},
+            **{
+                key: acp.get(key)
+                for key in ("title", "model", "reasoningEffort", "additionalDirectories", "forkedFrom")
+            },
         }
 
 

@@ -1,12 +1,16 @@
-"""Per-folder resources of ACP sessions: the workspace index (built in the background, shared) and MCP servers."""
+"""Per-folder resources of ACP sessions: the folder checked, its workspace index (built in the background, shared)
+and MCP servers."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from acp import RequestError
 
 from lsp_agent.config import Settings
 
@@ -16,6 +20,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+INVALID_PARAMS = -32602
 INDEX_WAIT_SECONDS = 20.0  # a prompt waits this long for a first index build, then runs without the index
 
 
@@ -138,3 +143,17 @@ def mcp_manager(root: Path, settings: Settings, client_servers: list[Any]) -> Mc
     manager = McpManager(list(by_name.values()), root=root)
     manager.config_errors = list(errors)
     return manager
+
+
+def checked_folder(cwd: str) -> Path:
+    """`cwd` as a Path when it is an absolute, existing, readable directory; else a JSON-RPC error."""
+    if not isinstance(cwd, str) or not cwd:
+        raise RequestError(INVALID_PARAMS, "cwd is required: the absolute path of the folder to work in")
+    path = Path(cwd)
+    if not path.is_absolute():
+        raise RequestError(INVALID_PARAMS, f"cwd must be an absolute path, got {cwd!r}")
+    if not path.is_dir():
+        raise RequestError(INVALID_PARAMS, f"cwd {cwd!r} is not an existing directory")
+    if not os.access(path, os.R_OK | os.X_OK):
+        raise RequestError(INVALID_PARAMS, f"cwd {cwd!r} is not readable by this process")
+    return path.resolve()

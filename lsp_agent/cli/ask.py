@@ -229,9 +229,9 @@ def _settings(args: argparse.Namespace, root: Path) -> Settings | None:
     from lsp_agent.config import ModelNotConfigured
     from lsp_agent.settings_sources import export_provider_keys, load_settings
 
-    export_provider_keys(root)
+    refused = export_provider_keys(root)
     settings, errors = load_settings(root, flags=_flags(args))
-    for error in errors:
+    for error in [*refused, *errors]:
         print(f"warning: {error}", file=sys.stderr)
     try:
         model = provider_model(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lsp_agent.cli.config import toml_value
 from lsp_agent.config import SPECS, Settings
-from lsp_agent.config_files import GUARDED, TRUST_KEY
+from lsp_agent.config_files import GUARDED, SERVER_REASON, TRUST_KEY, UNHIDE_REASON
 from lsp_agent.settings_sources import PRECEDENCE
 
 REGENERATE = "python -m lsp_agent config --markdown > docs/configuration.md"
@@ -125,6 +125,7 @@ def settings_table() -> str:
         key = f"`{spec.key}`" + "".join(f" (or `{alias}`)" for alias in spec.aliases)
         env = f"`{spec.env}`" if spec.env else ""
         where = "trusted only" if name in GUARDED else "yes"
+        where = "yes (`!` patterns: trusted only)" if name == "secret_files" else where
         rows.append(f"| {key} | {env} | {_default(name)} | {where} | {_cell(spec.doc)} |")
     rows.append(
         f"| `{TRUST_KEY}` | | `[]` | no (user file only) | workspaces whose files may set the guarded settings |"
@@ -144,6 +145,8 @@ def precedence_table() -> str:
 def reference_page() -> str:
     """The whole page: how to set settings, the files, precedence, trust, MCP entries, every setting."""
     guarded = "\n".join(f"- `{SPECS[name].key}`: {why}" for name, why in GUARDED.items())
+    guarded += f"\n- `secretFiles` patterns starting with `!`: each {UNHIDE_REASON} (the others apply)"
+    guarded += f"\n- `OPENAI_API_BASE`, `*_API_BASE`, `*_BASE_URL` in `.env`: each {SERVER_REASON}"
     guarded += "\n- MCP servers from `.lsp-agent/mcp.json`: they start programs"
     precedence = (
         "\n## Where a value comes from\n\nHighest first; the first source that sets a setting wins:\n\n"

@@ -38,6 +38,7 @@ COMMON_VALUES = frozenset(
     | {"production", "staging", "default", "changeme", "undefined"}
 )
 _SECRET_NAME_RE = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)S?$")
+_SEEN: dict[str, str] = {}  # every secret a redactor was built with: value -> name (logs.py hides them)
 
 
 def looks_secret_name(name: str) -> bool:
@@ -177,4 +178,11 @@ def _dotenv_values(path: Path) -> dict[str, str]:
 def redactor_for(settings: object | None, root: Path | None) -> Redactor:
     """The Redactor of a run: its settings' api_key, this process's environment and the workspace's .env files."""
     api_key = getattr(settings, "api_key", None)
-    return Redactor(collect_secrets(api_key, dict(os.environ), root))
+    secrets = collect_secrets(api_key, dict(os.environ), root)
+    _SEEN.update(secrets)
+    return Redactor(secrets)
+
+
+def seen_secrets() -> dict[str, str]:
+    """value -> name of every secret the redactors of this process were built with (logs.py hides them too)."""
+    return dict(_SEEN)

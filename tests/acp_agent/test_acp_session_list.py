@@ -259,8 +259,8 @@ async def test_mcp_prompts_become_slash_commands_once_their_server_starts(
         return [[c.name for c in u.available_commands] for u in client.of("available_commands_update")]
 
     await until(lambda: len(names()) >= 2)
-    assert names()[0] == ["plan", "reindex", "status", "rewind"]  # at once, before the server is up
-    assert names()[-1] == ["plan", "reindex", "status", "rewind", "review__review", "review__standup"]
+    assert names()[0] == ["plan", "reindex", "status", "rewind", "fork"]  # at once, before the server is up
+    assert names()[-1] == ["plan", "reindex", "status", "rewind", "fork", "review__review", "review__standup"]
     command = next(
         c for c in client.of("available_commands_update")[-1].available_commands if c.name == "review__review"
     )

@@ -108,7 +108,7 @@ async def test_slash_commands_are_announced_and_answered(tmp_path: Path, workspa
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         await until(lambda: client.of("available_commands_update"))
         names = [c.name for c in client.of("available_commands_update")[0].available_commands]
-        assert names == ["plan", "reindex", "status", "rewind"]
+        assert names == ["plan", "reindex", "status", "rewind", "fork"]
         reply = await conn.prompt(session_id=session.session_id, prompt=text_prompt("/reindex"))
         assert reply.stop_reason == "end_turn"
         await until(lambda: "Workspace index: ready" in client.text_of("agent_message_chunk"))

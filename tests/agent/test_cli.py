@@ -101,6 +101,11 @@ def test_ask_apply_in_prompt_mode_with_env_and_dotenv_settings(workspace, monkey
     ]
     monkeypatch.setenv("LSP_AGENT_MODEL", "openai/scripted")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    user_file = Path(os.environ["XDG_CONFIG_HOME"]) / "lsp-agent" / "config.toml"
+    user_file.parent.mkdir(parents=True, exist_ok=True)
+    user_file.write_text(
+        f'trustedWorkspaces = ["{workspace}"]\n'
+    )  # a workspace .env names a server only then
     with ScriptedModelServer(script) as server:
         (workspace / ".env").write_text(f"LSP_AGENT_API_BASE={server.base_url}\nOPENAI_API_KEY=test\n")
         status = main(["ask", "fix add", "--repo", str(workspace), "--tool-calling", "prompt", "--apply"])

@@ -61,13 +61,13 @@ def test_user_file_sets_every_kind_of_setting(user_file: Path, workspace: Path) 
 
 def test_precedence_flags_editor_env_dotenv_workspace_user_default(user_file: Path, workspace: Path) -> None:
     user_file.write_text(
-        'model = "user/m"\napiBase = "http://user"\napiKey = "user-key"\nmaxIterations = 3\n'
+        'model = "user/m"\nreasoningEffort = "low"\napiKey = "user-key"\nmaxIterations = 3\n'
         "tokenBudget = 100\nmaxTokens = 111\n"
     )
     (workspace / ".lsp-agent" / "config.toml").write_text(
-        'model = "ws/m"\napiBase = "http://ws"\napiKey = "ws-key"\nmaxIterations = 4\ntokenBudget = 200\n'
+        'model = "ws/m"\nreasoningEffort = "medium"\napiKey = "ws-key"\nmaxIterations = 4\ntokenBudget = 200\n'
     )
-    (workspace / ".env").write_text("LSP_AGENT_MODEL=dotenv/m\nLSP_AGENT_API_BASE=http://dotenv\n")
+    (workspace / ".env").write_text("LSP_AGENT_MODEL=dotenv/m\nLSP_AGENT_REASONING_EFFORT=high\n")
     env = {"LSP_AGENT_MODEL": "env/m", "LSP_AGENT_MAX_ITERATIONS": "6"}
     client = {"lspAgent": {"maxIterations": 7, "apiKey": "editor-key"}}
     loaded = load_sources(workspace, flags={"max_iterations": 8}, client=client, environ=env)
@@ -76,8 +76,8 @@ def test_precedence_flags_editor_env_dotenv_workspace_user_default(user_file: Pa
     assert s.max_iterations == 8 and loaded.origin("max_iterations") == "command line"
     assert s.api_key == "editor-key" and loaded.origin("api_key") == "editor settings"
     assert s.model == "env/m" and loaded.origin("model") == "env:LSP_AGENT_MODEL"
-    assert s.api_base == "http://dotenv"
-    assert loaded.origin("api_base") == f".env:{workspace / '.env'} (LSP_AGENT_API_BASE)"
+    assert s.reasoning_effort == "high"
+    assert loaded.origin("reasoning_effort") == f".env:{workspace / '.env'} (LSP_AGENT_REASONING_EFFORT)"
     assert s.token_budget == 200 and loaded.origin("token_budget").endswith(".lsp-agent/config.toml")
     assert s.max_tokens == 111 and loaded.origin("max_tokens") == f"file:{user_file}"
     assert s.request_timeout == 120.0 and loaded.origin("request_timeout") == "default"
@@ -119,7 +119,7 @@ def test_a_workspace_file_cannot_grant_itself_permissions_or_exec(user_file: Pat
     for key in ("allowUnisolatedExec", "python", "permissions", "mcpServers"):
         assert f"{ws_file}: {key} is not taken from a workspace file" in text
     assert f"{workspace / '.env'}: LSP_AGENT_ALLOW_UNISOLATED_EXEC is not taken from a workspace file" in text
-    assert f"set it in your user file {user_file}, or trust this workspace there" in text
+    assert f"set it in your user file {user_file} or your environment, or trust this workspace" in text
     assert f'trustedWorkspaces = ["{workspace.resolve()}"]' in text
     assert f"{ws_file}: trustedWorkspaces is read from the user file only" in text
     assert settings.allow_unisolated_exec is False and settings.python is None

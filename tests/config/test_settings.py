@@ -16,9 +16,7 @@ def test_defaults_without_any_source(tmp_path: Path) -> None:
 
 
 def test_precedence_flags_client_env_dotenv(tmp_path: Path) -> None:
-    (tmp_path / ".env").write_text(
-        "LSP_AGENT_MODEL=dotenv/model\nLSP_AGENT_API_BASE=http://dotenv\nLSP_AGENT_API_KEY=dotenv-key\n"
-    )
+    (tmp_path / ".env").write_text("LSP_AGENT_MODEL=dotenv/model\nLSP_AGENT_API_KEY=dotenv-key\n")
     client = {
         "lspAgent": {"model": "client/model", "apiBase": "http://client", "maxIterations": 7, "plan": True}
     }

@@ -101,6 +101,7 @@ class AgentRun:
             settings=settings,
             cancel=self.cancellation.flag,
         )
+        self.ctx.redact("")  # the run's secrets known now: the log hides them from the first request on
         known = session.permissions if session is not None else SessionPermissions()
         gate = PermissionGate(dict(settings.permissions or {}), permission, known, PermissionStore(self.root))
         self.tools = ToolStep(self.registry, self.ctx, gate, self.events, self.cancellation, self.usage)
