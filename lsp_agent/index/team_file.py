@@ -14,7 +14,7 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from lsp_agent.index.models import IndexConfig
 from lsp_agent.index.rows import text_hash
 from lsp_agent.index.store import SCHEMA_VERSION, IndexStore
+from lsp_agent.index.team_identity import repo_and_head
 from lsp_agent.workspace.walk import walk_workspace
 
 if TYPE_CHECKING:  # psycopg is imported only when a team index is used
@@ -243,9 +244,17 @@ def seed_candidates(
     """
     known = store.files()
     out = []
+    base = (
+        str(Path(root).absolute()) + os.sep
+    )  # walk_workspace's paths start with it: cheaper than relative_to
     for path in walk_workspace(root, exclude=config.exclude, max_file_size=config.max_file_size):
         walked.append(path)
-        rel = path.relative_to(root).as_posix()
+        name = str(path)
+        rel = (
+            name[len(base) :].replace(os.sep, "/")
+            if name.startswith(base)
+            else path.relative_to(root).as_posix()
+        )
         try:
             st = path.stat()
             rec = known.get(rel)
@@ -263,23 +272,29 @@ def join_from_file(
     root: Path,
     config: IndexConfig,
     stores: tuple[IndexStore, IndexStore],
-    team: TeamStore,
-    found: SnapshotFile,
+    connect: Callable[[], TeamStore],
     walked: list[Path],
     lock: threading.RLock,
-) -> tuple[list[tuple[str, int, int, str]], bool | None]:
-    """Download a snapshot file while the tree is walked and hashed, and put it in place of the empty index.
+) -> tuple[list[tuple[str, int, int, str]], SnapshotFile | None]:
+    """Find and download the tree's snapshot file while the tree is walked and hashed; put it in place of the
+    empty index.
 
-    Returns (the walk's candidates, True when the file was adopted; None when the rows must be copied instead:
-    the file is damaged or of another schema, matches too little of the tree, or another process has the index
-    open). A database failure raises TeamStoreError.
+    Connecting (and importing the driver) happens in the download's thread too. Returns (the walk's candidates,
+    the adopted file; None when the rows must be copied instead: no file, a damaged file or one of another
+    schema, too little of the tree matching it, or another process holding the index). A database failure
+    raises TeamStoreError.
     """
     tmp = stores[0].path.with_name(stores[0].path.name + ".team")
+    found: list[SnapshotFile] = []
     failed: list[BaseException] = []
 
     def fetch() -> None:
         try:
-            download(team, found, tmp)
+            team = connect()
+            best = find_file(team, *repo_and_head(root))
+            if best is not None:
+                download(team, best, tmp)
+                found.append(best)
         except BaseException as exc:  # raised again in the caller's thread
             failed.append(exc)
 
@@ -292,13 +307,15 @@ def join_from_file(
     try:
         if failed:
             raise failed[0]
+        if not found:
+            return candidates, None
         held = stored_hashes(tmp)
         matched = sum(held.get(rel) == digest for rel, _, _, digest in candidates)
         if not matched or matched < MIN_MATCH * len(candidates):
             log.info(
-                "snapshot %s@%s matches %d of %d files: copying rows",
-                found.snapshot,
-                found.commit,
+                "snapshot %s of %s matches %d of %d files: copying rows",
+                found[0].snapshot,
+                found[0].commit,
                 matched,
                 len(candidates),
             )
@@ -308,8 +325,8 @@ def join_from_file(
             return candidates, None
         log.info(
             "joined from snapshot file of %s (snapshot %s): %d of %d files match",
-            found.commit,
-            found.snapshot,
+            found[0].commit,
+            found[0].snapshot,
             matched,
             len(candidates),
         )
@@ -318,4 +335,4 @@ def join_from_file(
         return candidates, None
     finally:
         tmp.unlink(missing_ok=True)
-    return candidates, True
+    return candidates, found[0]

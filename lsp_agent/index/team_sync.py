@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -26,8 +26,8 @@ from lsp_agent.index.models import IndexConfig
 from lsp_agent.index.rows import FileRows
 from lsp_agent.index.store import IndexStore
 from lsp_agent.index.store_url import TeamStoreError, describe, is_team_url, redact
-from lsp_agent.index.team_file import find_file, join_from_file, keep_matching, publish_file, seed_candidates
-from lsp_agent.index.team_identity import repo_and_head, tree_identity
+from lsp_agent.index.team_file import join_from_file, keep_matching, publish_file, seed_candidates
+from lsp_agent.index.team_identity import tree_identity
 from lsp_agent.index.team_store import TeamStore, file_key
 from lsp_agent.index.vector_cache import SharedVectors, cache_model_key
 
@@ -64,7 +64,7 @@ def seed_from_team(
     root: Path,
     config: IndexConfig,
     stores: tuple[IndexStore, IndexStore],
-    team: TeamStore,
+    connect: Callable[[], TeamStore],
     embedder: Embedder | None,
     walked: list[Path],
     lock: threading.RLock,
@@ -77,13 +77,13 @@ def seed_from_team(
     store = stores[0]
     model = model_key(embedder, config)
     vectors_of = embedder.name if embedder is not None and model is not None else None
-    found = find_file(team, *repo_and_head(root)) if not store.files() else None
-    if found is not None:
-        candidates, joined = join_from_file(root, config, stores, team, found, walked, lock)
-        if joined is not None:
+    if not store.files():  # a first index: the snapshot's file, fetched while the tree is hashed
+        candidates, found = join_from_file(root, config, stores, connect, walked, lock)
+        if found is not None:
             return keep_matching(store, candidates, (vectors_of, model), found)
     else:
         candidates = seed_candidates(root, config, store, walked)
+    team = connect()
     if not candidates:
         return 0
     fresh = not store.files()
@@ -197,7 +197,7 @@ class TeamLink:
         if time.monotonic() < self._retry_at:
             return 0, None
         try:
-            copied = seed_from_team(root, config, stores, self.connect(), embedder, walked, lock)
+            copied = seed_from_team(root, config, stores, self.connect, embedder, walked, lock)
         except TeamStoreError as exc:
             self.fail(str(exc))
             return 0, None
