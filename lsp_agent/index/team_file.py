@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 
 PART_BYTES = 4 << 20  # compressed bytes per row of lsp_snapshot_parts
 ZSTD_LEVEL = 3
+FILES_KEPT = 3  # snapshot files kept per repository (each is about a third of its index's size)
 MIN_MATCH = 0.5  # a snapshot file is used when at least this share of the working copy's files match it
 
 
@@ -124,9 +125,27 @@ def publish_file(
     tmp = store.path.with_name(store.path.name + ".snapshot")
     try:
         build_file(store, tmp, local_model, model)
-        return upload_file(team, snapshot, tmp, model)
+        stored = upload_file(team, snapshot, tmp, model)
     finally:
         tmp.unlink(missing_ok=True)
+    prune_files(team, snapshot)
+    return stored
+
+
+def prune_files(team: TeamStore, snapshot: int, keep: int = FILES_KEPT) -> int:
+    """Drop the files of all but the repository's `keep` newest snapshots that have one; returns how many.
+
+    The snapshots themselves stay (their rows serve joins that copy rows); a laptop joins from the file of its
+    HEAD's snapshot or, failing that, the repository's newest.
+    """
+    with team.errors():
+        cur = team.conn.execute(
+            "DELETE FROM lsp_snapshot_dbs WHERE snapshot_id IN (SELECT d.snapshot_id FROM lsp_snapshot_dbs d "
+            "JOIN lsp_snapshots s ON s.id = d.snapshot_id WHERE s.repo = (SELECT repo FROM lsp_snapshots "
+            "WHERE id=%s) ORDER BY s.created DESC, s.id DESC OFFSET %s)",
+            (snapshot, keep),
+        )
+        return max(cur.rowcount, 0)
 
 
 # --- the laptop ----------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import psycopg
 import pytest
 
 from lsp_agent.index import IndexConfig, WorkspaceIndex
+from lsp_agent.index.team_file import FILES_KEPT
 from lsp_agent.index.team_store import TeamStore
 from lsp_agent.index.team_sync import publish_index
 
@@ -130,3 +131,22 @@ def test_a_tree_that_matches_little_of_the_snapshot_copies_rows(
         assert "matches 0 of 4 files: copying rows" in caplog.text
         assert [h.path for h in index.search("function_2", 1)] == ["mod2.py"]
         assert index.stats().files == 4
+
+
+def test_only_the_newest_snapshot_files_of_a_repository_are_kept(
+    shop_repo: Path, pg_url: str, tmp_path: Path
+) -> None:
+    for n in range(FILES_KEPT + 1):  # four commits of the same repository (a tree each: no git)
+        (shop_repo / "shop" / "release.py").write_text(f"RELEASE = {n}\n")
+        publish(shop_repo, pg_url, tmp_path / "ci.sqlite3")
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        snapshots = conn.execute("SELECT count(*) FROM lsp_snapshots WHERE complete").fetchone()
+        kept = conn.execute("SELECT snapshot_id FROM lsp_snapshot_dbs ORDER BY snapshot_id").fetchall()
+        parts = conn.execute("SELECT DISTINCT snapshot_id FROM lsp_snapshot_parts ORDER BY 1").fetchall()
+        newest = conn.execute("SELECT id FROM lsp_snapshots ORDER BY id DESC LIMIT 3").fetchall()
+    assert snapshots == (FILES_KEPT + 1,)  # every snapshot stays; only the oldest file went, with its parts
+    assert kept == parts == sorted(newest)
+    laptop = laptop_copy(shop_repo, tmp_path)
+    with WorkspaceIndex(laptop, IndexConfig(store=pg_url), db_path=tmp_path / "laptop.sqlite3") as joined:
+        assert joined.refresh().parsed == 2
+        assert joined.search("RELEASE", 1)[0].path == "shop/release.py"
