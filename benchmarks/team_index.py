@@ -2,7 +2,7 @@
 query latency.
 
     python benchmarks/team_index.py [--source DIR | --registry] [--max-files N] [--store postgresql://...]
-        [--changed 50] [--join-only] [--no-latency] [--baseline DIR]
+        [--changed 50] [--join-only | --commits-only] [--no-latency] [--baseline DIR]
 
 The corpus is the Python (and other indexable) source under DIR (default: this interpreter's site-packages),
 first N files in path order. Version 2 of the corpus edits every 10th file, adds 2% new files and deletes 1%
@@ -168,7 +168,14 @@ def storage(url: str) -> dict:
 
     out = {}
     with psycopg.connect(url) as conn:
-        for table in ("lsp_files", "lsp_chunks", "lsp_symbols", "lsp_vectors", "lsp_snapshot_files"):
+        for table in (
+            "lsp_files",
+            "lsp_chunks",
+            "lsp_symbols",
+            "lsp_vectors",
+            "lsp_snapshot_files",
+            "lsp_snapshot_parts",
+        ):
             count, size = conn.execute(
                 f"SELECT count(*), pg_total_relation_size('{table}') FROM {table}"  # noqa: S608
             ).fetchone()  # type: ignore[misc]
@@ -224,10 +231,21 @@ def same_up_to_ties(a: list, b: list) -> bool:
     return key == sorted((-h.score, h.path, h.start) for h in b if h.score > low)
 
 
-def commits(url: str, v1: Path, v2: Path, work: Path, figures: dict) -> None:
-    """Cold indexes (SQLite, PostgreSQL by one and by two indexers) and the second commit into PostgreSQL."""
-    figures["cold_sqlite_s"] = round(cli(["index", str(v1)], work / "sqlite"), 2)
-    figures["cold_postgres_one_indexer_s"] = reuse_of(url + "", v1, work / "pg-one")["seconds"]
+def note(figures: dict, key: str, value: object) -> None:
+    """Record a figure and show it at once on stderr (long runs: a figure is not lost to a later failure)."""
+    figures[key] = value
+    print(json.dumps({key: value}), file=sys.stderr, flush=True)
+
+
+def commits(url: str, v1: Path, v2: Path, work: Path, figures: dict, only: bool = False) -> None:
+    """Cold indexes (SQLite, PostgreSQL by one and by two indexers) and the second commit into PostgreSQL.
+
+    `only` (--commits-only): no cold SQLite or one-indexer run of v1 (the join run has them); the second commit
+    goes into the two indexers' database.
+    """
+    if not only:
+        note(figures, "cold_sqlite_s", round(cli(["index", str(v1)], work / "sqlite"), 2))
+        note(figures, "cold_postgres_one_indexer_s", reuse_of(url + "", v1, work / "pg-one")["seconds"])
     second = url.replace("/postgres?", "/bench_two?") if "/postgres?" in url else None
     if second:
         import psycopg
@@ -235,10 +253,11 @@ def commits(url: str, v1: Path, v2: Path, work: Path, figures: dict) -> None:
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("DROP DATABASE IF EXISTS bench_two WITH (FORCE)")
             conn.execute("CREATE DATABASE bench_two")
-        figures["cold_postgres_two_indexers_at_once_s"] = round(two_indexers(v1, second, work), 2)
-    figures["second_commit"] = reuse_of(url, v2, work / "pg-v2")
-    figures["postgres_after_two_commits"] = storage(url)
-    figures["second_commit_cold_sqlite_s"] = round(cli(["index", str(v2)], work / "sqlite-v2"), 2)
+        note(figures, "cold_postgres_two_indexers_at_once_s", round(two_indexers(v1, second, work), 2))
+    target = second if only and second else url
+    note(figures, "second_commit", reuse_of(target, v2, work / "pg-v2"))
+    note(figures, "postgres_after_two_commits", storage(target))
+    note(figures, "second_commit_cold_sqlite_s", round(cli(["index", str(v2)], work / "sqlite-v2"), 2))
 
 
 def join(url: str, v1: Path, work: Path, args: argparse.Namespace, figures: dict) -> None:
@@ -288,6 +307,7 @@ def main() -> None:
     parser.add_argument("--store", help="a postgresql:// URL (default: a private pgserver)")
     parser.add_argument("--changed", type=int, default=50)
     parser.add_argument("--join-only", action="store_true", help="publish v1, then measure the laptop join")
+    parser.add_argument("--commits-only", action="store_true", help="two indexers and the second commit only")
     parser.add_argument("--no-latency", action="store_true", help="skip the query latencies")
     parser.add_argument("--baseline", type=Path, help="a checkout whose lsp_agent joins too, for comparison")
     args = parser.parse_args()
@@ -317,8 +337,9 @@ def main() -> None:
             figures["corpus_v2"] = {"files": v2_size[0], "lines": v2_size[1]}
         else:
             next_release(v1, v2)
-        commits(url, v1, v2, work, figures)
-    join(url, v1, work, args, figures)
+        commits(url, v1, v2, work, figures, args.commits_only)
+    if not args.commits_only:
+        join(url, v1, work, args, figures)
     print(json.dumps(figures, indent=2))
     if args.store is None:
         server.cleanup()
