@@ -108,8 +108,10 @@ def upload_file(team: TeamStore, snapshot: int, path: Path, model: str | None) -
                 while len(pending) >= PART_BYTES:
                     copy.write_row((snapshot, part, pending[:PART_BYTES]))
                     pending, part = pending[PART_BYTES:], part + 1
-            pending += compressor.flush()
-            copy.write_row((snapshot, part, pending))
+            pending += compressor.flush()  # a threaded compressor hands over much of its output only here
+            for start in range(0, max(len(pending), 1), PART_BYTES):
+                copy.write_row((snapshot, part, pending[start : start + PART_BYTES]))
+                part += 1
         team.conn.execute(
             "UPDATE lsp_snapshot_dbs SET digest=%s WHERE snapshot_id=%s", (digest.hexdigest(), snapshot)
         )
