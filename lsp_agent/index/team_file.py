@@ -316,6 +316,8 @@ def join_from_file(
             if best is not None:
                 download(team, best, tmp)
                 found.append(best)
+        except SnapshotFileError as exc:
+            log.warning("%s; copying the team's rows instead", exc)
         except BaseException as exc:  # raised again in the caller's thread
             failed.append(exc)
 
@@ -328,32 +330,44 @@ def join_from_file(
     try:
         if failed:
             raise failed[0]
-        if not found:
+        if not found or not _adopted(tmp, found[0], candidates, stores, lock):
             return candidates, None
-        held = stored_hashes(tmp)
-        matched = sum(held.get(rel) == digest for rel, _, _, digest in candidates)
-        if not matched or matched < MIN_MATCH * len(candidates):
-            log.info(
-                "snapshot %s of %s matches %d of %d files: copying rows",
-                found[0].snapshot,
-                found[0].commit,
-                matched,
-                len(candidates),
-            )
-            return candidates, None
-        if not adopt(tmp, stores, lock):
-            log.info("another process has the local index open: copying the team's rows instead of its file")
-            return candidates, None
-        log.info(
-            "joined from snapshot file of %s (snapshot %s): %d of %d files match",
-            found[0].commit,
-            found[0].snapshot,
-            matched,
-            len(candidates),
-        )
-    except SnapshotFileError as exc:
-        log.warning("%s; copying the team's rows instead", exc)
-        return candidates, None
     finally:
         tmp.unlink(missing_ok=True)
     return candidates, found[0]
+
+
+def _adopted(
+    tmp: Path,
+    found: SnapshotFile,
+    candidates: list[tuple[str, int, int, str]],
+    stores: tuple[IndexStore, IndexStore],
+    lock: threading.RLock,
+) -> bool:
+    """Check a downloaded snapshot file against the tree and put it in place of the empty index; whether it was."""
+    try:
+        held = stored_hashes(tmp)
+    except SnapshotFileError as exc:
+        log.warning("%s; copying the team's rows instead", exc)
+        return False
+    matched = sum(held.get(rel) == digest for rel, _, _, digest in candidates)
+    if not matched or matched < MIN_MATCH * len(candidates):
+        log.info(
+            "snapshot %s of %s matches %d of %d files: copying rows",
+            found.snapshot,
+            found.commit,
+            matched,
+            len(candidates),
+        )
+        return False
+    if not adopt(tmp, stores, lock):
+        log.info("another process has the local index open: copying the team's rows instead of its file")
+        return False
+    log.info(
+        "joined from snapshot file of %s (snapshot %s): %d of %d files match",
+        found.commit,
+        found.snapshot,
+        matched,
+        len(candidates),
+    )
+    return True
