@@ -3,13 +3,12 @@
 Copying a large tree's rows one by one costs about as much as parsing a good part of it. So the indexer also
 stores the SQLite file of its local index with the snapshot (zstd-compressed, in parts of a few MB, written in one
 transaction: a crashed indexer leaves no partial file), and a laptop whose local index is empty downloads it,
-checks its digest and schema, puts it in place of the empty index and keeps a file's rows only when its path and
+checks it (zstd's content checksum, its size and index schema), puts it in place of the empty index and keeps a file's rows only when its path and
 content hash match the working copy: the refresh that follows parses the rest and drops what the working copy lacks.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import sqlite3
@@ -37,17 +36,16 @@ MIN_MATCH = 0.5  # a snapshot file is used when at least this share of the worki
 
 
 class SnapshotFileError(RuntimeError):
-    """A downloaded snapshot file is unusable (digest, schema or format); the rows are copied instead."""
+    """A downloaded snapshot file is unusable (checksum, size, schema or format); the rows are copied instead."""
 
 
 @dataclass(frozen=True)
 class SnapshotFile:
-    """The stored file of a snapshot: its id, size uncompressed, digest and the model of its vectors."""
+    """The stored file of a snapshot: its id, commit, size uncompressed and the model of its vectors."""
 
     snapshot: int
     commit: str
     raw_bytes: int
-    digest: str
     model: str | None
 
 
@@ -86,16 +84,15 @@ def upload_file(team: TeamStore, snapshot: int, path: Path, model: str | None) -
     """Store a snapshot file in one transaction (False when the snapshot has one already)."""
     z = zstd()
     raw = path.stat().st_size
-    digest = hashlib.blake2b(digest_size=16)
     with team.errors(), team.conn.transaction():
         mine = team.conn.execute(
-            "INSERT INTO lsp_snapshot_dbs(snapshot_id, schema, model, raw_bytes, digest) "
-            "VALUES(%s,%s,%s,%s,'') ON CONFLICT DO NOTHING RETURNING snapshot_id",
+            "INSERT INTO lsp_snapshot_dbs(snapshot_id, schema, model, raw_bytes) "
+            "VALUES(%s,%s,%s,%s) ON CONFLICT DO NOTHING RETURNING snapshot_id",
             (snapshot, SCHEMA_VERSION, model, raw),
         ).fetchone()
         if mine is None:
             return False
-        compressor = z.ZstdCompressor(level=ZSTD_LEVEL, threads=-1).compressobj()
+        compressor = z.ZstdCompressor(level=ZSTD_LEVEL, threads=-1, write_checksum=True).compressobj()
         part = 0
         with (
             open(path, "rb") as src,
@@ -103,7 +100,6 @@ def upload_file(team: TeamStore, snapshot: int, path: Path, model: str | None) -
         ):
             pending = b""
             while block := src.read(PART_BYTES):
-                digest.update(block)
                 pending += compressor.compress(block)
                 while len(pending) >= PART_BYTES:
                     copy.write_row((snapshot, part, pending[:PART_BYTES]))
@@ -112,9 +108,6 @@ def upload_file(team: TeamStore, snapshot: int, path: Path, model: str | None) -
             for start in range(0, max(len(pending), 1), PART_BYTES):
                 copy.write_row((snapshot, part, pending[start : start + PART_BYTES]))
                 part += 1
-        team.conn.execute(
-            "UPDATE lsp_snapshot_dbs SET digest=%s WHERE snapshot_id=%s", (digest.hexdigest(), snapshot)
-        )
     return True
 
 
@@ -161,7 +154,7 @@ def find_file(team: TeamStore, repo: str, head: str | None) -> SnapshotFile | No
         if not team.conn.execute("SELECT to_regclass('lsp_snapshot_dbs') IS NOT NULL").fetchone()[0]:  # type: ignore[index]
             return None
         row = team.conn.execute(
-            "SELECT s.id, s.commit, d.raw_bytes, d.digest, d.model FROM lsp_snapshots s "
+            "SELECT s.id, s.commit, d.raw_bytes, d.model FROM lsp_snapshots s "
             "JOIN lsp_snapshot_dbs d ON d.snapshot_id = s.id WHERE s.repo=%s AND s.complete AND d.schema=%s "
             "ORDER BY s.commit = %s DESC, s.created DESC, s.id DESC LIMIT 1",
             (repo, SCHEMA_VERSION, head or ""),
@@ -170,9 +163,12 @@ def find_file(team: TeamStore, repo: str, head: str | None) -> SnapshotFile | No
 
 
 def download(team: TeamStore, found: SnapshotFile, dest: Path) -> None:
-    """Write a snapshot file to dest, decompressed as its parts arrive; SnapshotFileError when it is not whole."""
+    """Write a snapshot file to dest, decompressed as its parts arrive; SnapshotFileError when it is not whole.
+
+    zstd checks the content against the frame's checksum (XXH64) as it decompresses; the end of the frame and the
+    size catch a file cut short.
+    """
     decompressor = zstd().ZstdDecompressor().decompressobj()
-    digest = hashlib.blake2b(digest_size=16)
     size = 0
     with team.errors(), open(dest, "wb") as out:
         with team.conn.cursor(binary=True) as cur:
@@ -182,14 +178,13 @@ def download(team: TeamStore, found: SnapshotFile, dest: Path) -> None:
                 try:
                     block = decompressor.decompress(bytes(data))
                 except Exception as exc:  # zstd.ZstdError: a damaged part
-                    raise SnapshotFileError(
-                        f"snapshot file {found.snapshot} does not decompress: {exc}"
-                    ) from None
-                digest.update(block)
+                    raise SnapshotFileError(f"snapshot file {found.snapshot} is damaged: {exc}") from None
                 out.write(block)
                 size += len(block)
-    if size != found.raw_bytes or digest.hexdigest() != found.digest:
-        raise SnapshotFileError(f"snapshot file {found.snapshot} is incomplete or damaged (digest mismatch)")
+    if not decompressor.eof or size != found.raw_bytes:
+        raise SnapshotFileError(
+            f"snapshot file {found.snapshot} is incomplete ({size} of {found.raw_bytes} bytes)"
+        )
 
 
 def stored_hashes(path: Path) -> dict[str, str]:

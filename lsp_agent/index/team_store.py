@@ -48,7 +48,7 @@ CREATE TABLE IF NOT EXISTS lsp_snapshot_files(
     snapshot_id bigint NOT NULL REFERENCES lsp_snapshots ON DELETE CASCADE, path text NOT NULL,
     file_key text NOT NULL REFERENCES lsp_files, PRIMARY KEY(snapshot_id, path));
 CREATE TABLE IF NOT EXISTS lsp_snapshot_dbs(snapshot_id bigint PRIMARY KEY REFERENCES lsp_snapshots
-    ON DELETE CASCADE, schema text NOT NULL, model text, raw_bytes bigint NOT NULL, digest text NOT NULL);
+    ON DELETE CASCADE, schema text NOT NULL, model text, raw_bytes bigint NOT NULL);
 CREATE TABLE IF NOT EXISTS lsp_snapshot_parts(snapshot_id bigint NOT NULL REFERENCES lsp_snapshot_dbs
     ON DELETE CASCADE, part int NOT NULL, data bytea NOT NULL, PRIMARY KEY(snapshot_id, part))
 """

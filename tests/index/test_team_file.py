@@ -89,9 +89,9 @@ def test_a_join_from_the_snapshot_file_answers_like_a_cold_index_of_the_same_tre
     [
         "UPDATE lsp_snapshot_parts SET data = substring(data from 1 for length(data) / 2)",  # cut short
         "UPDATE lsp_snapshot_parts SET data = overlay(data placing '\\x00ff00ff00ff'::bytea from 200)",
-        "UPDATE lsp_snapshot_dbs SET digest = 'f00d'",  # whole, but not what the indexer wrote
+        "UPDATE lsp_snapshot_dbs SET raw_bytes = raw_bytes + 4096",  # whole, but not what the indexer wrote
     ],
-    ids=["truncated", "corrupt-bytes", "digest"],
+    ids=["truncated", "corrupt-bytes", "size"],
 )
 def test_a_damaged_snapshot_file_falls_back_to_the_rows_with_the_same_answers(
     shop_repo: Path, pg_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture, damage: str
