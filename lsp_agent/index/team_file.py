@@ -3,8 +3,9 @@
 Copying a large tree's rows one by one costs about as much as parsing a good part of it. So the indexer also
 stores the SQLite file of its local index with the snapshot (zstd-compressed, in parts of a few MB, written in one
 transaction: a crashed indexer leaves no partial file), and a laptop whose local index is empty downloads it,
-checks it (zstd's content checksum, its size and index schema), puts it in place of the empty index and keeps a file's rows only when its path and
-content hash match the working copy: the refresh that follows parses the rest and drops what the working copy lacks.
+checks it (zstd's content checksum, its size and index schema), puts it in place of the empty index and keeps a
+file's rows only when its path and content hash match the working copy: the refresh that follows parses the rest
+and drops what the working copy lacks.
 """
 
 from __future__ import annotations
