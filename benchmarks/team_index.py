@@ -9,8 +9,10 @@ first N files in path order. Version 2 of the corpus edits every 10th file, adds
 (a later release). --registry: the pinned PyPI sdists and npm packages of registry_corpus.py (Python,
 TypeScript, JavaScript), version 2 their next releases. --join-only publishes v1 and measures the join (and
 the query latencies from 1 and 8 client processes, unless --no-latency); --baseline DIR also times the join
-with the lsp_agent of another checkout (e.g. `git archive` of an older commit), alternating with this one. Without --store a private PostgreSQL with pgvector is started with the
-pgserver wheel. Prints one JSON object of figures.
+with the lsp_agent of another checkout (e.g. `git archive` of an older commit), alternating with this one.
+--commits-only: two indexers of v1 at once, then v2 into the same database, and a cold SQLite index of v2.
+Without --store a private PostgreSQL with pgvector is started with the pgserver wheel. Prints one JSON object
+of figures (long runs also show each on stderr as it comes).
 """
 
 from __future__ import annotations
