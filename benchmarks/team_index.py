@@ -2,15 +2,17 @@
 query latency.
 
     python benchmarks/team_index.py [--source DIR | --registry] [--max-files N] [--store postgresql://...]
-        [--changed 50] [--join-only] [--baseline DIR]
+        [--changed 50] [--join-only | --commits-only] [--no-latency] [--baseline DIR]
 
 The corpus is the Python (and other indexable) source under DIR (default: this interpreter's site-packages),
 first N files in path order. Version 2 of the corpus edits every 10th file, adds 2% new files and deletes 1%
 (a later release). --registry: the pinned PyPI sdists and npm packages of registry_corpus.py (Python,
-TypeScript, JavaScript), version 2 their next releases. --join-only measures the laptop join alone;
---baseline DIR also times the join with the lsp_agent of another checkout (e.g. `git archive` of an older
-commit), alternating with this one. Without --store a private PostgreSQL with pgvector is started with the
-pgserver wheel. Prints one JSON object of figures.
+TypeScript, JavaScript), version 2 their next releases. --join-only publishes v1 and measures the join (and
+the query latencies from 1 and 8 client processes, unless --no-latency); --baseline DIR also times the join
+with the lsp_agent of another checkout (e.g. `git archive` of an older commit), alternating with this one.
+--commits-only: two indexers of v1 at once, then v2 into the same database, and a cold SQLite index of v2.
+Without --store a private PostgreSQL with pgvector is started with the pgserver wheel. Prints one JSON object
+of figures (long runs also show each on stderr as it comes).
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -32,6 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import registry_corpus  # noqa: E402
+import team_clients  # noqa: E402
 
 from lsp_agent.index import IndexConfig, WorkspaceIndex  # noqa: E402
 
@@ -168,7 +170,14 @@ def storage(url: str) -> dict:
 
     out = {}
     with psycopg.connect(url) as conn:
-        for table in ("lsp_files", "lsp_chunks", "lsp_symbols", "lsp_vectors", "lsp_snapshot_files"):
+        for table in (
+            "lsp_files",
+            "lsp_chunks",
+            "lsp_symbols",
+            "lsp_vectors",
+            "lsp_snapshot_files",
+            "lsp_snapshot_parts",
+        ):
             count, size = conn.execute(
                 f"SELECT count(*), pg_total_relation_size('{table}') FROM {table}"  # noqa: S608
             ).fetchone()  # type: ignore[misc]
@@ -224,43 +233,21 @@ def same_up_to_ties(a: list, b: list) -> bool:
     return key == sorted((-h.score, h.path, h.start) for h in b if h.score > low)
 
 
-def _timed(call, clients: int) -> list[float]:
-    """Milliseconds of each call of `call` over QUERIES (three rounds) from `clients` threads at once, sorted."""
-    times: list[float] = []
-    lock = threading.Lock()
-
-    def client() -> None:
-        for query in QUERIES * 3:
-            started = time.perf_counter()
-            call(query, 10)
-            with lock:
-                times.append((time.perf_counter() - started) * 1000)
-
-    threads = [threading.Thread(target=client) for _ in range(clients)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return sorted(times)
+def note(figures: dict, key: str, value: object) -> None:
+    """Record a figure and show it at once on stderr (long runs: a figure is not lost to a later failure)."""
+    figures[key] = value
+    print(json.dumps({key: value}), file=sys.stderr, flush=True)
 
 
-def latencies(index: WorkspaceIndex, clients: int) -> dict:
-    """p50/p95 milliseconds of search and search --files over QUERIES, from `clients` threads at once."""
-    out = {}
-    for name, call in (("search", index.search), ("files", index.locate)):
-        call(QUERIES[0], 10)  # rankers built outside the timing
-        times = _timed(call, clients)
-        out[name] = {
-            "p50_ms": round(statistics.median(times), 1),
-            "p95_ms": round(times[int(len(times) * 0.95) - 1], 1),
-        }
-    return out
+def commits(url: str, v1: Path, v2: Path, work: Path, figures: dict, only: bool = False) -> None:
+    """Cold indexes (SQLite, PostgreSQL by one and by two indexers) and the second commit into PostgreSQL.
 
-
-def commits(url: str, v1: Path, v2: Path, work: Path, figures: dict) -> None:
-    """Cold indexes (SQLite, PostgreSQL by one and by two indexers) and the second commit into PostgreSQL."""
-    figures["cold_sqlite_s"] = round(cli(["index", str(v1)], work / "sqlite"), 2)
-    figures["cold_postgres_one_indexer_s"] = reuse_of(url + "", v1, work / "pg-one")["seconds"]
+    `only` (--commits-only): no cold SQLite or one-indexer run of v1 (the join run has them); the second commit
+    goes into the two indexers' database.
+    """
+    if not only:
+        note(figures, "cold_sqlite_s", round(cli(["index", str(v1)], work / "sqlite"), 2))
+        note(figures, "cold_postgres_one_indexer_s", reuse_of(url + "", v1, work / "pg-one")["seconds"])
     second = url.replace("/postgres?", "/bench_two?") if "/postgres?" in url else None
     if second:
         import psycopg
@@ -268,41 +255,49 @@ def commits(url: str, v1: Path, v2: Path, work: Path, figures: dict) -> None:
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("DROP DATABASE IF EXISTS bench_two WITH (FORCE)")
             conn.execute("CREATE DATABASE bench_two")
-        figures["cold_postgres_two_indexers_at_once_s"] = round(two_indexers(v1, second, work), 2)
-    figures["second_commit"] = reuse_of(url, v2, work / "pg-v2")
-    figures["postgres_after_two_commits"] = storage(url)
-    figures["second_commit_cold_sqlite_s"] = round(cli(["index", str(v2)], work / "sqlite-v2"), 2)
+        note(figures, "cold_postgres_two_indexers_at_once_s", round(two_indexers(v1, second, work), 2))
+    target = second if only and second else url
+    note(figures, "second_commit", reuse_of(target, v2, work / "pg-v2"))
+    note(figures, "postgres_after_two_commits", storage(target))
+    note(figures, "second_commit_cold_sqlite_s", round(cli(["index", str(v2)], work / "sqlite-v2"), 2))
 
 
 def join(url: str, v1: Path, work: Path, args: argparse.Namespace, figures: dict) -> None:
-    """The laptop join against a cold local index, rankings from both, query latencies."""
+    """The laptop join (child processes, driver import included) against a cold local index timed between two
+    joins, rankings from both, query latencies from 1 and 8 concurrent client processes."""
     mine = work / "laptop" / "corpus"
     laptop(v1, mine, args.changed)
-    rounds = join_rounds(mine, url, work, args.baseline) if args.baseline else {}
-    join_s, joined = timed_refresh(mine, IndexConfig(store=url), work / "join.sqlite3")
+    db = work / "join.sqlite3"
+    joins = [join_in(REPO, mine, url, db)]
     cold_s, local = timed_refresh(mine, IndexConfig(), work / "cold.sqlite3")
-    best = min([join_s, *rounds.get("this", [])])
+    joins.append(join_in(REPO, mine, url, db))
     figures["laptop_join"] = {
         "changed": args.changed,
-        "join_s": round(join_s, 2),
+        "join_s": [round(t, 2) for t in joins],
         "cold_local_s": round(cold_s, 2),
-        "speedup": round(cold_s / join_s, 1),
-        "speedup_best_join": round(cold_s / best, 1),
+        "speedup": round(cold_s / statistics.mean(joins), 1),
+        "speedup_best_join": round(cold_s / min(joins), 1),
     }
-    if rounds:
-        figures["laptop_join"]["child_process_joins_s"] = rounds
+    if args.baseline:
+        rounds = join_rounds(mine, url, work, args.baseline)
+        figures["laptop_join"]["baseline_joins_s"] = rounds["baseline"]
         figures["laptop_join"]["baseline_speedup_best_join"] = round(cold_s / min(rounds["baseline"]), 1)
+        joins = [join_in(REPO, mine, url, db)]  # the baseline's database is another file: ours again
+    joined = WorkspaceIndex(mine, IndexConfig(store=url), db_path=db)
     pairs = [(joined.search(q, 10), local.search(q, 10)) for q in QUERIES]
     figures["rankings"] = {
         "queries": len(QUERIES),
         "identical": sum(a == b for a, b in pairs),
         "identical_up_to_tie_order": sum(same_up_to_ties(a, b) for a, b in pairs),
     }
-    if not args.join_only:
-        figures["query_seeded"] = {n: latencies(joined, n) for n in (1, 8)}
-        figures["query_local"] = {n: latencies(local, n) for n in (1, 8)}
     joined.close()
     local.close()
+    if not args.no_latency:
+        for name, store, path in (
+            ("query_postgres_join", url, db),
+            ("query_sqlite", "sqlite", work / "cold.sqlite3"),
+        ):
+            figures[name] = {n: team_clients.concurrent(mine, path, store, n, QUERIES, work) for n in (1, 8)}
 
 
 def main() -> None:
@@ -314,6 +309,8 @@ def main() -> None:
     parser.add_argument("--store", help="a postgresql:// URL (default: a private pgserver)")
     parser.add_argument("--changed", type=int, default=50)
     parser.add_argument("--join-only", action="store_true", help="publish v1, then measure the laptop join")
+    parser.add_argument("--commits-only", action="store_true", help="two indexers and the second commit only")
+    parser.add_argument("--no-latency", action="store_true", help="skip the query latencies")
     parser.add_argument("--baseline", type=Path, help="a checkout whose lsp_agent joins too, for comparison")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="team-bench-"))
@@ -342,8 +339,9 @@ def main() -> None:
             figures["corpus_v2"] = {"files": v2_size[0], "lines": v2_size[1]}
         else:
             next_release(v1, v2)
-        commits(url, v1, v2, work, figures)
-    join(url, v1, work, args, figures)
+        commits(url, v1, v2, work, figures, args.commits_only)
+    if not args.commits_only:
+        join(url, v1, work, args, figures)
     print(json.dumps(figures, indent=2))
     if args.store is None:
         server.cleanup()

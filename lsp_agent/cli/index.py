@@ -191,6 +191,7 @@ def _publish(index: WorkspaceIndex, team: TeamStore) -> None:
     print(
         f"team index {team.where}: snapshot {done.repo}@{done.commit} ({done.files} files, "
         f"{done.reused_files} already stored{vectors}) in {time.perf_counter() - started:.2f} s"
+        + (" with its SQLite file for laptops to join from" if done.file else "")
     )
 
 

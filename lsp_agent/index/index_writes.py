@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
@@ -39,8 +40,14 @@ def changed_files(
     paths: Iterable[Path] = walked
     if walked is None:  # walked lazily: the workers start while the walk goes on
         paths = walk_workspace(root, exclude=config.exclude, max_file_size=config.max_file_size)
+    base = str(Path(root).absolute()) + os.sep  # the walk's paths start with it: cheaper than relative_to
     for path in paths:
-        rel = path.relative_to(root).as_posix()
+        name = str(path)
+        rel = (
+            name[len(base) :].replace(os.sep, "/")
+            if name.startswith(base)
+            else path.relative_to(root).as_posix()
+        )
         try:
             st = path.stat()
         except OSError:

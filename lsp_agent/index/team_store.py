@@ -46,8 +46,18 @@ CREATE TABLE IF NOT EXISTS lsp_snapshots(id bigserial PRIMARY KEY, repo text NOT
 CREATE UNIQUE INDEX IF NOT EXISTS lsp_snapshots_key ON lsp_snapshots(repo, commit) WHERE complete;
 CREATE TABLE IF NOT EXISTS lsp_snapshot_files(
     snapshot_id bigint NOT NULL REFERENCES lsp_snapshots ON DELETE CASCADE, path text NOT NULL,
-    file_key text NOT NULL REFERENCES lsp_files, PRIMARY KEY(snapshot_id, path))
+    file_key text NOT NULL REFERENCES lsp_files, PRIMARY KEY(snapshot_id, path));
+CREATE TABLE IF NOT EXISTS lsp_snapshot_dbs(snapshot_id bigint PRIMARY KEY REFERENCES lsp_snapshots
+    ON DELETE CASCADE, schema text NOT NULL, model text, raw_bytes bigint NOT NULL);
+CREATE TABLE IF NOT EXISTS lsp_snapshot_parts(snapshot_id bigint NOT NULL REFERENCES lsp_snapshot_dbs
+    ON DELETE CASCADE, part int NOT NULL, data bytea NOT NULL, PRIMARY KEY(snapshot_id, part))
 """
+# Parts are zstd already: no second compression by TOAST. Only when needed (ALTER needs the table's owner).
+STORAGE = (
+    "DO $$ BEGIN IF (SELECT attstorage FROM pg_attribute WHERE attrelid = 'lsp_snapshot_parts'::regclass "
+    "AND attname = 'data') <> 'e' THEN ALTER TABLE lsp_snapshot_parts ALTER COLUMN data SET STORAGE EXTERNAL; "
+    "END IF; END $$"
+)
 HNSW = (
     "CREATE INDEX IF NOT EXISTS lsp_vectors_hnsw_{dim} ON lsp_vectors "
     "USING hnsw ((vec::vector({dim})) vector_cosine_ops) WHERE dim = {dim}"
@@ -141,7 +151,7 @@ class TeamStore:
         """Create the tables and the extension if missing (needs the writer role)."""
         with self.errors(), self.conn.transaction():
             self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (SchemaLock,))
-            for statement in SCHEMA.split(";"):
+            for statement in [*SCHEMA.split(";"), STORAGE]:
                 self.conn.execute(statement)  # type: ignore[arg-type]
 
     # --- files ---------------------------------------------------------------------------------------------

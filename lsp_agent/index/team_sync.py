@@ -10,9 +10,9 @@ for the rest: the working copy wins, and rankings are the ones a local index of 
 from __future__ import annotations
 
 import logging
-import subprocess
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -23,12 +23,13 @@ import numpy as np
 
 from lsp_agent.index.embeddings import Embedder
 from lsp_agent.index.models import IndexConfig
-from lsp_agent.index.rows import FileRows, text_hash
+from lsp_agent.index.rows import FileRows
 from lsp_agent.index.store import IndexStore
 from lsp_agent.index.store_url import TeamStoreError, describe, is_team_url, redact
+from lsp_agent.index.team_file import join_from_file, keep_matching, publish_file, seed_candidates
+from lsp_agent.index.team_identity import tree_identity
 from lsp_agent.index.team_store import TeamStore, file_key
 from lsp_agent.index.vector_cache import SharedVectors, cache_model_key
-from lsp_agent.workspace.walk import walk_workspace
 
 if TYPE_CHECKING:  # workspace_index imports this module
     from lsp_agent.index.workspace_index import WorkspaceIndex
@@ -51,6 +52,7 @@ class Published:
     reused_files: int
     vectors: int = 0
     reused_vectors: int = 0
+    file: bool = False  # whether this run stored the snapshot's SQLite file (team_file.py)
 
 
 def model_key(embedder: Embedder | None, config: IndexConfig) -> str | None:
@@ -58,47 +60,34 @@ def model_key(embedder: Embedder | None, config: IndexConfig) -> str | None:
     return cache_model_key(embedder.name, config.api_base) if embedder is not None else None
 
 
-def seed_candidates(
-    root: Path, config: IndexConfig, store: IndexStore, walked: list[Path]
-) -> list[tuple[str, int, int, str]]:
-    """(path, size, mtime, content hash) of the tree's files the local index lacks or holds another version of.
-
-    Every file the walk finds is appended to `walked` (the refresh that follows reuses the walk).
-    """
-    known = store.files()
-    out = []
-    for path in walk_workspace(root, exclude=config.exclude, max_file_size=config.max_file_size):
-        walked.append(path)
-        rel = path.relative_to(root).as_posix()
-        try:
-            st = path.stat()
-            rec = known.get(rel)
-            if rec is not None and rec.size == st.st_size and rec.mtime_ns == st.st_mtime_ns:
-                continue
-            digest = text_hash(path.read_bytes())
-        except OSError:
-            continue
-        if rec is None or rec.hash != digest:
-            out.append((rel, st.st_size, st.st_mtime_ns, digest))
-    return out
-
-
 def seed_from_team(
     root: Path,
     config: IndexConfig,
-    store: IndexStore,
-    team: TeamStore,
+    stores: tuple[IndexStore, IndexStore],
+    connect: Callable[[], TeamStore],
     embedder: Embedder | None,
     walked: list[Path],
+    lock: threading.RLock,
 ) -> int:
-    """Copy the team's rows of every file of the tree it holds by content into the local index; returns how many."""
-    candidates = seed_candidates(root, config, store, walked)
+    """Bring the team's rows of every file of the tree it holds by content into the local index; returns how many.
+
+    `stores`: the index's writer and reader (an empty index is replaced by a snapshot file, and both reopened
+    under `lock`); otherwise the rows are copied file by file.
+    """
+    store = stores[0]
+    model = model_key(embedder, config)
+    vectors_of = embedder.name if embedder is not None and model is not None else None
+    if not store.files():  # a first index: the snapshot's file, fetched while the tree is hashed
+        candidates, found = join_from_file(root, config, stores, connect, walked, lock)
+        if found is not None:
+            return keep_matching(store, candidates, (vectors_of, model), found)
+    else:
+        candidates = seed_candidates(root, config, store, walked)
+    team = connect()
     if not candidates:
         return 0
     fresh = not store.files()
     bulk = store.bulk_load() if fresh and len(candidates) >= BULK_MIN_FILES else nullcontext()
-    model = model_key(embedder, config)
-    vectors_of = embedder.name if embedder is not None and model is not None else None
     with store.transaction(), bulk:
         if fresh and not store.files():
             return _copy_new(store, team, candidates, model, vectors_of)
@@ -195,7 +184,12 @@ class TeamLink:
         return self._team
 
     def seed(
-        self, root: Path, config: IndexConfig, store: IndexStore, embedder: Embedder | None
+        self,
+        root: Path,
+        config: IndexConfig,
+        stores: tuple[IndexStore, IndexStore],
+        embedder: Embedder | None,
+        lock: threading.RLock,
     ) -> tuple[int, list[Path] | None]:
         """seed_from_team(): (files copied, the files walked); on failure the local index goes on alone (0, None)
         and the reason is logged once."""
@@ -203,7 +197,7 @@ class TeamLink:
         if time.monotonic() < self._retry_at:
             return 0, None
         try:
-            copied = seed_from_team(root, config, store, self.connect(), embedder, walked)
+            copied = seed_from_team(root, config, stores, self.connect, embedder, walked, lock)
         except TeamStoreError as exc:
             self.fail(str(exc))
             return 0, None
@@ -235,46 +229,15 @@ class TeamLink:
 
 
 def seed_team(
-    link: TeamLink | None, root: Path, config: IndexConfig, store: IndexStore, embedder: Embedder | None
+    link: TeamLink | None,
+    root: Path,
+    config: IndexConfig,
+    stores: tuple[IndexStore, IndexStore],
+    embedder: Embedder | None,
+    lock: threading.RLock,
 ) -> tuple[int, list[Path] | None]:
     """TeamLink.seed() when there is a team index: (files copied, the files walked); else (0, None)."""
-    return link.seed(root, config, store, embedder) if link is not None else (0, None)
-
-
-def tree_identity(root: Path, keys: dict[str, str]) -> tuple[str, str]:
-    """(repository, commit) a tree is published under.
-
-    A clean git checkout: its origin URL without credentials (else the folder name) and HEAD. A non-git tree:
-    `tree-` and a hash over every file's path and content (so identical trees share one snapshot); a git tree
-    with uncommitted changes: HEAD, `-dirty-` and that hash.
-    """
-    content = text_hash("\n".join(f"{p}\0{k}" for p, k in sorted(keys.items())))
-    origin = _git(root, "config", "--get", "remote.origin.url")
-    top = _git(root, "rev-parse", "--show-toplevel")
-    repo = _strip_credentials(origin) if origin else Path(top or root).name
-    head = _git(root, "rev-parse", "HEAD")
-    if not head:
-        return repo, f"tree-{content}"
-    dirty = _git(root, "status", "--porcelain", "--untracked-files=normal")
-    return repo, f"{head}-dirty-{content[:12]}" if dirty else head
-
-
-def _strip_credentials(url: str) -> str:
-    """A remote URL without user info (a token in `https://x:TOKEN@host/...` must not become a repo name)."""
-    if "://" in url and "@" in url.split("://", 1)[1].split("/", 1)[0]:
-        scheme, rest = url.split("://", 1)
-        return f"{scheme}://{rest.split('@', 1)[1]}"
-    return url
-
-
-def _git(root: Path, *args: str) -> str:
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return done.stdout.strip() if done.returncode == 0 else ""
+    return link.seed(root, config, stores, embedder, lock) if link is not None else (0, None)
 
 
 def _local_rows(store: IndexStore, file_ids: list[int]) -> dict[int, FileRows]:
@@ -329,6 +292,8 @@ def publish(
         team.put_vectors(model, store.vectors_for_hashes(embedder.name, todo).items())
         done.vectors, done.reused_vectors = len(hashes), len(known)
     done.snapshot = team.complete_snapshot(snapshot, repo, commit, sorted(keys.items()))
+    local = embedder.name if embedder is not None and model is not None else None
+    done.file = publish_file(team, store, done.snapshot, local, model)
     return done
 
 

@@ -88,7 +88,10 @@ class WorkspaceIndex:
         self._check_open()
         with self._write_lock, Workers(self.config.worker_niceness) as workers:
             store = self._writer
-            seeded, walked = seed_team(self.team, self.root, self.config, store, self._embedder)
+            stores = (store, self._reader)  # an empty index may be replaced by the team's snapshot file
+            seeded, walked = seed_team(
+                self.team, self.root, self.config, stores, self._embedder, self._read_lock
+            )
             if seeded:
                 with self._read_lock:
                     self._lexical, self._vectors, self._generation = None, None, self._generation + 1

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from lsp_agent.index.store_url import describe, is_team_url, redact
-from lsp_agent.index.team_sync import _strip_credentials, team_link
+from lsp_agent.index.team_identity import _strip_credentials
+from lsp_agent.index.team_sync import team_link
 
 
 def test_passwords_in_urls_keywords_and_by_value_are_redacted() -> None:
@@ -52,7 +53,7 @@ def test_the_index_store_setting_reaches_every_front_ends_index_config(tmp_path,
 def test_a_tree_is_published_under_its_origin_and_head_else_its_content(tmp_path) -> None:
     import subprocess
 
-    from lsp_agent.index.team_sync import tree_identity
+    from lsp_agent.index.team_identity import tree_identity
 
     tree = tmp_path / "proj"
     tree.mkdir()

@@ -56,6 +56,7 @@ def test_search_and_files_rank_the_same_from_either_store(
     done = lsp_agent("index", str(shop_repo), "--store", pg_url, "--no-progress", cache=tmp_path / "ci")
     assert done.returncode == 0, done.stderr
     assert "snapshot shop@tree-" in done.stdout and "(7 files, 0 already stored)" in done.stdout
+    assert "with its SQLite file for laptops to join from" in done.stdout
     for query in QUERIES:
         for mode in ([], ["--files"]):
             args = ("search", query, "--repo", str(shop_repo), "--json", "--top-k", "8", *mode)

@@ -1,0 +1,369 @@
+"""Snapshot files: a snapshot's whole local index as one SQLite file in PostgreSQL, for laptops joining.
+
+Copying a large tree's rows one by one costs about as much as parsing a good part of it. So the indexer also
+stores the SQLite file of its local index with the snapshot (zstd-compressed, in parts of a few MB, written in one
+transaction: a crashed indexer leaves no partial file), and a laptop whose local index is empty downloads it,
+checks it (zstd's content checksum, its size and index schema), puts it in place of the empty index and keeps a
+file's rows only when its path and content hash match the working copy: the refresh that follows parses the rest
+and drops what the working copy lacks.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsp_agent.index.models import IndexConfig
+from lsp_agent.index.rows import text_hash
+from lsp_agent.index.store import SCHEMA_VERSION, IndexStore
+from lsp_agent.index.team_identity import repo_and_head
+from lsp_agent.workspace.walk import walk_workspace
+
+if TYPE_CHECKING:  # psycopg is imported only when a team index is used
+    from lsp_agent.index.team_store import TeamStore
+
+log = logging.getLogger(__name__)
+
+PART_BYTES = 4 << 20  # compressed bytes per row of lsp_snapshot_parts
+ZSTD_LEVEL = 3
+FILES_KEPT = 3  # snapshot files kept per repository (each is about a third of its index's size)
+MIN_MATCH = 0.5  # a snapshot file is used when at least this share of the working copy's files match it
+
+
+class SnapshotFileError(RuntimeError):
+    """A downloaded snapshot file is unusable (checksum, size, schema or format); the rows are copied instead."""
+
+
+@dataclass(frozen=True)
+class SnapshotFile:
+    """The stored file of a snapshot: its id, commit, size uncompressed and the model of its vectors."""
+
+    snapshot: int
+    commit: str
+    raw_bytes: int
+    model: str | None
+
+
+def zstd():  # noqa: ANN201 - the zstandard module, or None without the postgres extra
+    """The zstandard module, or None when it is not installed (snapshot files are then skipped)."""
+    try:
+        import zstandard
+    except ImportError:
+        return None
+    return zstandard
+
+
+# --- the indexer ---------------------------------------------------------------------------------------------
+
+
+def build_file(store: IndexStore, dest: Path, local_model: str | None, model: str | None) -> None:
+    """A copy of the local index fit to share: no sizes or mtimes, vectors under the team's model name only."""
+    dest.unlink(missing_ok=True)
+    store.conn.execute("VACUUM INTO ?", (str(dest),))
+    db = sqlite3.connect(str(dest), isolation_level=None)
+    try:
+        db.execute("PRAGMA journal_mode=DELETE")
+        db.execute("BEGIN")
+        db.execute("UPDATE files SET size=-1, mtime_ns=0")  # never equal to a working copy's: hashes decide
+        db.execute("DELETE FROM vectors WHERE model IS NOT ?", (local_model if model else None,))
+        dropped = db.execute("SELECT changes()").fetchone()[0]
+        db.execute("UPDATE vectors SET model=?", (model,))
+        db.execute("COMMIT")
+        if dropped:
+            db.execute("VACUUM")
+    finally:
+        db.close()
+
+
+def upload_file(team: TeamStore, snapshot: int, path: Path, model: str | None) -> bool:
+    """Store a snapshot file in one transaction (False when the snapshot has one already)."""
+    z = zstd()
+    raw = path.stat().st_size
+    with team.errors(), team.conn.transaction():
+        mine = team.conn.execute(
+            "INSERT INTO lsp_snapshot_dbs(snapshot_id, schema, model, raw_bytes) "
+            "VALUES(%s,%s,%s,%s) ON CONFLICT DO NOTHING RETURNING snapshot_id",
+            (snapshot, SCHEMA_VERSION, model, raw),
+        ).fetchone()
+        if mine is None:
+            return False
+        compressor = z.ZstdCompressor(level=ZSTD_LEVEL, threads=-1, write_checksum=True).compressobj()
+        part = 0
+        with (
+            open(path, "rb") as src,
+            team.conn.cursor().copy("COPY lsp_snapshot_parts(snapshot_id, part, data) FROM STDIN") as copy,
+        ):
+            pending = b""
+            while block := src.read(PART_BYTES):
+                pending += compressor.compress(block)
+                while len(pending) >= PART_BYTES:
+                    copy.write_row((snapshot, part, pending[:PART_BYTES]))
+                    pending, part = pending[PART_BYTES:], part + 1
+            pending += compressor.flush()  # a threaded compressor hands over much of its output only here
+            for start in range(0, max(len(pending), 1), PART_BYTES):
+                copy.write_row((snapshot, part, pending[start : start + PART_BYTES]))
+                part += 1
+    return True
+
+
+def publish_file(
+    team: TeamStore, store: IndexStore, snapshot: int, local_model: str | None, model: str | None
+) -> bool:
+    """build_file() and upload_file() for a snapshot (nothing without zstandard); whether a file was stored."""
+    if zstd() is None:
+        return False
+    tmp = store.path.with_name(store.path.name + ".snapshot")
+    try:
+        build_file(store, tmp, local_model, model)
+        stored = upload_file(team, snapshot, tmp, model)
+    finally:
+        tmp.unlink(missing_ok=True)
+    prune_files(team, snapshot)
+    return stored
+
+
+def prune_files(team: TeamStore, snapshot: int, keep: int = FILES_KEPT) -> int:
+    """Drop the files of all but the repository's `keep` newest snapshots that have one; returns how many.
+
+    The snapshots themselves stay (their rows serve joins that copy rows); a laptop joins from the file of its
+    HEAD's snapshot or, failing that, the repository's newest.
+    """
+    with team.errors():
+        cur = team.conn.execute(
+            "DELETE FROM lsp_snapshot_dbs WHERE snapshot_id IN (SELECT d.snapshot_id FROM lsp_snapshot_dbs d "
+            "JOIN lsp_snapshots s ON s.id = d.snapshot_id WHERE s.repo = (SELECT repo FROM lsp_snapshots "
+            "WHERE id=%s) ORDER BY s.created DESC, s.id DESC OFFSET %s)",
+            (snapshot, keep),
+        )
+        return max(cur.rowcount, 0)
+
+
+# --- the laptop ----------------------------------------------------------------------------------------------
+
+
+def find_file(team: TeamStore, repo: str, head: str | None) -> SnapshotFile | None:
+    """The snapshot file to start from: the one of HEAD's snapshot, else the repository's newest."""
+    if zstd() is None:
+        return None
+    with team.errors():
+        if not team.conn.execute("SELECT to_regclass('lsp_snapshot_dbs') IS NOT NULL").fetchone()[0]:  # type: ignore[index]
+            return None
+        row = team.conn.execute(
+            "SELECT s.id, s.commit, d.raw_bytes, d.model FROM lsp_snapshots s "
+            "JOIN lsp_snapshot_dbs d ON d.snapshot_id = s.id WHERE s.repo=%s AND s.complete AND d.schema=%s "
+            "ORDER BY s.commit = %s DESC, s.created DESC, s.id DESC LIMIT 1",
+            (repo, SCHEMA_VERSION, head or ""),
+        ).fetchone()
+    return SnapshotFile(*row) if row else None
+
+
+def download(team: TeamStore, found: SnapshotFile, dest: Path) -> None:
+    """Write a snapshot file to dest, decompressed as its parts arrive; SnapshotFileError when it is not whole.
+
+    zstd checks the content against the frame's checksum (XXH64) as it decompresses; the end of the frame and the
+    size catch a file cut short.
+    """
+    decompressor = zstd().ZstdDecompressor().decompressobj()
+    size = 0
+    with team.errors(), open(dest, "wb") as out:
+        with team.conn.cursor(binary=True) as cur:
+            for (data,) in cur.stream(
+                "SELECT data FROM lsp_snapshot_parts WHERE snapshot_id=%s ORDER BY part", (found.snapshot,)
+            ):
+                try:
+                    block = decompressor.decompress(bytes(data))
+                except Exception as exc:  # zstd.ZstdError: a damaged part
+                    raise SnapshotFileError(f"snapshot file {found.snapshot} is damaged: {exc}") from None
+                out.write(block)
+                size += len(block)
+    if not decompressor.eof or size != found.raw_bytes:
+        raise SnapshotFileError(
+            f"snapshot file {found.snapshot} is incomplete ({size} of {found.raw_bytes} bytes)"
+        )
+
+
+def stored_hashes(path: Path) -> dict[str, str]:
+    """path -> content hash of every file a downloaded snapshot file holds (SnapshotFileError if unusable)."""
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            row = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            if row is None or row[0] != SCHEMA_VERSION:
+                raise SnapshotFileError(
+                    f"snapshot file has index schema {row and row[0]}, not {SCHEMA_VERSION}"
+                )
+            db.execute("SELECT id, file_id, terms FROM chunks LIMIT 1").fetchall()
+            return dict(db.execute("SELECT path, hash FROM files"))
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        raise SnapshotFileError(f"snapshot file is not a usable index: {exc}") from None
+
+
+def adopt(path: Path, stores: Sequence[IndexStore], lock: threading.RLock) -> bool:
+    """Put the file at `path` in place of the (empty) database of `stores`, reopening them.
+
+    False, with nothing changed, when another process has the database open (its WAL file outlives our close).
+    """
+    target = stores[0].path
+    wal = [target.with_name(target.name + suffix) for suffix in ("-wal", "-shm")]
+    with lock:
+        for store in stores:
+            store.close()
+        try:
+            if any(p.exists() for p in wal):
+                return False
+            os.replace(path, target)
+            return True
+        finally:
+            for store in stores:
+                store._open()  # the same objects: their owners keep using them
+
+
+def keep_matching(
+    store: IndexStore,
+    candidates: list[tuple[str, int, int, str]],
+    models: tuple[str | None, str | None],
+    found: SnapshotFile,
+) -> int:
+    """Give the files whose path and hash match the working copy its size and mtime; returns how many match.
+
+    The others keep size -1, so the refresh re-reads them. `models`: (our embedder's name, the team's name for
+    it); the file's vectors are kept under our name when they are of the same model, else dropped.
+    """
+    local_model, model = models
+    with store.transaction():
+        cur = store.conn.executemany(
+            "UPDATE files SET size=?, mtime_ns=? WHERE path=? AND hash=?",
+            [(size, mtime, rel, digest) for rel, size, mtime, digest in candidates],
+        )
+        matched = cur.rowcount
+        if local_model is not None and model is not None and found.model == model:
+            store.conn.execute("DELETE FROM vectors WHERE model IS NOT ?", (found.model,))
+            store.conn.execute("UPDATE vectors SET model=?", (local_model,))
+        else:
+            store.conn.execute("DELETE FROM vectors")
+    return matched
+
+
+def seed_candidates(
+    root: Path, config: IndexConfig, store: IndexStore, walked: list[Path]
+) -> list[tuple[str, int, int, str]]:
+    """(path, size, mtime, content hash) of the tree's files the local index lacks or holds another version of.
+
+    Every file the walk finds is appended to `walked` (the refresh that follows reuses the walk).
+    """
+    known = store.files()
+    out = []
+    base = (
+        str(Path(root).absolute()) + os.sep
+    )  # walk_workspace's paths start with it: cheaper than relative_to
+    for path in walk_workspace(root, exclude=config.exclude, max_file_size=config.max_file_size):
+        walked.append(path)
+        name = str(path)
+        rel = (
+            name[len(base) :].replace(os.sep, "/")
+            if name.startswith(base)
+            else path.relative_to(root).as_posix()
+        )
+        try:
+            st = path.stat()
+            rec = known.get(rel)
+            if rec is not None and rec.size == st.st_size and rec.mtime_ns == st.st_mtime_ns:
+                continue
+            digest = text_hash(path.read_bytes())
+        except OSError:
+            continue
+        if rec is None or rec.hash != digest:
+            out.append((rel, st.st_size, st.st_mtime_ns, digest))
+    return out
+
+
+def join_from_file(
+    root: Path,
+    config: IndexConfig,
+    stores: tuple[IndexStore, IndexStore],
+    connect: Callable[[], TeamStore],
+    walked: list[Path],
+    lock: threading.RLock,
+) -> tuple[list[tuple[str, int, int, str]], SnapshotFile | None]:
+    """Find and download the tree's snapshot file while the tree is walked and hashed; put it in place of the
+    empty index.
+
+    Connecting (and importing the driver) happens in the download's thread too. Returns (the walk's candidates,
+    the adopted file; None when the rows must be copied instead: no file, a damaged file or one of another
+    schema, too little of the tree matching it, or another process holding the index). A database failure
+    raises TeamStoreError.
+    """
+    tmp = stores[0].path.with_name(stores[0].path.name + ".team")
+    found: list[SnapshotFile] = []
+    failed: list[BaseException] = []
+
+    def fetch() -> None:
+        try:
+            team = connect()
+            best = find_file(team, *repo_and_head(root))
+            if best is not None:
+                download(team, best, tmp)
+                found.append(best)
+        except SnapshotFileError as exc:
+            log.warning("%s; copying the team's rows instead", exc)
+        except BaseException as exc:  # raised again in the caller's thread
+            failed.append(exc)
+
+    reader = threading.Thread(target=fetch, name="lsp-agent-team-file", daemon=True)
+    reader.start()
+    try:
+        candidates = seed_candidates(root, config, stores[0], walked)
+    finally:
+        reader.join()
+    try:
+        if failed:
+            raise failed[0]
+        if not found or not _adopted(tmp, found[0], candidates, stores, lock):
+            return candidates, None
+    finally:
+        tmp.unlink(missing_ok=True)
+    return candidates, found[0]
+
+
+def _adopted(
+    tmp: Path,
+    found: SnapshotFile,
+    candidates: list[tuple[str, int, int, str]],
+    stores: tuple[IndexStore, IndexStore],
+    lock: threading.RLock,
+) -> bool:
+    """Check a downloaded snapshot file against the tree and put it in place of the empty index; whether it was."""
+    try:
+        held = stored_hashes(tmp)
+    except SnapshotFileError as exc:
+        log.warning("%s; copying the team's rows instead", exc)
+        return False
+    matched = sum(held.get(rel) == digest for rel, _, _, digest in candidates)
+    if not matched or matched < MIN_MATCH * len(candidates):
+        log.info(
+            "snapshot %s of %s matches %d of %d files: copying rows",
+            found.snapshot,
+            found.commit,
+            matched,
+            len(candidates),
+        )
+        return False
+    if not adopt(tmp, stores, lock):
+        log.info("another process has the local index open: copying the team's rows instead of its file")
+        return False
+    log.info(
+        "joined from snapshot file of %s (snapshot %s): %d of %d files match",
+        found.commit,
+        found.snapshot,
+        matched,
+        len(candidates),
+    )
+    return True
