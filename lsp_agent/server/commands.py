@@ -9,7 +9,7 @@ from lsprotocol import types
 
 from lsp_agent.server import undo
 from lsp_agent.server.command_args import CommandError, object_arg, run_id_arg
-from lsp_agent.server.edits import EditPlan, build_edit
+from lsp_agent.server.edits import EditPlan
 from lsp_agent.server.permissions import permissions_command
 from lsp_agent.server.runs import parse_ask
 from lsp_agent.server.settle import Selection, find_hunk, reconcile_applied, settle
@@ -118,13 +118,9 @@ def _selection(pending: PendingProposal, arg: dict[str, Any], command: str) -> S
 
 def _plan(server: AgentServer, pending: PendingProposal, selection: Selection) -> EditPlan:
     """The WorkspaceEdit for a selection of a pending proposal."""
-    return build_edit(
+    return server.proposal_edit(
+        pending,
         [(fp, None if hunks is None else [fp.hunks.index(h) for h in hunks]) for fp, hunks in selection],
-        server.document_state,
-        server.edit_support(),
-        server.workspace.position_codec,
-        annotation_id=f"lsp-agent/{pending.run_id}",
-        label=f"lsp-agent: {pending.summary}",
     )
 
 

@@ -16,7 +16,7 @@ from lsp_agent.agent.rules import rules_status
 from lsp_agent.config import Settings
 from lsp_agent.server.ask_choices import model_choices
 from lsp_agent.server.conversations import EditorConversations
-from lsp_agent.server.edits import DocumentState, EditSupport
+from lsp_agent.server.edits import DocumentState, EditPlan, EditSupport, FileProposal, build_edit
 from lsp_agent.server.indexing import IndexManager
 from lsp_agent.server.next_edits import NextEdits
 from lsp_agent.server.progress import ProgressReporter
@@ -235,6 +235,20 @@ class AgentServer(HardenedServer):
         self.proposals.add(pending)
         self.publish_hints()
         return pending
+
+    def proposal_edit(
+        self, pending: PendingProposal, files: list[tuple[FileProposal, list[int] | None]], label: str = ""
+    ) -> EditPlan:
+        """The WorkspaceEdit, in the shape this client takes, applying `files` of a pending proposal (each with
+        the indexes of its hunks to apply, None for all), annotated with the run."""
+        return build_edit(
+            files,
+            self.document_state,
+            self.edit_support(),
+            self.workspace.position_codec,
+            annotation_id=f"lsp-agent/{pending.run_id}",
+            label=f"lsp-agent: {label or pending.summary}",
+        )
 
     def publish_hints(self, reconcile: bool = True) -> None:
         """(Re)publish the hint diagnostics of every open document touched by a pending proposal.
