@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lsp_agent.agent.conversation_memory import estimate_tokens
-from lsp_agent.agent.rules import rules_status
+from lsp_agent.agent.conversation.memory import estimate_tokens
+from lsp_agent.agent.conversation.rules import rules_status
 from lsp_agent.server.command_args import CommandError, folder_arg, optional_object_arg, session_id_arg
 from lsp_agent.server.runs import parse_ask
 from lsp_agent.server.settle import settle
