@@ -14,7 +14,8 @@ id that then fails as a dict key, an `error` that is no object). check_message()
                                                -32602 InvalidParams
     a response of the client that is malformed the request waiting for it fails with an error (not a hang)
 
-Notifications are never answered: their problems are logged.
+Notifications are never answered: their problems are logged. The envelope rules shared with the language server
+are in lsp_agent/jsonrpc.py.
 """
 
 from __future__ import annotations
@@ -25,9 +26,23 @@ import re
 from pathlib import Path
 from typing import Any
 
+from lsp_agent.jsonrpc import (
+    ACP,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    decode,
+    envelope_problem,
+    error_reply,
+    message_kind,
+    not_an_object,
+    refuse_batch,
+    response_problem,
+    usable_id,
+)
+
 log = logging.getLogger(__name__)
 
-PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32602, -32603
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024  # one line; a longer one is skipped and refused
 # Methods whose params name the folder a session works in (and, as the SDK routes them, extra read folders).
 FOLDER_METHODS = ("session/new", "session/load", "session/resume", "session/fork")
@@ -35,59 +50,6 @@ SYSTEM_TREES = (Path("/proc"), Path("/sys"), Path("/dev"))
 LEADING_ID = re.compile(
     rb'^\s*\{(?:\s*"(?:jsonrpc|method)"\s*:\s*"[^"\\]{0,200}"\s*,){0,2}\s*"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")'
 )
-
-
-def error_reply(msg_id: Any, code: int, message: str) -> dict[str, Any]:
-    """A JSON-RPC error response."""
-    return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
-
-
-def usable_id(value: Any) -> bool:
-    """ACP request ids are integers, strings or null (its schema's RequestId); a bool is no integer here."""
-    return value is None or isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
-
-
-def message_kind(message: dict[str, Any]) -> str:
-    """ "request", "notification" or "response" (an object with neither a method nor a result is a broken
-    request: it gets an answer)."""
-    if "method" in message:
-        return "request" if "id" in message else "notification"
-    if "id" in message and ("result" in message or "error" in message):
-        return "response"
-    return "request"
-
-
-def envelope_problem(message: dict[str, Any], kind: str) -> str | None:
-    """What makes a JSON object no valid JSON-RPC 2.0 message of its kind (None when it is one)."""
-    if message.get("jsonrpc") != "2.0":
-        return f'"jsonrpc" must be "2.0", got {message.get("jsonrpc")!r:.60}'
-    if "id" in message and not usable_id(message["id"]):
-        return f'"id" must be an integer or a string, got {message["id"]!r:.60}'
-    if kind == "response":
-        return None  # its result/error are checked by response_problem (the waiting request gets the error)
-    if "method" not in message and "id" not in message:
-        return 'a message needs a "method" (a request or notification) or an "id" with a "result" or "error"'
-    method = message.get("method")
-    if not isinstance(method, str) or not method:
-        return f'"method" must be a non-empty string, got {method!r:.60}'
-    params = message.get("params")
-    if params is not None and not isinstance(params, dict | list):
-        return f'"params" must be an object, got {type(params).__name__} {params!r:.60}'
-    return None
-
-
-def response_problem(message: dict[str, Any]) -> str | None:
-    """What is wrong with a client's response (None: nothing)."""
-    if "result" in message and "error" in message:
-        return 'a response has exactly one of "result" and "error"'
-    if "error" in message:
-        error = message["error"]
-        if not isinstance(error, dict):
-            return f'"error" must be an object, got {type(error).__name__}'
-        code = error.get("code")
-        if not isinstance(code, int) or isinstance(code, bool) or not isinstance(error.get("message"), str):
-            return '"error" needs an integer "code" and a string "message"'
-    return None
 
 
 def project_folder_problem(folder: Any) -> str | None:
@@ -135,29 +97,21 @@ def params_problem(method: str, params: Any) -> str | None:
 
 def check_message(raw: bytes | str) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     """(the message to hand to the SDK or None, the error responses to send back) for one line or frame."""
-    try:
-        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-    except UnicodeDecodeError as exc:
-        return None, [error_reply(None, PARSE_ERROR, f"the message is not valid UTF-8: {exc}")]
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        return None, [error_reply(None, PARSE_ERROR, f"the message is not valid JSON: {exc}")]
-    except RecursionError:  # `[[[[...` a hundred thousand deep
-        return None, [error_reply(None, PARSE_ERROR, "the message is nested too deeply to read")]
+    data, unreadable = decode(raw)
+    if unreadable is not None:
+        return None, [unreadable]
     if isinstance(data, list):
-        return None, refuse_batch(data)
+        return None, refuse_batch(data, ACP, "send each message on its own line")
     if not isinstance(data, dict):
-        reason = f"a message must be a JSON object, got {'null' if data is None else type(data).__name__}"
-        return None, [error_reply(None, INVALID_REQUEST, reason)]
+        return None, [not_an_object(data)]
     return check_object(data)
 
 
 def check_object(data: dict[str, Any]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     """check_message for a decoded JSON object."""
-    kind = message_kind(data)
-    msg_id = data.get("id") if usable_id(data.get("id")) else None
-    problem = envelope_problem(data, kind)
+    kind = message_kind(data, ACP)
+    msg_id = data.get("id") if usable_id(data.get("id"), ACP) else None
+    problem = envelope_problem(data, kind, ACP)
     if problem is None and kind == "request":
         if (invalid := params_problem(data["method"], data.get("params"))) is not None:
             return None, [
@@ -172,17 +126,6 @@ def check_object(data: dict[str, Any]) -> tuple[dict[str, Any] | None, list[dict
         return None, [error_reply(msg_id, INVALID_REQUEST, f"invalid JSON-RPC request: {problem}")]
     log.warning("ignored an invalid %s: %s", kind, problem)
     return None, []
-
-
-def refuse_batch(items: list[Any]) -> list[dict[str, Any]]:
-    """ACP has no batch messages: every request in one gets an error, and nothing in it is run."""
-    reason = "batch (array) messages are not part of ACP: send each message on its own line"
-    replies = [
-        error_reply(item["id"], INVALID_REQUEST, reason)
-        for item in items
-        if isinstance(item, dict) and "method" in item and "id" in item and usable_id(item["id"])
-    ]
-    return replies or [error_reply(None, INVALID_REQUEST, reason)]
 
 
 def oversized_reply(prefix: bytes, size: int) -> dict[str, Any]:

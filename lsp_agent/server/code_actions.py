@@ -17,12 +17,11 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from lsp_agent.server import undo
-from lsp_agent.server.edits import build_edit
-from lsp_agent.server.next_edits import next_edit_actions
 from lsp_agent.server.proposals import DIAGNOSTIC_SOURCE, HunkSpot, PendingProposal
 from lsp_agent.server.settle import hunk_id
 
 if TYPE_CHECKING:
+    from lsp_agent.server.edits import EditPlan
     from lsp_agent.server.server import AgentServer
 
 APPLY_KIND = types.CodeActionKind.QuickFix
@@ -99,53 +98,54 @@ def _range_dict(rng: types.Range) -> dict:
 
 def _apply_spot(server: AgentServer, spot: HunkSpot) -> types.CodeAction:
     """Apply one hunk (or one created/deleted file), with the WorkspaceEdit inline."""
-    pending = spot.pending
-    indexes = None if spot.index < 0 else [spot.index]
-    plan = build_edit(
-        [(spot.file, indexes)],
-        server.document_state,
-        server.edit_support(),
-        server.workspace.position_codec,
-        annotation_id=f"lsp-agent/{pending.run_id}",
-        label=f"lsp-agent: {pending.summary}",
-    )
+    plan = server.proposal_edit(spot.pending, [(spot.file, None if spot.index < 0 else [spot.index])])
     action = types.CodeAction(
-        title=f"Apply agent edit: {pending.summary}",
+        title=f"Apply agent edit: {spot.pending.summary}",
         kind=APPLY_KIND,
         is_preferred=True,
         diagnostics=None,
     )
-    if plan.edit is None:
-        action.disabled = types.CodeActionDisabled(reason="; ".join(plan.refused) or "nothing left to apply")
-        return action
-    action.edit = plan.edit
-    undo.offer(server, plan)  # lspAgent.undoApply can revert it once applied
-    return action
+    return _carrying(server, action, plan)
 
 
 def _apply_all(server: AgentServer, pending: PendingProposal) -> types.CodeAction:
     """Apply the whole proposal (every file, every hunk that still applies)."""
-    plan = build_edit(
-        [(f, None) for f in pending.files],
-        server.document_state,
-        server.edit_support(),
-        server.workspace.position_codec,
-        annotation_id=f"lsp-agent/{pending.run_id}",
-        label=f"lsp-agent: {pending.summary}",
-    )
-    n = len(pending.files)
-    refused = (
-        f"; {len(plan.refused)} change{'s' if len(plan.refused) != 1 else ''} refused" if plan.refused else ""
-    )
-    action = types.CodeAction(
-        title=f"Apply all agent edits ({n} file{'s' if n != 1 else ''}{refused}): {pending.summary}",
-        kind=APPLY_KIND,
-    )
+    plan = _whole_proposal(server, pending, pending.summary)
+    n, refused = len(pending.files), len(plan.refused)
+    refusals = f"; {refused} change{'s' if refused != 1 else ''} refused" if refused else ""
+    title = f"Apply all agent edits ({n} file{'s' if n != 1 else ''}{refusals}): {pending.summary}"
+    return _carrying(server, types.CodeAction(title=title, kind=APPLY_KIND), plan)
+
+
+def next_edit_actions(
+    server: AgentServer, uri: str, rng: types.Range
+) -> list[types.CodeAction | types.Command]:
+    """At a changed definition: apply every site of its pending next edit, or dismiss it."""
+    actions: list[types.CodeAction | types.Command] = []
+    for offer, pending in server.next_edits.live_offers(uri, rng.start.line):
+        title = offer.current_title(pending)
+        action = types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, is_preferred=True)
+        actions.append(_carrying(server, action, _whole_proposal(server, pending, title)))
+        dismiss = [{"runId": offer.run_id}]
+        actions.append(
+            types.Command(title=f"Dismiss: {title}", command="lspAgent.rejectEdits", arguments=dismiss)
+        )
+    return actions
+
+
+def _whole_proposal(server: AgentServer, pending: PendingProposal, label: str) -> EditPlan:
+    """The WorkspaceEdit of a whole proposal: every file, every hunk that still applies."""
+    return server.proposal_edit(pending, [(f, None) for f in pending.files], label)
+
+
+def _carrying(server: AgentServer, action: types.CodeAction, plan: EditPlan) -> types.CodeAction:
+    """The action with the plan's edit (which lspAgent.undoApply can revert once applied), or disabled saying why
+    nothing is left to apply."""
     if plan.edit is None:
         action.disabled = types.CodeActionDisabled(reason="; ".join(plan.refused) or "nothing left to apply")
-        return action
-    action.edit = plan.edit
-    undo.offer(server, plan)  # lspAgent.undoApply can revert it once applied
+    else:
+        action.edit = plan.edit
+        undo.offer(server, plan)
     return action
 
 

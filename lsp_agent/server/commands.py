@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from lsp_agent.server import undo
-from lsp_agent.server.edits import EditPlan, build_edit
+from lsp_agent.server.command_args import CommandError, object_arg, run_id_arg
+from lsp_agent.server.edits import EditPlan
 from lsp_agent.server.permissions import permissions_command
 from lsp_agent.server.runs import parse_ask
 from lsp_agent.server.settle import Selection, find_hunk, reconcile_applied, settle
@@ -20,28 +21,9 @@ if TYPE_CHECKING:
 MAX_TOP_K = 100
 
 
-class CommandError(Exception):
-    """Bad command arguments; the message tells the caller what to send."""
-
-
-def _arg(args: tuple[Any, ...], command: str, usage: str) -> dict[str, Any]:
-    """The single object argument of a command."""
-    if len(args) != 1 or not isinstance(args[0], dict):
-        raise CommandError(f"{command} expects one argument: {usage}")
-    return args[0]
-
-
-def _run_id(arg: dict[str, Any], command: str) -> str:
-    """The runId field, validated."""
-    run_id = arg.get("runId")
-    if not isinstance(run_id, str) or not run_id:
-        raise CommandError(f'{command}: "runId" is required (the id lspAgent.ask returned)')
-    return run_id
-
-
 def ask(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
     """Start a run in the background and return its id at once."""
-    arg = _arg(
+    arg = object_arg(
         args,
         "lspAgent.ask",
         '{"task": str, "uri"?, "range"?, "plan"?, "sessionId"?, "model"?, "folder"?, "readFolders"?}',
@@ -56,7 +38,7 @@ def ask(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
 
 def cancel(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
     """Stop a run (within a second, also mid-request)."""
-    run_id = _run_id(_arg(args, "lspAgent.cancel", '{"runId": str}'), "lspAgent.cancel")
+    run_id = run_id_arg(object_arg(args, "lspAgent.cancel", '{"runId": str}'), "lspAgent.cancel")
     if run_id not in server.runs.runs:
         raise CommandError(f"lspAgent.cancel: no run {run_id!r}")
     return {"runId": run_id, "cancelled": server.runs.cancel(run_id)}
@@ -71,7 +53,7 @@ async def status(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
 
 async def search(server: AgentServer, args: tuple[Any, ...]) -> list[dict[str, Any]]:
     """Search the index (in a worker thread); results as the CLI prints them plus `uri`."""
-    arg = _arg(args, "lspAgent.search", '{"query": str, "topK"?: int}')
+    arg = object_arg(args, "lspAgent.search", '{"query": str, "topK"?: int}')
     query, top_k = arg.get("query"), arg.get("topK", 10)
     if not isinstance(query, str) or not query.strip():
         raise CommandError('lspAgent.search: "query" is required (a non-empty string)')
@@ -136,20 +118,16 @@ def _selection(pending: PendingProposal, arg: dict[str, Any], command: str) -> S
 
 def _plan(server: AgentServer, pending: PendingProposal, selection: Selection) -> EditPlan:
     """The WorkspaceEdit for a selection of a pending proposal."""
-    return build_edit(
+    return server.proposal_edit(
+        pending,
         [(fp, None if hunks is None else [fp.hunks.index(h) for h in hunks]) for fp, hunks in selection],
-        server.document_state,
-        server.edit_support(),
-        server.workspace.position_codec,
-        annotation_id=f"lsp-agent/{pending.run_id}",
-        label=f"lsp-agent: {pending.summary}",
     )
 
 
 async def apply_edits(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
     """Send (part of) a proposal with workspace/applyEdit; what the client reports applied is settled."""
-    arg = _arg(args, "lspAgent.applyEdits", '{"runId": str, "files"?: [uri], "hunks"?: [{uri, id}]}')
-    run_id = _run_id(arg, "lspAgent.applyEdits")
+    arg = object_arg(args, "lspAgent.applyEdits", '{"runId": str, "files"?: [uri], "hunks"?: [{uri, id}]}')
+    run_id = run_id_arg(arg, "lspAgent.applyEdits")
     pending = _pending(server, run_id, "lspAgent.applyEdits")
     reconcile_applied(server)
     if server.proposals.get(run_id) is None:
@@ -177,8 +155,8 @@ async def apply_edits(server: AgentServer, args: tuple[Any, ...]) -> dict[str, A
 
 def edits_applied(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
     """A client's claim that it applied edits: checked against the document text, never taken on its word."""
-    arg = _arg(args, "lspAgent.editsApplied", '{"runId": str}')
-    pending = _pending(server, _run_id(arg, "lspAgent.editsApplied"), "lspAgent.editsApplied")
+    arg = object_arg(args, "lspAgent.editsApplied", '{"runId": str}')
+    pending = _pending(server, run_id_arg(arg, "lspAgent.editsApplied"), "lspAgent.editsApplied")
     before = sum(len(f.hunks) or 1 for f in pending.files)
     reconcile_applied(server, {f.uri for f in pending.files})
     after = sum(len(f.hunks) or 1 for f in pending.files)
@@ -193,8 +171,8 @@ def edits_applied(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
 def reject_edits(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
     """Reject a run's proposal, or some of its files or hunks, with an optional reason the next ask sees."""
     usage = '{"runId": str, "files"?: [uri], "hunks"?: [{uri, id}], "reason"?: str}'
-    arg = _arg(args, "lspAgent.rejectEdits", usage)
-    run_id = _run_id(arg, "lspAgent.rejectEdits")
+    arg = object_arg(args, "lspAgent.rejectEdits", usage)
+    run_id = run_id_arg(arg, "lspAgent.rejectEdits")
     reason = arg.get("reason")
     if reason is not None and not isinstance(reason, str):
         raise CommandError('lspAgent.rejectEdits: "reason" must be a string')
@@ -215,8 +193,9 @@ def reject_edits(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
 
 async def undo_apply(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
     """Revert the last apply (applyEdits or an Apply code action) exactly; refused when a file changed since."""
+    reconcile_applied(server)  # a code action applied just now becomes the last apply
     try:
-        return await undo.undo_apply(server, args)
+        return await undo.undo_last_apply(server)
     except undo.UndoRefused as exc:
         raise CommandError(str(exc)) from None
 

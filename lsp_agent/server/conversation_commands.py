@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from lsp_agent.agent.conversation.memory import estimate_tokens
 from lsp_agent.agent.conversation.rules import rules_status
-from lsp_agent.server.commands import CommandError
+from lsp_agent.server.command_args import CommandError, folder_arg, optional_object_arg, session_id_arg
+from lsp_agent.server.runs import parse_ask
+from lsp_agent.server.settle import settle
 
 if TYPE_CHECKING:
     from lsp_agent.server.server import AgentServer
@@ -18,48 +20,12 @@ if TYPE_CHECKING:
 MAX_COMPLETIONS = 50
 
 
-def _arg(args: tuple[Any, ...], command: str, usage: str) -> dict[str, Any]:
-    """The single object argument of a command (an empty call, or Neovim's empty table `[]`, counts as {})."""
-    if not args or args == ([],):
-        return {}
-    if len(args) != 1 or not isinstance(args[0], dict):
-        raise CommandError(f"{command} expects one argument: {usage}")
-    return args[0]
-
-
-def _session_id(arg: dict[str, Any], command: str) -> str | None:
-    """The sessionId field, validated (None: the folder's current conversation)."""
-    session_id = arg.get("sessionId")
-    if session_id is None:
-        return None
-    if not isinstance(session_id, str) or not session_id:
-        raise CommandError(f'{command}: "sessionId" must be a non-empty string (the conversation\'s id)')
-    return session_id
-
-
-def _folder(server: AgentServer, arg: dict[str, Any], command: str) -> Path | None:
-    """The workspace folder a command names with "uri" (a file in it) or "folder"; None for the default one."""
-    from lsp_agent.server.ask_choices import choose_root
-
-    uri, folder = arg.get("uri"), arg.get("folder")
-    if not isinstance(uri, str | None) or not isinstance(folder, str | None):
-        raise CommandError(
-            f'{command}: "uri" and "folder" must be strings (a file URI, a folder URI or path)'
-        )
-    if uri is None and folder is None:
-        return server.primary_root
-    try:
-        return choose_root(server, uri, folder)
-    except ValueError as exc:
-        raise CommandError(str(exc).replace("lspAgent.ask", command)) from None
-
-
 def new_conversation(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
     """Start a fresh conversation, current in its folder (the old one stays on disk); returns {sessionId}."""
     usage = '{"sessionId"?: str, "uri"?: str, "folder"?: str}'
-    arg = _arg(args, "lspAgent.newConversation", usage)
-    session_id = _session_id(arg, "lspAgent.newConversation")
-    root = _folder(server, arg, "lspAgent.newConversation")
+    arg = optional_object_arg(args, "lspAgent.newConversation", usage)
+    session_id = session_id_arg(arg, "lspAgent.newConversation")
+    root = folder_arg(server, arg, "lspAgent.newConversation")
     existing = server.sessions.get(session_id) if session_id else None
     busy = [
         r.run_id
@@ -77,9 +43,11 @@ def new_conversation(server: AgentServer, args: tuple[Any, ...]) -> dict[str, An
 
 def conversation(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
     """A conversation for the transcript view: its summary, exchanges (full answers, notes), what the prompt keeps."""
-    arg = _arg(args, "lspAgent.conversation", '{"sessionId"?: str, "uri"?: str, "folder"?: str}')
-    session_id = _session_id(arg, "lspAgent.conversation")
-    session = server.session(session_id, _folder(server, arg, "lspAgent.conversation"))
+    arg = optional_object_arg(
+        args, "lspAgent.conversation", '{"sessionId"?: str, "uri"?: str, "folder"?: str}'
+    )
+    session_id = session_id_arg(arg, "lspAgent.conversation")
+    session = server.session(session_id, folder_arg(server, arg, "lspAgent.conversation"))
     states = {r.run_id: r.state for r in server.runs.runs.values()}
     text, omitted = session.render()
     exchanges = []
@@ -102,12 +70,9 @@ def conversation(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
 
 def retry(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
     """Ask the conversation's last task again: its pending edits are rejected and the attempt marked retried."""
-    from lsp_agent.server.runs import parse_ask
-    from lsp_agent.server.settle import settle
-
-    arg = _arg(args, "lspAgent.retry", '{"sessionId"?: str, "uri"?: str, "folder"?: str}')
-    session_id = _session_id(arg, "lspAgent.retry")
-    session = server.session(session_id, _folder(server, arg, "lspAgent.retry"))
+    arg = optional_object_arg(args, "lspAgent.retry", '{"sessionId"?: str, "uri"?: str, "folder"?: str}')
+    session_id = session_id_arg(arg, "lspAgent.retry")
+    session = server.session(session_id, folder_arg(server, arg, "lspAgent.retry"))
     last = session.last()
     if last is None:
         raise CommandError(f"lspAgent.retry: conversation {session.id} has no ask to retry; ask first")
@@ -127,7 +92,7 @@ def retry(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
 
 async def complete_mention(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
     """Completions for a mention being typed: {prefix: "@pkg/ca" | "@Cart" | "#diag", uri?} -> {items}."""
-    arg = _arg(args, "lspAgent.completeMention", '{"prefix": str, "uri"?: str}')
+    arg = optional_object_arg(args, "lspAgent.completeMention", '{"prefix": str, "uri"?: str}')
     prefix = arg.get("prefix", "")
     if not isinstance(prefix, str):
         raise CommandError('lspAgent.completeMention: "prefix" must be a string such as "@src/" or "@Cart"')

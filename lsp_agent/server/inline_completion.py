@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def register_inline_completion(server: AgentServer) -> None:
-    """Create the server's completion engine and register the inline completion handler."""
+def attach_completion_engine(server: AgentServer) -> CompletionEngine:
+    """Give the server its completion engine (`server.completions`) and its status row."""
 
     def say(message: str, loud: bool) -> None:
         if loud:
@@ -38,12 +38,17 @@ def register_inline_completion(server: AgentServer) -> None:
     engine = CompletionEngine(lambda: server.settings, index_for, server.open_buffers, say)
     server.completions = engine  # type: ignore[attr-defined]
     server.status_providers["completion"] = engine.status
+    return engine
 
-    @server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
-    async def inline_completion(
-        ls: AgentServer, params: types.InlineCompletionParams
-    ) -> types.InlineCompletionList | None:
-        return await _complete(ls, engine, params)
+
+async def inline_completion(
+    ls: AgentServer, params: types.InlineCompletionParams
+) -> types.InlineCompletionList | None:
+    """textDocument/inlineCompletion: the engine's suggestion at the cursor, or None."""
+    engine: CompletionEngine | None = getattr(ls, "completions", None)
+    if engine is None:
+        return None
+    return await _complete(ls, engine, params)
 
 
 async def _complete(

@@ -18,8 +18,6 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from lsp_agent.server import undo
-from lsp_agent.server.edits import build_edit
 from lsp_agent.server.proposals import PendingProposal
 
 if TYPE_CHECKING:
@@ -333,37 +331,3 @@ def _title(change: DefinitionChange, count: int) -> str:
         return f"Rename {count} use{'s' if count != 1 else ''} of `{old}` to `{new}`"
     what = "construction" if change.after.kind == "class" else "call site"
     return f"Update {count} {what}{'s' if count != 1 else ''} of `{change.callee}`"
-
-
-def next_edit_actions(
-    server: AgentServer, uri: str, rng: types.Range
-) -> list[types.CodeAction | types.Command]:
-    """At a changed definition: apply every site of its pending next edit, or dismiss it."""
-    actions: list[types.CodeAction | types.Command] = []
-    for offer, pending in server.next_edits.live_offers(uri, rng.start.line):
-        title = offer.current_title(pending)
-        plan = build_edit(
-            [(f, None) for f in pending.files],
-            server.document_state,
-            server.edit_support(),
-            server.workspace.position_codec,
-            annotation_id=f"lsp-agent/{pending.run_id}",
-            label=f"lsp-agent: {title}",
-        )
-        action = types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, is_preferred=True)
-        if plan.edit is None:
-            action.disabled = types.CodeActionDisabled(
-                reason="; ".join(plan.refused) or "nothing left to apply"
-            )
-        else:
-            action.edit = plan.edit
-            undo.offer(server, plan)  # lspAgent.undoApply can revert it once applied
-        actions.append(action)
-        actions.append(
-            types.Command(
-                title=f"Dismiss: {title}",
-                command="lspAgent.rejectEdits",
-                arguments=[{"runId": offer.run_id}],
-            )
-        )
-    return actions

@@ -13,6 +13,7 @@ from pygls.uris import to_fs_path
 from lsp_agent.agent.consent.permissions import ALLOW_ALWAYS, ALLOW_ONCE, REJECT_ALWAYS, REJECT_ONCE
 from lsp_agent.agent.consent.store import PREFIX_TOOLS, PermissionStore, command_argv, command_prefix
 from lsp_agent.server.client_requests import request_within
+from lsp_agent.server.command_args import CommandError
 
 if TYPE_CHECKING:
     from lsp_agent.server.server import AgentServer
@@ -73,8 +74,6 @@ class EditorPermissionAsker:
 
 def permissions_command(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
     """lspAgent.permissions {action: "list" | "revoke", key?, all?, workspace?}: the remembered "always" answers."""
-    from lsp_agent.server.commands import CommandError  # commands.py imports this module
-
     arg = args[0] if len(args) == 1 and isinstance(args[0], dict) else None
     usage = '{"action": "list"} or {"action": "revoke", "key": "run_command: pytest -q" | "all": true}'
     if arg is None or arg.get("action") not in ("list", "revoke"):
@@ -98,8 +97,6 @@ def permissions_command(server: AgentServer, args: tuple[Any, ...]) -> dict[str,
 
 def _roots(server: AgentServer, workspace: Any) -> list[Path]:
     """The workspace folders a permissions command acts on (one when `workspace` names it)."""
-    from lsp_agent.server.commands import CommandError
-
     roots = server.workspace_roots()
     if workspace is None:
         if not roots:

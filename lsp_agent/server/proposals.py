@@ -11,6 +11,7 @@ from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
 from lsp_agent.server.edits import FileProposal, StateReader, file_proposals, hunk_range
+from lsp_agent.server.settle import hunk_id
 from lsp_agent.workspace.hunks import Hunk, apply_hunks, compute_hunks, split_lines
 from lsp_agent.workspace.proposal import FileChange, Proposal
 
@@ -209,8 +210,6 @@ class ProposalStore:
 
 def _hunk_ref(spot: HunkSpot) -> dict[str, str]:
     """The stable hunk id for a hint's data (what lspAgent.rejectEdits/applyEdits take in "hunks")."""
-    from lsp_agent.server.settle import hunk_id  # settle.py works on these proposals
-
     return {"hunkId": hunk_id(spot.file, spot.index)} if spot.index >= 0 else {}
 
 

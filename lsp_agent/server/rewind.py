@@ -21,8 +21,8 @@ from lsp_agent.agent.conversation.rewind import (
     finish_rewind,
     plan_rewind,
 )
-from lsp_agent.server.commands import CommandError
-from lsp_agent.server.conversation_commands import _arg, _folder, _session_id
+from lsp_agent.server.command_args import CommandError, folder_arg, optional_object_arg, session_id_arg
+from lsp_agent.server.settle import reconcile_applied
 from lsp_agent.server.undo import LastApply, UndoFile, undo_edit
 from lsp_agent.workspace.applied import drift_since_apply
 from lsp_agent.workspace.paths import PathError, resolve_in_workspace
@@ -37,8 +37,8 @@ TARGET = '{"sessionId"?: str, "uri"?: str, "folder"?: str}'
 
 def _conversation(server: AgentServer, arg: dict[str, Any], command: str) -> tuple[Session, Path]:
     """The conversation a command names and the workspace folder it belongs to."""
-    folder = _folder(server, arg, command)
-    session = server.session(_session_id(arg, command), folder)
+    folder = folder_arg(server, arg, command)
+    session = server.session(session_id_arg(arg, command), folder)
     root = session.root or folder or server.primary_root
     if root is None:
         raise CommandError(f"{command}: no workspace folder is open")
@@ -47,17 +47,17 @@ def _conversation(server: AgentServer, arg: dict[str, Any], command: str) -> tup
 
 def exchanges(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
     """The exchanges of a conversation, numbered from 1, with the files each applied and whether it was rewound."""
-    session, root = _conversation(server, _arg(args, "lspAgent.exchanges", TARGET), "lspAgent.exchanges")
+    session, root = _conversation(
+        server, optional_object_arg(args, "lspAgent.exchanges", TARGET), "lspAgent.exchanges"
+    )
     return {"sessionId": session.id, "exchanges": exchange_rows(session, root)}
 
 
 async def rewind(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
     """Rewind a conversation to exchange N: restore the files applied since (file by file) and go on from N."""
-    from lsp_agent.server.settle import (
-        reconcile_applied,  # settle.py imports undo.py, which this one uses too
+    arg = optional_object_arg(
+        args, "lspAgent.rewind", '{"exchange"?: int, "sessionId"?: str, "uri"?: str, "folder"?: str}'
     )
-
-    arg = _arg(args, "lspAgent.rewind", '{"exchange"?: int, "sessionId"?: str, "uri"?: str, "folder"?: str}')
     session, root = _conversation(server, arg, "lspAgent.rewind")
     number = arg.get("exchange")
     if number is not None and (not isinstance(number, int) or isinstance(number, bool)):

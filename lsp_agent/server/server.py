@@ -16,7 +16,7 @@ from lsp_agent.agent.conversation.rules import rules_status
 from lsp_agent.config import Settings
 from lsp_agent.server.ask_choices import model_choices
 from lsp_agent.server.conversations import EditorConversations
-from lsp_agent.server.edits import DocumentState, EditSupport
+from lsp_agent.server.edits import DocumentState, EditPlan, EditSupport, FileProposal, build_edit
 from lsp_agent.server.indexing import IndexManager
 from lsp_agent.server.next_edits import NextEdits
 from lsp_agent.server.progress import ProgressReporter
@@ -31,10 +31,12 @@ log = logging.getLogger(__name__)
 
 SECTION = "lspAgent"
 MAX_CONTEXT_CHARS = 20_000
+HINT_DEBOUNCE_SECONDS = 0.2
 
 
 class AgentServer(HardenedServer):
-    """lsp-agent's LanguageServer: handlers live in features.py and commands.py and use this state."""
+    """lsp-agent's LanguageServer: the state the handlers use (features.py wires them, commands.py and the
+    other handler modules hold them)."""
 
     def __init__(self) -> None:
         super().__init__("lsp-agent", __version__)
@@ -72,6 +74,7 @@ class AgentServer(HardenedServer):
         self.plugins_error: str | None = None  # why MCP and the exec tools could not be loaded
         self._plugins_lock = asyncio.Lock()
         self.diagnosed_uris: set[str] = set()
+        self._hints_timer: asyncio.TimerHandle | None = None  # publish_hints_soon's debounce
         self.status_providers["rules"] = lambda: rules_status(self.workspace_roots(), self.settings)
 
     async def attach_plugins(self) -> None:
@@ -233,6 +236,20 @@ class AgentServer(HardenedServer):
         self.publish_hints()
         return pending
 
+    def proposal_edit(
+        self, pending: PendingProposal, files: list[tuple[FileProposal, list[int] | None]], label: str = ""
+    ) -> EditPlan:
+        """The WorkspaceEdit, in the shape this client takes, applying `files` of a pending proposal (each with
+        the indexes of its hunks to apply, None for all), annotated with the run."""
+        return build_edit(
+            files,
+            self.document_state,
+            self.edit_support(),
+            self.workspace.position_codec,
+            annotation_id=f"lsp-agent/{pending.run_id}",
+            label=f"lsp-agent: {label or pending.summary}",
+        )
+
     def publish_hints(self, reconcile: bool = True) -> None:
         """(Re)publish the hint diagnostics of every open document touched by a pending proposal.
 
@@ -248,6 +265,14 @@ class AgentServer(HardenedServer):
                 types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
             )
         self.diagnosed_uris = wanted
+
+    def publish_hints_soon(self, uri: str) -> None:
+        """Republish the hints shortly after an edit of a document a pending proposal touches (debounced)."""
+        if uri not in self.proposals.uris():
+            return
+        if self._hints_timer is not None:
+            self._hints_timer.cancel()
+        self._hints_timer = asyncio.get_running_loop().call_later(HINT_DEBOUNCE_SECONDS, self.publish_hints)
 
     # ----- messages ---------------------------------------------------------------------------------------
 

@@ -294,11 +294,8 @@ def _whole(text: str, server: AgentServer) -> types.Range:
     return types.Range(start=origin, end=types.Position(line=len(lines) - 1, character=width))
 
 
-async def undo_apply(server: AgentServer, args: tuple[Any, ...]) -> dict[str, Any]:
-    """lspAgent.undoApply: restore the text every file had before the last lspAgent.applyEdits."""
-    from lsp_agent.server.settle import reconcile_applied  # settle.py calls back into this module
-
-    reconcile_applied(server)  # a code action applied just now becomes the last apply
+async def undo_last_apply(server: AgentServer) -> dict[str, Any]:
+    """Restore the text every file had before the last apply (settle a code action applied just now first)."""
     last: LastApply | None = server.last_apply
     if last is None:
         raise UndoRefused("lspAgent.undoApply: nothing to undo (no edits were applied, or they were undone)")

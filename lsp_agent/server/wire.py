@@ -4,7 +4,7 @@ pygls 2.1 drops many malformed messages without a word (a bad `jsonrpc` or `meth
 cannot structure) and its reader allocates whatever Content-Length announces. AgentProtocol checks each message
 against JSON-RPC 2.0 and the LSP lifecycle before pygls dispatches it:
 
-    not JSON                               -32700 ParseError (id null)
+    not JSON, not UTF-8, nested too deeply -32700 ParseError (id null)
     not an object, bad jsonrpc/method/id   -32600 InvalidRequest (the request's id when it has a usable one)
     a batch array (LSP has no batches)     -32600 for each request in it (one error with id null if none)
     params that do not fit the method      -32602 InvalidParams, naming the offending field
@@ -12,15 +12,16 @@ against JSON-RPC 2.0 and the LSP lifecycle before pygls dispatches it:
     a request before initialize            -32002 ServerNotInitialized; notifications are dropped (exit is not)
     a second initialize                    -32600 "server already initialized" (the first session is kept)
     a request after shutdown               -32600 InvalidRequest
+    a malformed response of the client     the request waiting for it fails with an error (not a hang)
 
-Notifications are never answered: their problems are logged. The transport (stdio through the event loop's own
-pipe reader, or TCP) feeds the bytes through framing.MessageFramer.
+The envelope rules shared with ACP are in lsp_agent/jsonrpc.py. Notifications are never answered: their problems
+are logged. The transport (stdio through the event loop's own pipe reader, or TCP) feeds the bytes through
+framing.MessageFramer.
 """
 
 from __future__ import annotations
 
 import contextvars
-import json
 import logging
 from typing import Any
 
@@ -30,16 +31,26 @@ from pygls.exceptions import JsonRpcException
 from pygls.protocol import LanguageServerProtocol
 from pygls.workspace import Workspace
 
+from lsp_agent.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    LSP,
+    decode,
+    envelope_problem,
+    error_reply,
+    message_kind,
+    not_an_object,
+    refuse_batch,
+    response_problem,
+    usable_id,
+)
 from lsp_agent.server.documents import LineWorkspace
 from lsp_agent.server.framing import FramingError
 
 log = logging.getLogger(__name__)
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-SERVER_NOT_INITIALIZED = -32002
+SERVER_NOT_INITIALIZED = -32002  # LSP's own code
 
 
 class RequestError(Exception):
@@ -48,40 +59,6 @@ class RequestError(Exception):
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
         self.code = code
-
-
-def _usable_id(value: Any) -> bool:
-    """LSP request ids are integers or strings (bool is no integer here)."""
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
-
-
-def message_kind(message: dict[str, Any]) -> str:
-    """The kind of a message: "request", "notification" or "response" (an object with an id and neither a method
-    nor a result is a request missing its method: it gets an answer)."""
-    if "method" in message:
-        return "request" if "id" in message else "notification"
-    if "result" in message or "error" in message:
-        return "response"
-    return "request"
-
-
-def envelope_problem(message: dict[str, Any], kind: str) -> str | None:
-    """What makes a JSON object no valid JSON-RPC 2.0 message of its kind (None when it is one)."""
-    if message.get("jsonrpc") != "2.0":
-        return f'"jsonrpc" must be "2.0", got {message.get("jsonrpc")!r}'
-    if "id" in message and not _usable_id(message["id"]):
-        return f'"id" must be an integer or a string, got {message["id"]!r}'
-    if kind == "response":
-        if "id" not in message or ("result" in message and "error" in message):
-            return 'a response needs an "id" and exactly one of "result" and "error"'
-        return None
-    method = message.get("method")
-    if not isinstance(method, str) or not method:
-        return f'"method" must be a non-empty string, got {method!r}'
-    params = message.get("params")
-    if params is not None and not isinstance(params, dict | list):
-        return f'"params" must be an object, got {type(params).__name__} {params!r:.60}'
-    return None
 
 
 def _field_errors(exc: Exception) -> str:
@@ -116,17 +93,14 @@ class AgentProtocol(LanguageServerProtocol):
 
     def handle_body(self, body: bytes) -> None:
         """Handle one framed message body: validate, structure and dispatch, or answer with an error."""
-        try:
-            data = json.loads(body)
-        except (UnicodeDecodeError, ValueError) as exc:
-            self.send_error(None, PARSE_ERROR, f"the message is not valid JSON: {exc}")
-            return
-        if isinstance(data, list):
-            self._refuse_batch(data)
+        data, unreadable = decode(body)
+        if unreadable is not None:
+            self._send_data(unreadable)
+        elif isinstance(data, list):
+            for reply in refuse_batch(data, LSP, "send each message on its own"):
+                self._send_data(reply)
         elif not isinstance(data, dict):
-            self.send_error(
-                None, INVALID_REQUEST, f"a message must be a JSON object, got {type(data).__name__}"
-            )
+            self._send_data(not_an_object(data))
         else:
             self.handle_object(data)
 
@@ -137,14 +111,17 @@ class AgentProtocol(LanguageServerProtocol):
 
     def handle_object(self, data: dict[str, Any]) -> None:
         """Handle one decoded JSON-RPC message."""
-        kind = message_kind(data)
-        msg_id = data.get("id") if _usable_id(data.get("id")) else None
-        problem = envelope_problem(data, kind)
+        kind = message_kind(data, LSP)
+        msg_id = data.get("id") if usable_id(data.get("id"), LSP) else None
+        problem = envelope_problem(data, kind, LSP)
         if problem is not None:
             if kind == "request":
                 self.send_error(msg_id, INVALID_REQUEST, f"invalid JSON-RPC request: {problem}")
             else:
                 log.warning("ignored an invalid %s: %s", kind, problem)
+            return
+        if kind == "response" and (broken := response_problem(data)) is not None:
+            self._fail_pending(data["id"], f"the client's response was malformed: {broken}")
             return
         if kind != "response" and self.get_message_type(data["method"]) is None:
             data.setdefault("params", None)  # pygls' generic message needs the field (unknown -> -32601 next)
@@ -217,15 +194,6 @@ class AgentProtocol(LanguageServerProtocol):
         if future is not None and not future.done():
             future.set_exception(JsonRpcException(message=reason, code=INVALID_PARAMS))
 
-    def _refuse_batch(self, items: list[Any]) -> None:
-        """LSP has no batch messages: every request in one gets an error, and nothing in it is run."""
-        reason = "batch (array) messages are not part of LSP: send each message on its own"
-        ids = [i["id"] for i in items if isinstance(i, dict) and "method" in i and _usable_id(i.get("id"))]
-        for msg_id in ids:
-            self.send_error(msg_id, INVALID_REQUEST, reason)
-        if not ids:
-            self.send_error(None, INVALID_REQUEST, reason)
-
     def send_error(self, msg_id: int | str | None, code: int, message: str) -> None:
         """Send a JSON-RPC error response (id null when the request's id is unknown)."""
-        self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
+        self._send_data(error_reply(msg_id, code, message))

@@ -145,6 +145,16 @@ def test_bad_notifications_are_logged_never_answered(server):
     )
 
 
+def test_a_deeply_nested_message_gets_a_parse_error_and_no_traceback(server):
+    server.write(frame(b"[" * 200_000 + b"]" * 200_000))  # json.loads raises RecursionError
+    assert "nested too deeply" in _error(server.reply(), PARSE_ERROR, None)
+    deep = b'{"jsonrpc": "2.0", "id": 71, "method": "shutdown", "params": ' + b'{"a":' * 100_000 + b"1"
+    server.write(frame(deep + b"}" * 100_001))  # its id cannot be read either: id null
+    assert "nested too deeply" in _error(server.reply(), PARSE_ERROR, None)
+    server.still_answers()
+    assert "RecursionError" not in "".join(server.stderr)  # answered, not logged as a crash
+
+
 def test_a_huge_content_length_is_refused_without_allocating_it(server):
     body = json.dumps({"jsonrpc": "2.0", "id": 51, "method": "shutdown"}).encode()
     server.write(b"Content-Length: 1000000000000\r\n\r\n" + body)
