@@ -175,7 +175,8 @@ def _finish_fix(run: Any, testing: EditTesting, passing: list[_Passing]) -> Outc
     note = alternatives_note(chosen.original, versions)
     run.thought(f"{chosen.change} {note}".strip())
     if note:  # the front-ends get the versions themselves too
-        run.events.emit("context", what="alternatives", status=note, path=chosen.path, versions=versions)
+        where = {"path": chosen.path, "line": chosen.line}
+        run.events.emit("context", what="alternatives", status=note, versions=versions, **where)
     return Outcome("complete", run.auto_finish() or run.last_text, True)
 
 

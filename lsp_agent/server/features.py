@@ -15,6 +15,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
 from lsp_agent.config_files import workspace_config_file
+from lsp_agent.server.alternatives import ALTERNATIVE_COMMANDS
 from lsp_agent.server.client_requests import request_within
 from lsp_agent.server.code_actions import code_actions
 from lsp_agent.server.commands import COMMANDS, CommandError
@@ -274,7 +275,12 @@ def _register_actions(server: AgentServer) -> None:
 
 
 def _register_commands(server: AgentServer) -> None:
-    for name, handler in {**COMMANDS, **CONVERSATION_COMMANDS, **REWIND_COMMANDS}.items():
+    for name, handler in {
+        **COMMANDS,
+        **CONVERSATION_COMMANDS,
+        **REWIND_COMMANDS,
+        **ALTERNATIVE_COMMANDS,
+    }.items():
         server.command(name)(_wrap(name, handler))
 
 

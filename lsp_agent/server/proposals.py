@@ -27,6 +27,9 @@ class PendingProposal:
     session_id: str | None = None
     files: list[FileProposal] = field(default_factory=list)
     applied_any: bool = False  # some change of this proposal reached the user's text
+    alternatives: list = field(
+        default_factory=list
+    )  # server.alternatives.LineAlternatives: other passing lines
 
     @classmethod
     def create(
