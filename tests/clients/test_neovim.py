@@ -418,3 +418,18 @@ def test_typing_shows_ghost_text_from_the_server_and_the_keys_accept_and_dismiss
     )
     health = "\n".join(r["health"])
     assert "OK inline completion: openai/qwen2.5-coder-1.5b (" in health, health
+
+
+@pytest.mark.timeout(170)
+def test_a_run_whose_checks_failed_shows_checks_failed_not_an_error(tmp_path: Path) -> None:
+    broken = _edit('return "Hello " + name', 'return "Hello " +* name')
+    script = [{"match": "CHECKS-TASK", **broken}, _complete("done"), _complete("done")]
+    r = run_scenario("checks", script, tmp_path)
+    assert r["after_ask"]["state"] == "checks_failed" and r["after_ask"]["proposal"] == "pending"
+    [check] = r["checks_failed"]
+    assert check.startswith("syntax error: greet.py:2:"), check
+    assert r["state_text"] == f"checks failed: {check}"
+    assert r["status_text"] == "agent: 1 pending, 1 checks failed"
+    transcript = "\n".join(r["transcript"])
+    assert f"checks failed: {check} (complete) after" in transcript and "done: complete" not in transcript
+    assert r["disk"] == GREET  # nothing applied

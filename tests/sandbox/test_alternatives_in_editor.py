@@ -19,7 +19,12 @@ from lsp_agent.testing.scripted_model import ScriptedModelServer  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_pytest_plugins")]
 stats_project = test_sandbox_fault_lines.stats_project  # clamp() returns lo where it should return hi
-SMALL = {"toolCalling": "prompt", "profile": "small", "maxIterations": 6, "permissions": {"allow": ["run_tests"]}}
+SMALL = {
+    "toolCalling": "prompt",
+    "profile": "small",
+    "maxIterations": 6,
+    "permissions": {"allow": ["run_tests"]},
+}
 CHOSEN, OTHER = "        return hi", "        return min(x, hi)"
 
 
@@ -50,7 +55,9 @@ async def test_an_alternative_passing_version_is_offered_and_replaces_the_propos
             assert not [a for a in await code_actions_at(editor, uri, 3) if a.title.startswith("Use alt")]
             [command] = offered
             result = await editor.command(command.command, *command.arguments)
-            assert result["version"] == OTHER and result["previous"] == CHOSEN and result["state"] == "pending"
+            assert (
+                result["version"] == OTHER and result["previous"] == CHOSEN and result["state"] == "pending"
+            )
             assert result["summary"].startswith(
                 f"Using `return min(x, hi)` at pkg/stats.py line {BUGGY_LINE} instead of `return hi` (chosen in "
                 "the editor; it passes the tests too). pkg/stats.py line"
@@ -69,7 +76,9 @@ async def test_an_alternative_passing_version_is_offered_and_replaces_the_propos
 
             with pytest.raises(Exception, match="not another version that passed the tests"):
                 await editor.command(command.command, {**command.arguments[0], "version": "        return 0"})
-            editor.change(uri, STATS.replace("        return lo\n    return x", "        return -1\n    return x"))
+            editor.change(
+                uri, STATS.replace("        return lo\n    return x", "        return -1\n    return x")
+            )
             back = {**command.arguments[0], "version": CHOSEN}
             with pytest.raises(Exception, match="no longer applies"):
                 await editor.command(command.command, back)
