@@ -85,6 +85,7 @@ class EditTesting:
         True  # a passing one-line edit gives way to a simpler passing version (agent/line_simpler.py)
     )
     note: str = ""  # what the summary adds about the passing proposal (other versions that pass)
+    alternatives: dict[str, Any] = field(default_factory=dict)  # their `context` event (path, line, versions)
     check_suite: bool = True  # once the named tests pass, the whole suite runs too (suite_check.py)
     suite_before: TestReport | None = None  # the whole suite without the proposal, run when first needed
 
