@@ -67,8 +67,8 @@ class EventAgent(EchoAgent):
         from lsp_agent.acp.sessions import AcpSession
         from lsp_agent.acp.turns import UpdatePump
         from lsp_agent.acp.updates import TurnTranslator
+        from lsp_agent.agent.conversation.session import Session
         from lsp_agent.agent.events import AgentEvent
-        from lsp_agent.agent.session import Session
 
         root = Path.cwd()
         session = AcpSession(session_id, root, Session(session_id), requests=None, edits=None)  # type: ignore[arg-type]

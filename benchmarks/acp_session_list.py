@@ -29,9 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from acp import PROTOCOL_VERSION, spawn_agent_process  # noqa: E402
 from acp.schema import ClientCapabilities, Implementation  # noqa: E402
 
-from lsp_agent.agent.conversation_memory import Exchange  # noqa: E402
-from lsp_agent.agent.conversation_store import ConversationStore  # noqa: E402
-from lsp_agent.agent.session import Session  # noqa: E402
+from lsp_agent.agent.conversation.memory import Exchange  # noqa: E402
+from lsp_agent.agent.conversation.session import Session  # noqa: E402
+from lsp_agent.agent.conversation.store import ConversationStore  # noqa: E402
 
 FRONT_ENDS = ("cli", "lsp", "acp")
 

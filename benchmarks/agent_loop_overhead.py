@@ -26,9 +26,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lsp_agent.agent.model import ModelClient, ModelReply, get_litellm  # noqa: E402
-from lsp_agent.agent.run import AgentRun  # noqa: E402
-from lsp_agent.agent.stream_reply import assemble_stream  # noqa: E402
+from lsp_agent.agent.loop.run import AgentRun  # noqa: E402
+from lsp_agent.agent.model.client import ModelClient, ModelReply, get_litellm  # noqa: E402
+from lsp_agent.agent.model.stream_reply import assemble_stream  # noqa: E402
 from lsp_agent.settings_sources import load_settings  # noqa: E402
 from lsp_agent.testing.scripted_model import ScriptedModelServer  # noqa: E402
 

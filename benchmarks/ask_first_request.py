@@ -34,7 +34,7 @@ FROM_SOURCE = (
     "import runpy, sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]; "
     "sys.path.insert(0, sys.argv.pop(1)); runpy.run_module('lsp_agent', run_name='__main__')"
 )
-IMPORT_LITELLM = "from lsp_agent.agent.model import get_litellm; get_litellm()"
+IMPORT_LITELLM = "from lsp_agent.agent.model.client import get_litellm; get_litellm()"
 INDEX_AND_MAP = (
     "import sys; from pathlib import Path; from lsp_agent.index import IndexConfig, WorkspaceIndex\n"
     "index = WorkspaceIndex(Path(sys.argv[1]), IndexConfig()); index.refresh(); index.repo_map(2000); index.close()"

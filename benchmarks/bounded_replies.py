@@ -22,8 +22,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lsp_agent.agent.model import ModelClient, get_litellm  # noqa: E402
-from lsp_agent.agent.parsing import parse_reply  # noqa: E402
+from lsp_agent.agent.model.client import ModelClient, get_litellm  # noqa: E402
+from lsp_agent.agent.model.parsing import parse_reply  # noqa: E402
 from lsp_agent.config import Settings  # noqa: E402
 from lsp_agent.replay.recording import load_recording  # noqa: E402
 from lsp_agent.tools.registry import default_registry  # noqa: E402

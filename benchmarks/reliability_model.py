@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 
-from lsp_agent.agent.model import ModelClient, get_litellm  # noqa: E402
-from lsp_agent.agent.run import AgentRun  # noqa: E402
+from lsp_agent.agent.loop.run import AgentRun  # noqa: E402
+from lsp_agent.agent.model.client import ModelClient, get_litellm  # noqa: E402
 from lsp_agent.cli.printer import strict_printer  # noqa: E402
 from lsp_agent.config import Settings  # noqa: E402
 from lsp_agent.testing.reply_fuzz import HUGE, Verdict, drive, reply_script  # noqa: E402

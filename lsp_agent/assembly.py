@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 from lsp_agent.agent.events import AgentEvent, EventSink
 
 if TYPE_CHECKING:
-    from lsp_agent.agent.model import ModelClient
-    from lsp_agent.agent.permissions import PermissionAsker
-    from lsp_agent.agent.run import AgentRun
-    from lsp_agent.agent.session import Session
+    from lsp_agent.agent.consent.permissions import PermissionAsker
+    from lsp_agent.agent.conversation.session import Session
+    from lsp_agent.agent.loop.run import AgentRun
+    from lsp_agent.agent.model.client import ModelClient
     from lsp_agent.config import Settings
     from lsp_agent.index import IndexConfig, WorkspaceIndex
     from lsp_agent.mcp.manager import McpManager
@@ -134,7 +134,7 @@ async def build_run(
     paths `@name/...`); writes stay in `root`. `stream_text`: the sink also gets the model's text as it streams
     (`text_delta` events); `read_only`: see build_registry.
     """
-    from lsp_agent.agent.run import AgentRun
+    from lsp_agent.agent.loop.run import AgentRun
 
     run_id = run_id or uuid.uuid4().hex[:12]
     registry, settings, errors = await build_registry(
@@ -167,8 +167,8 @@ async def build_run(
 
 def _prepare(run: AgentRun, folders: FolderRouter | None, stream_text: bool) -> None:
     """What every run gets before it starts: other folders to read, text streaming, rules, memory share."""
-    from lsp_agent.agent.rules import apply_project_rules
-    from lsp_agent.agent.session import fit_conversation
+    from lsp_agent.agent.conversation.rules import apply_project_rules
+    from lsp_agent.agent.conversation.session import fit_conversation
 
     if folders is not None:
         from lsp_agent.tools.read_folders import attach_folders

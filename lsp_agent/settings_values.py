@@ -196,7 +196,7 @@ def infill_template(value: Any) -> str | None:
     if not isinstance(value, str):
         raise ValueError("expected auto, a preset name or a template string")
     if value.strip() in ("auto", *INFILL_PRESETS):
-        return value.strip()  # agent/line_infill.py resolves auto and fills in the preset's template
+        return value.strip()  # agent/repair/line_infill.py resolves auto and fills in the preset's template
     if "{prefix}" not in value or "{suffix}" not in value:
         raise ValueError(
             f"expected auto, one of {', '.join(INFILL_PRESETS)} or a template with {{prefix}} and {{suffix}}"

@@ -41,6 +41,6 @@ def _no_pytest_plugins_in_subprocesses() -> Iterator[None]:
 @pytest.fixture(scope="session")
 def litellm_imported() -> None:
     """litellm imported once per test process, before the first test that needs it (a first import takes seconds)."""
-    from lsp_agent.agent.model import get_litellm
+    from lsp_agent.agent.model.client import get_litellm
 
     get_litellm()

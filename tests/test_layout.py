@@ -26,7 +26,7 @@ MAY_IMPORT_FRONT_ENDS = {
 class Import:
     """One `import` of an lsp_agent module, at module level or inside a function."""
 
-    module: str  # the importing module, e.g. lsp_agent.agent.run
+    module: str  # the importing module, e.g. lsp_agent.agent.loop.run
     target: str  # the imported module, e.g. lsp_agent.sandbox.codeact
     line: int
 
@@ -35,13 +35,13 @@ class Import:
 
 
 def package_of(module: str) -> str | None:
-    """The package a module belongs to: lsp_agent.agent.run -> agent, lsp_agent.config -> config."""
+    """The package a module belongs to: lsp_agent.agent.loop.run -> agent, lsp_agent.config -> config."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else None  # None: the root package (its __version__)
 
 
 def module_name(path: Path) -> str:
-    """lsp_agent/agent/run.py -> lsp_agent.agent.run; a package's __init__ is the package."""
+    """lsp_agent/agent/loop/run.py -> lsp_agent.agent.loop.run; a package's __init__ is the package."""
     parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
@@ -213,7 +213,7 @@ def test_the_cycle_finder_names_cycles_and_their_imports(tmp_path):
     source.write_text(
         "from typing import TYPE_CHECKING\n"
         "import lsp_agent.tools.registry\n"
-        "if TYPE_CHECKING:\n    from lsp_agent.agent.run import AgentRun\n"
+        "if TYPE_CHECKING:\n    from lsp_agent.agent.loop.run import AgentRun\n"
         "def f():\n    from lsp_agent.sandbox import per_run\n"
     )
     targets = [imp.target for imp in imports_of(source, "lsp_agent.m")]

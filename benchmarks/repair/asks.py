@@ -8,7 +8,7 @@ reply bound the agent uses, through the agent's own model client (litellm). A ve
 file it gives parses to the same tree as the project's own file. The baseline, in the same run, is the same
 request without the failing test: what the model makes of the code and the task alone. With `--infill TEMPLATE`,
 a third variant is the fill-in-the-middle request line repairs send first with `infillTemplate` set
-(agent/line_infill.py: greedy, the bug's line left out, so one request per task whatever `--samples` says).
+(agent/repair/line_infill.py: greedy, the bug's line left out, so one request per task whatever `--samples` says).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def add_asks_arguments(parser: argparse.ArgumentParser) -> None:
 def fixes(task: Task, pristine: str, lines: list[str], reply: str, shown: list[str]) -> tuple[int, bool]:
     """(versions read from the reply, whether one of them turns the buggy `lines` back into the project's own
     file)."""
-    from lsp_agent.agent.line_candidates import candidate_lines
+    from lsp_agent.agent.repair.line_candidates import candidate_lines
 
     want = ast.dump(ast.parse(pristine))
     versions = candidate_lines(reply, lines[task.line - 1], shown)
@@ -66,7 +66,7 @@ def fixes(task: Task, pristine: str, lines: list[str], reply: str, shown: list[s
 
 def requests(task: Task, failure: str, lines: list[str]) -> dict[str, str]:
     """The request of each variant for the bug's line of the buggy file's `lines`."""
-    from lsp_agent.agent.line_candidates import line_request
+    from lsp_agent.agent.repair.line_candidates import line_request
 
     ours = line_request(task.description, failure, task.file, lines, task.line)
     baseline = line_request(task.description, "", task.file, lines, task.line).replace(
@@ -77,14 +77,14 @@ def requests(task: Task, failure: str, lines: list[str]) -> dict[str, str]:
 
 def shown_lines(task: Task, lines: list[str]) -> list[str]:
     """The lines the request shows around the bug's line, not counting it (echoes are not versions)."""
-    from lsp_agent.agent.line_candidates import shown_numbers
+    from lsp_agent.agent.repair.line_candidates import shown_numbers
 
     return [lines[n - 1] for n in shown_numbers(lines, task.line) if n != task.line]
 
 
 async def ask_infill(client: Any, template: str, lines: list[str], number: int) -> tuple[str, float, int]:
     """The infill request about line `number` as line repairs send it: (the line filled in, seconds, tokens)."""
-    from lsp_agent.agent.line_infill import MAX_TOKENS, STOP, filled_line, infill_prompt
+    from lsp_agent.agent.repair.line_infill import MAX_TOKENS, STOP, filled_line, infill_prompt
 
     client.extra_params.update(max_tokens=MAX_TOKENS, temperature=0, seed=1)
     reply = await client.infill(infill_prompt(template, lines, number), STOP)
@@ -93,7 +93,7 @@ async def ask_infill(client: Any, template: str, lines: list[str], number: int) 
 
 async def ask(client: Any, request: str, seed: int) -> tuple[str, float, int]:
     """One line-repair request as the agent sends it: (reply text, seconds, completion tokens)."""
-    from lsp_agent.agent.line_repair import REPLY_TOKENS, SYSTEM, TEMPERATURE
+    from lsp_agent.agent.repair.line_repair import REPLY_TOKENS, SYSTEM, TEMPERATURE
 
     client.extra_params.update(max_tokens=REPLY_TOKENS, temperature=TEMPERATURE, seed=seed)
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": request}]
@@ -105,8 +105,8 @@ def run_asks(args: argparse.Namespace, task_path: Path) -> int:
     """Ask about each chosen task's bug line with and without the failure; print how often a version fixes it."""
     from benchmarks.repair.run import check_endpoint, select_tasks
     from benchmarks.repair.sites import BUDGET_STEPS
-    from lsp_agent.agent.line_sites import site_budget
-    from lsp_agent.agent.model import ModelClient
+    from lsp_agent.agent.model.client import ModelClient
+    from lsp_agent.agent.repair.line_sites import site_budget
     from lsp_agent.config import Settings
 
     _, tasks = read_task_set(task_path)

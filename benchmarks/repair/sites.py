@@ -56,8 +56,8 @@ def add_sites_arguments(parser: argparse.ArgumentParser) -> None:
 
 def site_ranks(root: Path, task: Task, budget: int) -> dict[str, Any]:
     """In the task's environment: the 1-based ranks of the bug's line among the sites and in plain Ochiai."""
-    from lsp_agent.agent.line_candidates import repairable
-    from lsp_agent.agent.line_sites import repair_sites
+    from lsp_agent.agent.repair.line_candidates import repairable
+    from lsp_agent.agent.repair.line_sites import repair_sites
     from lsp_agent.settings_sources import load_settings
     from lsp_agent.tools.fault_lines import ranked_lines
     from lsp_agent.tools.registry import ToolContext
@@ -141,7 +141,7 @@ def rank_task(
 def run_sites(args: argparse.Namespace, task_path: Path) -> int:
     """Rank the sites of the chosen tasks, print recall against plain Ochiai, save the ranks."""
     from benchmarks.repair.run import select_tasks
-    from lsp_agent.agent.line_sites import site_budget
+    from lsp_agent.agent.repair.line_sites import site_budget
     from lsp_agent.config import Settings
 
     _, tasks = read_task_set(task_path)

@@ -48,8 +48,8 @@ from lsp_agent.acp.session_list import SessionLister
 from lsp_agent.acp.sessions import DEFAULT_MODE, MODES, AcpSession, SessionStore, default_store, mode_state
 from lsp_agent.acp.turns import run_turn
 from lsp_agent.acp.workspace import IndexPool, mcp_manager
-from lsp_agent.agent.permission_store import PermissionStore
-from lsp_agent.agent.session import Session
+from lsp_agent.agent.consent.store import PermissionStore
+from lsp_agent.agent.conversation.session import Session
 from lsp_agent.config import ModelNotConfigured, Settings
 from lsp_agent.settings_sources import load_settings
 

@@ -55,7 +55,7 @@ def auth_methods(terminal: bool = False) -> list[EnvVarAuthMethod | TerminalAuth
 def key_path(directory: Path | None = None) -> Path:
     """Where the key is kept: the permission store's directory."""
     if directory is None:
-        from lsp_agent.agent.permission_store import default_directory
+        from lsp_agent.agent.consent.store import default_directory
 
         directory = default_directory()
     return directory / KEY_FILE

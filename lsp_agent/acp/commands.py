@@ -61,7 +61,7 @@ async def run_command(
 
 def rewind_text(session: AcpSession, argument: str) -> str:
     """What /rewind says: the exchanges when no number is given, else what rewinding to that one did."""
-    from lsp_agent.agent.rewind import exchange_rows, rewind_on_disk
+    from lsp_agent.agent.conversation.rewind import exchange_rows, rewind_on_disk
 
     if session.run is not None:
         return "Not rewound: a prompt of this session is still running; cancel it or wait, then rewind."

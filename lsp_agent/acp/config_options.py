@@ -35,7 +35,7 @@ def model_choices(settings: Settings) -> list[str]:
 
 def supports_reasoning(model: str) -> bool | None:
     """Whether litellm says `model` takes a reasoning effort; None while litellm is not imported yet."""
-    from lsp_agent.agent.model import get_litellm, litellm_loaded
+    from lsp_agent.agent.model.client import get_litellm, litellm_loaded
 
     if not litellm_loaded():
         return None

@@ -19,8 +19,8 @@ from typing import Any
 from acp import helpers
 from acp.schema import PermissionOption, ToolCallLocation, ToolCallUpdate
 
-from lsp_agent.agent.permission_store import PermissionStore, rule_for
-from lsp_agent.agent.permissions import ALLOW_ALWAYS, ALLOW_ONCE, ANSWERS, REJECT_ALWAYS, REJECT_ONCE
+from lsp_agent.agent.consent.permissions import ALLOW_ALWAYS, ALLOW_ONCE, ANSWERS, REJECT_ALWAYS, REJECT_ONCE
+from lsp_agent.agent.consent.store import PermissionStore, rule_for
 from lsp_agent.workspace.proposal import FileChange
 
 log = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from lsp_agent.agent.conversation_store import LEGACY_ACP_DIR, safe_name
+from lsp_agent.agent.conversation.store import LEGACY_ACP_DIR, safe_name
 
 log = logging.getLogger(__name__)
 

@@ -126,7 +126,7 @@ def dumped(options: list[Any]) -> list[Any]:
 
 async def ensure_litellm() -> None:
     """Import litellm off the event loop (whether a model reasons is litellm's to say)."""
-    from lsp_agent.agent.model import get_litellm, litellm_loaded
+    from lsp_agent.agent.model.client import get_litellm, litellm_loaded
 
     if not litellm_loaded():
         try:

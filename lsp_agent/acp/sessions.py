@@ -18,12 +18,12 @@ from acp.schema import (
     UnstructuredCommandInput,
 )
 
-from lsp_agent.agent.conversation_store import ConversationStore
-from lsp_agent.agent.session import Session
+from lsp_agent.agent.conversation.session import Session
+from lsp_agent.agent.conversation.store import ConversationStore
 
 if TYPE_CHECKING:
     from lsp_agent.acp.permissions import EditConsent, PermissionRequests
-    from lsp_agent.agent.run import AgentRun
+    from lsp_agent.agent.loop.run import AgentRun
     from lsp_agent.mcp.manager import McpManager
 
 log = logging.getLogger(__name__)
@@ -117,7 +117,7 @@ class AcpSession:
 
 
 class SessionStore:
-    """ACP sessions in the one conversation store (agent/conversation_store.py), with their mode and history."""
+    """ACP sessions in the one conversation store (agent/conversation/store.py), with their mode and history."""
 
     def __init__(self, directory: Path) -> None:
         self.conversations = ConversationStore(directory)
@@ -180,6 +180,6 @@ class SessionStore:
 
 def default_store() -> SessionStore:
     """Sessions live in the one conversation store, beside the editor's and the CLI's."""
-    from lsp_agent.agent.session import sessions_dir
+    from lsp_agent.agent.conversation.session import sessions_dir
 
     return SessionStore(sessions_dir())

@@ -1,6 +1,6 @@
 """The model's text as it streams, for ACP: message text, thought text, and tool-call markup held back.
 
-The splitting itself is shared with the other front-ends (agent/live_text.py); here it becomes session updates.
+The splitting itself is shared with the other front-ends (agent/loop/live_text.py); here it becomes session updates.
 
 With native tool calling the model's text is what it says to the user: every delta is an agent_message_chunk.
 With tools in the prompt the reply is markup (`<THOUGHT>..</THOUGHT><ACTION>{..}</ACTION>`): THOUGHT text streams as
@@ -17,7 +17,7 @@ from typing import Any
 
 from acp import helpers
 
-from lsp_agent.agent.live_text import MarkupSplitter, visible_text
+from lsp_agent.agent.loop.live_text import MarkupSplitter, visible_text
 
 __all__ = ["ForHistory", "Live", "MarkupSplitter", "ReplyStream", "chunk", "visible_text"]
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from lsp_agent.acp.sessions import AcpSession
-    from lsp_agent.agent.run import RunResult
+    from lsp_agent.agent.loop.run import RunResult
     from lsp_agent.config import Settings
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from acp.schema import Cost, PlanEntry, ToolCallLocation, ToolKind, UsageUpdate
 
 from lsp_agent.acp.streaming import Live, MarkupSplitter, ReplyStream, chunk, visible_text
 from lsp_agent.agent.events import AgentEvent
-from lsp_agent.agent.live_text import is_tagged
+from lsp_agent.agent.loop.live_text import is_tagged
 
 OUTPUT_CHARS = 4000  # tool output shown in the editor's tool-call card
 MAX_LOCATIONS = 20

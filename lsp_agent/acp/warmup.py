@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from lsp_agent.agent.model import PLACEHOLDER_KEY, get_litellm
+from lsp_agent.agent.model.client import PLACEHOLDER_KEY, get_litellm
 
 log = logging.getLogger(__name__)
 

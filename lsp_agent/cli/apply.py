@@ -24,7 +24,7 @@ from lsp_agent.workspace.applied import (
 from lsp_agent.workspace.apply_journal import record_apply
 
 if TYPE_CHECKING:
-    from lsp_agent.agent.run import RunResult
+    from lsp_agent.agent.loop.run import RunResult
     from lsp_agent.workspace.proposal import Proposal
 
 

@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from lsp_agent.agent.permission_store import PREFIX_TOOLS, command_argv, command_prefix
+from lsp_agent.agent.consent.store import PREFIX_TOOLS, command_argv, command_prefix
 from lsp_agent.cli.apply import apply_proposal, remember_proposal
 from lsp_agent.cli.common import add_model_flags, add_provider_flag, provider_model
 from lsp_agent.cli.conversation import mention_context, prepare_ask, remember_session
@@ -22,9 +22,9 @@ from lsp_agent.cli.printer import Printer, colored_diff
 from lsp_agent.logs import setup_logging
 
 if TYPE_CHECKING:
-    from lsp_agent.agent.permissions import PermissionAsker
-    from lsp_agent.agent.run import AgentRun, RunResult
-    from lsp_agent.agent.session import Session
+    from lsp_agent.agent.consent.permissions import PermissionAsker
+    from lsp_agent.agent.conversation.session import Session
+    from lsp_agent.agent.loop.run import AgentRun, RunResult
     from lsp_agent.config import Settings
     from lsp_agent.index import WorkspaceIndex
     from lsp_agent.mcp.manager import McpManager
@@ -195,7 +195,7 @@ def run_ask(args: argparse.Namespace) -> int:
     if settings is None:
         return 2
     # litellm takes seconds to import: it loads while the index refreshes and the MCP servers start.
-    from lsp_agent.agent.model import get_litellm
+    from lsp_agent.agent.model.client import get_litellm
 
     threading.Thread(target=get_litellm, name="import-litellm", daemon=True).start()
     color = out.isatty() and not getattr(args, "no_color", False) and not os.environ.get("NO_COLOR")

@@ -1,6 +1,6 @@
 """Conversations from a terminal: `ask --continue`, `ask --retry`, `@mentions` in the task, `lsp-agent conversation`.
 
-Every `ask` keeps its exchange in the conversation store the editor server and ACP share (agent/conversation_store.py;
+Every `ask` keeps its exchange in the conversation store the editor server and ACP share (agent/conversation/store.py;
 the workspace's current conversation is remembered), so `ask --continue "..."` follows up on the last ask in this
 workspace (in the terminal or the editor) and `ask --retry` runs its task again.
 """
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from lsp_agent.agent.events import AgentEvent
 
 if TYPE_CHECKING:
-    from lsp_agent.agent.session import Session
+    from lsp_agent.agent.conversation.session import Session
 
 
 @dataclass
@@ -32,15 +32,15 @@ class CliAsk:
 
 def last_session_id(root: Path) -> str | None:
     """The id of the workspace's current conversation (the editor's or the CLI's), or None."""
-    from lsp_agent.agent.conversation_store import default_store
+    from lsp_agent.agent.conversation.store import default_store
 
     return default_store().current_id(root)
 
 
 def load_session(session_id: str) -> Session:
     """A stored conversation (a damaged one is logged and starts empty), or a new one with that id."""
-    from lsp_agent.agent.conversation_store import default_store
-    from lsp_agent.agent.session import Session
+    from lsp_agent.agent.conversation.session import Session
+    from lsp_agent.agent.conversation.store import default_store
 
     stored = default_store().load(session_id)
     return stored.session if stored is not None else Session(session_id)
@@ -48,7 +48,7 @@ def load_session(session_id: str) -> Session:
 
 def remember_session(root: Path, session: Session, settings: Any = None) -> None:
     """Save the session (secrets redacted) as the workspace's current one (a failure is a warning, never fatal)."""
-    from lsp_agent.agent.conversation_store import default_store
+    from lsp_agent.agent.conversation.store import default_store
     from lsp_agent.workspace.redaction import redactor_for
 
     store = default_store()
@@ -61,7 +61,7 @@ def remember_session(root: Path, session: Session, settings: Any = None) -> None
 
 def prepare_ask(args: argparse.Namespace, root: Path, task: str) -> CliAsk:
     """The task and session of an `ask`; ValueError says what is missing (no task, nothing to continue)."""
-    from lsp_agent.agent.session import Session
+    from lsp_agent.agent.conversation.session import Session
 
     session_id = getattr(args, "session", None)
     wants_last = getattr(args, "continue_", False) or getattr(args, "retry", False)
@@ -95,7 +95,7 @@ def mention_context(
     task: str, root: Path, index: Any, settings: Any, sink: Any, folders: Any = None
 ) -> str | None:
     """The context the task's @mentions attach (files read from disk; `@name/...` from a --read-folder)."""
-    from lsp_agent.agent.mentions import MentionSources, read_text_file, resolve_mentions
+    from lsp_agent.agent.conversation.mentions import MentionSources, read_text_file, resolve_mentions
     from lsp_agent.workspace.redaction import redactor_for
     from lsp_agent.workspace.secrets import secret_files_of
 

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from lsp_agent.agent.permission_store import PermissionStore
+from lsp_agent.agent.consent.store import PermissionStore
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:

@@ -8,8 +8,8 @@ import sys
 from typing import TextIO
 
 from lsp_agent.agent.events import AgentEvent
-from lsp_agent.agent.live_text import LivePiece, LiveText
-from lsp_agent.agent.sanitize import clean_text
+from lsp_agent.agent.loop.live_text import LivePiece, LiveText
+from lsp_agent.agent.model.sanitize import clean_text
 
 COLORS = {
     "thought": "36",  # cyan
@@ -84,7 +84,7 @@ class Printer:
         if kind == "thought" and self.live is not None and event.data.get("iteration") in self.live.streamed:
             return  # its words were printed as they came
         if kind == "usage":  # the running spend, after each model reply
-            from lsp_agent.agent.budgets import spend_text
+            from lsp_agent.agent.model.budgets import spend_text
 
             self.write(self.paint(f"  [{spend_text(event.data)} so far]", "dim"))
             return

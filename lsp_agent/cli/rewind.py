@@ -28,8 +28,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def run_rewind(args: argparse.Namespace) -> int:
     """Handler of `lsp-agent rewind`."""
-    from lsp_agent.agent.conversation_store import default_store
-    from lsp_agent.agent.rewind import default_target, exchange_rows, rewind_on_disk
+    from lsp_agent.agent.conversation.rewind import default_target, exchange_rows, rewind_on_disk
+    from lsp_agent.agent.conversation.store import default_store
 
     out = sys.stdout
     root = Path(args.repo or ".").expanduser().resolve()

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from lsp_agent.agent.text_client import sends_prompt_as_written
+from lsp_agent.agent.model.text_client import sends_prompt_as_written
 
 log = logging.getLogger(__name__)
 
@@ -181,7 +181,7 @@ class FimClient:
 
 async def _litellm() -> Any:
     """litellm, imported off the event loop the first time (it takes seconds)."""
-    from lsp_agent.agent.model import get_litellm, litellm_loaded
+    from lsp_agent.agent.model.client import get_litellm, litellm_loaded
 
     return get_litellm() if litellm_loaded() else await asyncio.to_thread(get_litellm)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from lsp_agent.agent.line_infill import MODEL_PRESETS
+from lsp_agent.agent.repair.line_infill import MODEL_PRESETS
 from lsp_agent.settings_values import INFILL_PRESETS
 
 PREFIX_LINES, SUFFIX_LINES = 160, 48

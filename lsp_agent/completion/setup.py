@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lsp_agent.agent.line_infill import template_for
+from lsp_agent.agent.repair.line_infill import template_for
 from lsp_agent.completion.fim_client import FIM_ENDPOINT_PROVIDERS, provider_of
 from lsp_agent.config import Settings
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lsp_agent.agent.transcript import REPLAY_SETTINGS
+from lsp_agent.agent.conversation.transcript import REPLAY_SETTINGS
 from lsp_agent.replay.compare import Divergence, Normalizer, compare
 from lsp_agent.replay.recording import Recording, RecordingError, load_recording
 
@@ -84,7 +84,7 @@ def _workspace(recording: Recording, root: Path | None) -> Path:
 
 async def _run_again(recording: Recording, root: Path, transcript: Path, allow_exec: bool) -> None:
     """The run of the recording's task in `root`, its model replaced by the recorded replies."""
-    from lsp_agent.agent.model import ModelClient, get_litellm
+    from lsp_agent.agent.model.client import ModelClient, get_litellm
     from lsp_agent.assembly import build_run
     from lsp_agent.testing.scripted_model import ScriptedModelServer
 
@@ -112,7 +112,7 @@ async def _run_again(recording: Recording, root: Path, transcript: Path, allow_e
 def _settings(recording: Recording, root: Path, api_base: str, transcript: Path) -> Any:
     """The workspace's settings (not the environment's or the user file's) with the recorded run's, pointed at the
     replay server."""
-    from lsp_agent.agent.model import context_window
+    from lsp_agent.agent.model.client import context_window
     from lsp_agent.settings_sources import load_settings
 
     model = str(recording.start.get("model") or "replay")

@@ -1,6 +1,6 @@
 """The other versions of a line that pass the tests, offered on the proposal's changed line.
 
-When a line repair finds several versions of a line that pass the tests (agent/line_alternatives.py), the run's
+When a line repair finds several versions of a line that pass the tests (agent/repair/line_alternatives.py), the run's
 `context` event (`what: "alternatives"`) names them. The proposal's hunk holding that line gets one code action per
 other version ("Use alternative: `...`"), a bare Command running `lspAgent.useAlternative`, which puts the version in
 the proposal in place of the one chosen: the proposal's text and hunks are recomputed, the hunk is checked against

@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 from pygls.uris import to_fs_path
 
+from lsp_agent.agent.conversation.mentions import MentionSources, read_text_file, resolve_mentions
 from lsp_agent.agent.events import AgentEvent
-from lsp_agent.agent.mentions import MentionSources, read_text_file, resolve_mentions
 
 if TYPE_CHECKING:
+    from lsp_agent.agent.conversation.session import Session
     from lsp_agent.agent.events import EventSink
-    from lsp_agent.agent.session import Session
     from lsp_agent.config import Settings
     from lsp_agent.server.runs import AskRequest
     from lsp_agent.server.server import AgentServer

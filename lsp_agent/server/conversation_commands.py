@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lsp_agent.agent.conversation_memory import estimate_tokens
-from lsp_agent.agent.rules import rules_status
+from lsp_agent.agent.conversation.memory import estimate_tokens
+from lsp_agent.agent.conversation.rules import rules_status
 from lsp_agent.server.commands import CommandError
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """The editor's conversations: kept in memory, persisted in the one conversation store, one current per folder.
 
 Every change to a conversation (an exchange begun or finished, a proposal applied or rejected, a summary) is
-written at once to the store the CLI and the ACP front-end share (agent/conversation_store.py), with the secret
+written at once to the store the CLI and the ACP front-end share (agent/conversation/store.py), with the secret
 values of the folder's run redacted. An ask without a sessionId continues its folder's current conversation, so a
 restarted server (or editor) goes on where it stopped; "new conversation" makes a fresh one current and leaves
 the old one on disk.
@@ -14,8 +14,8 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lsp_agent.agent.conversation_store import ConversationStore, default_store
-from lsp_agent.agent.session import Session
+from lsp_agent.agent.conversation.session import Session
+from lsp_agent.agent.conversation.store import ConversationStore, default_store
 
 if TYPE_CHECKING:
     from lsp_agent.server.server import AgentServer

@@ -1,6 +1,6 @@
 """One run's streamed words to the editor: throttled `lspAgent/event` pieces of kind "text" and the progress message.
 
-The agent's `text_delta` events never reach the editor as they are: `LiveText` (agent/live_text.py) hides the
+The agent's `text_delta` events never reach the editor as they are: `LiveText` (agent/loop/live_text.py) hides the
 action markup and coalesces them, so the editor gets at most one `text` event per `liveTextInterval` ms:
 `{"runId", "kind": "text", "text", "channel": "message" | "thought", "request", "first", "final"}`. A reply's
 `thought` event, when its words were already shown live, carries `"streamed": true` (clients need not repeat it).
@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from lsp_agent.agent.live_text import LivePiece, LiveText
+from lsp_agent.agent.loop.live_text import LivePiece, LiveText
 
 PROGRESS_CHARS = 120  # the end of the reply's text shown as the progress message
 

@@ -207,7 +207,7 @@ class NextEdits:
                 f"next edits: {len(sites)} sites for {change.callee}; only the first {limit} asked"
             )
             sites = sites[:limit]
-        from lsp_agent.agent.model import ModelClient, ModelError
+        from lsp_agent.agent.model.client import ModelClient, ModelError
         from lsp_agent.server.next_edit_model import build_messages, build_proposal, parse_reply
         from lsp_agent.workspace.redaction import redactor_for
 

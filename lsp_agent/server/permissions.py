@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from lsp_agent.agent.permission_store import PREFIX_TOOLS, PermissionStore, command_argv, command_prefix
-from lsp_agent.agent.permissions import ALLOW_ALWAYS, ALLOW_ONCE, REJECT_ALWAYS, REJECT_ONCE
+from lsp_agent.agent.consent.permissions import ALLOW_ALWAYS, ALLOW_ONCE, REJECT_ALWAYS, REJECT_ONCE
+from lsp_agent.agent.consent.store import PREFIX_TOOLS, PermissionStore, command_argv, command_prefix
 from lsp_agent.server.client_requests import request_within
 
 if TYPE_CHECKING:

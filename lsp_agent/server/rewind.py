@@ -1,7 +1,7 @@
 """lspAgent.exchanges and lspAgent.rewind: a conversation's exchanges for the clients' pickers, and a rewind to one.
 
 A rewind restores, through one `workspace/applyEdit`, the exact text every file had before the exchanges after N
-applied it (the folder's apply journal, agent/rewind.py); a file whose text (open buffer, else disk) changed since
+applied it (the folder's apply journal, agent/conversation/rewind.py); a file whose text (open buffer, else disk) changed since
 that apply is refused, saying why, and left as it is, while the others are restored. The conversation then goes
 on from N: the later exchanges are left out of the next prompt and their pending edits are dropped.
 """
@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from lsp_agent.agent.rewind import RewindOutcome, default_target, exchange_rows, finish_rewind, plan_rewind
+from lsp_agent.agent.conversation.rewind import (
+    RewindOutcome,
+    default_target,
+    exchange_rows,
+    finish_rewind,
+    plan_rewind,
+)
 from lsp_agent.server.commands import CommandError
 from lsp_agent.server.conversation_commands import _arg, _folder, _session_id
 from lsp_agent.server.undo import LastApply, UndoFile, undo_edit
@@ -22,7 +28,7 @@ from lsp_agent.workspace.applied import drift_since_apply
 from lsp_agent.workspace.paths import PathError, resolve_in_workspace
 
 if TYPE_CHECKING:
-    from lsp_agent.agent.session import Session
+    from lsp_agent.agent.conversation.session import Session
     from lsp_agent.server.server import AgentServer
     from lsp_agent.workspace.apply_journal import RewindFile
 

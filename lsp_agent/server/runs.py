@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lsp_agent.agent.budgets import spend_text
-from lsp_agent.agent.diagnostics_context import parse_diagnostics
+from lsp_agent.agent.conversation.diagnostics_context import parse_diagnostics
+from lsp_agent.agent.model.budgets import spend_text
 from lsp_agent.config import ModelNotConfigured
 from lsp_agent.server.alternatives import alternatives_from_event, attach
 from lsp_agent.server.ask_choices import (
@@ -33,8 +33,8 @@ from lsp_agent.server.proposals import checks_text
 from lsp_agent.server.settle import reconcile_applied
 
 if TYPE_CHECKING:
+    from lsp_agent.agent.conversation.session import Session
     from lsp_agent.agent.events import AgentEvent
-    from lsp_agent.agent.session import Session
     from lsp_agent.server.server import AgentServer
 
 log = logging.getLogger(__name__)
@@ -378,8 +378,8 @@ _agent_loaded = threading.Lock()
 def load_agent_core() -> None:
     """Import the agent core and litellm (seconds of work; call from a worker thread)."""
     with _agent_loaded:
-        from lsp_agent.agent.model import get_litellm
-        from lsp_agent.agent.run import AgentRun  # noqa: F401
+        from lsp_agent.agent.loop.run import AgentRun  # noqa: F401
+        from lsp_agent.agent.model.client import get_litellm
 
         get_litellm()
 

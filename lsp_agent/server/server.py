@@ -12,7 +12,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from lsp_agent import __version__
-from lsp_agent.agent.rules import rules_status
+from lsp_agent.agent.conversation.rules import rules_status
 from lsp_agent.config import Settings
 from lsp_agent.server.ask_choices import model_choices
 from lsp_agent.server.conversations import EditorConversations

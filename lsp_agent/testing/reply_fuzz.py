@@ -18,8 +18,8 @@ from typing import Any
 from hypothesis import strategies as st
 
 from lsp_agent.agent.events import AgentEvent, EventSink
-from lsp_agent.agent.model import ModelClient
-from lsp_agent.agent.run import AgentRun
+from lsp_agent.agent.loop.run import AgentRun
+from lsp_agent.agent.model.client import ModelClient
 from lsp_agent.config import Settings
 from lsp_agent.testing.scripted_model import ScriptedModelServer
 

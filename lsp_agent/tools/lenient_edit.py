@@ -21,9 +21,9 @@ from collections.abc import Iterator
 from lsp_agent.tools.registry import Tool, ToolContext, ToolError, ToolRegistry
 
 _PREFIXED = re.compile(r"^\s*(?:[\w./-]+\.py:)?(\d+): ?(.*)$")  # "226: text", or "pkg/mod.py:226: text"
-# how the code up front shows a long docstring (agent/upfront.py): "206-224: [docstring, 19 more lines]"
+# how the code up front shows a long docstring (agent/repair/upfront.py): "206-224: [docstring, 19 more lines]"
 _DOCSTRING_MARKER = re.compile(r"^\s*(\d+)-(\d+): \[docstring, \d+ more lines?\]\s*$")
-# ToolContext.extras key: {path: [(first, last line)]} of the code shown to the model up front (agent/upfront.py)
+# ToolContext.extras key: {path: [(first, last line)]} of the code shown to the model up front (agent/repair/upfront.py)
 SHOWN_CODE = "shown_code"
 # what a traceback adds around a code line: "    ^^^^^^^^", "    ~~~~^^^", "E   KeyError: 1"
 _TRACEBACK_LINE = re.compile(r"^\s*[~^]+\s*$|^E {3}")

@@ -82,7 +82,7 @@ class EditTesting:
     on_failure: Callable[[int], None] | None = None  # told how many edits failed so far
     tests_editable: bool = False  # the task asks for test changes: an edit of its named tests may be the fix
     simplify: bool = (
-        True  # a passing one-line edit gives way to a simpler passing version (agent/line_simpler.py)
+        True  # a passing one-line edit gives way to a simpler passing version (agent/repair/line_simpler.py)
     )
     note: str = ""  # what the summary adds about the passing proposal (other versions that pass)
     alternatives: dict[str, Any] = field(default_factory=dict)  # their `context` event (path, line, versions)

@@ -138,7 +138,7 @@ async def test_client_write_refuses_a_buffer_changed_while_asking(
 async def test_always_answer_is_remembered_in_the_shared_store(
     agent: SharedAgent, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lsp_agent.agent.permission_store import PermissionStore
+    from lsp_agent.agent.consent.store import PermissionStore
 
     client = agent.client(default_answer="allow_always")
     agent.script(

@@ -14,9 +14,9 @@ import pytest
 from acp import RequestError
 from acp_support import SharedAgent, text_prompt
 
-from lsp_agent.agent.conversation_memory import Exchange
-from lsp_agent.agent.conversation_store import ConversationStore
-from lsp_agent.agent.session import Session
+from lsp_agent.agent.conversation.memory import Exchange
+from lsp_agent.agent.conversation.session import Session
+from lsp_agent.agent.conversation.store import ConversationStore
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 

@@ -14,7 +14,7 @@ from lsp_agent.acp import auth
 from lsp_agent.acp.config_options import apply_option, config_options, model_choices, session_settings
 from lsp_agent.acp.session_list import SessionLister, decode_cursor, encode_cursor, make_title, summarize
 from lsp_agent.acp.sessions import AcpSession
-from lsp_agent.agent.session import Session
+from lsp_agent.agent.conversation.session import Session
 from lsp_agent.config import Settings
 from lsp_agent.workspace.redaction import collect_secrets
 

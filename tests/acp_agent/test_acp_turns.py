@@ -74,7 +74,7 @@ async def test_a_provider_that_does_not_stream_sends_the_answer_as_one_chunk(
 
 
 async def test_usage_is_reported_after_each_model_reply(agent: SharedAgent, workspace: Path) -> None:
-    from lsp_agent.agent.model import context_window
+    from lsp_agent.agent.model.client import context_window
 
     client = agent.client()
     agent.script(

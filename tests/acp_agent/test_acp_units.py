@@ -110,7 +110,7 @@ async def test_one_index_per_folder_shared_by_sessions(tmp_path: Path) -> None:
 def test_litellm_logs_never_reach_stdout_the_protocol_channel(capsys) -> None:
     import logging
 
-    from lsp_agent.agent.model import get_litellm
+    from lsp_agent.agent.model.client import get_litellm
 
     get_litellm()
     logger = logging.getLogger("LiteLLM")

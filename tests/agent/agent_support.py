@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from lsp_agent.agent.events import AgentEvent
-from lsp_agent.agent.model import ModelClient
-from lsp_agent.agent.run import AgentRun, RunResult
+from lsp_agent.agent.loop.run import AgentRun, RunResult
+from lsp_agent.agent.model.client import ModelClient
 from lsp_agent.config import Settings
 from lsp_agent.testing.scripted_model import ScriptedModelServer
 

@@ -9,8 +9,8 @@ import time
 import pytest
 from agent_support import run_script, scripted_settings
 
-from lsp_agent.agent.model import ModelClient, ModelError
-from lsp_agent.agent.parsing import ACTION_STOP_SEQUENCES, parse_reply
+from lsp_agent.agent.model.client import ModelClient, ModelError
+from lsp_agent.agent.model.parsing import ACTION_STOP_SEQUENCES, parse_reply
 from lsp_agent.config import Settings
 from lsp_agent.testing.scripted_model import ScriptedModelServer
 

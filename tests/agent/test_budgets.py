@@ -10,10 +10,10 @@ from pathlib import Path
 
 from agent_support import call, done
 
-from lsp_agent.agent.budgets import SpendLedger, ledger_path, spend_text
 from lsp_agent.agent.events import AgentEvent
-from lsp_agent.agent.model import ModelClient
-from lsp_agent.agent.run import AgentRun
+from lsp_agent.agent.loop.run import AgentRun
+from lsp_agent.agent.model.budgets import SpendLedger, ledger_path, spend_text
+from lsp_agent.agent.model.client import ModelClient
 from lsp_agent.config import Settings
 from lsp_agent.testing.scripted_model import ScriptedModelServer
 

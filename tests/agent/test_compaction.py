@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent_support import call, done, run_script
 
-from lsp_agent.agent.compaction import MARKER, Compactor, TokenCounter
+from lsp_agent.agent.conversation.compaction import MARKER, Compactor, TokenCounter
 
 
 def _turns(n: int, output: str) -> list[dict]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from lsp_agent.agent.conversation_memory import MARKER, estimate_tokens
-from lsp_agent.agent.session import MAX_EXCHANGES, Session
+from lsp_agent.agent.conversation.memory import MARKER, estimate_tokens
+from lsp_agent.agent.conversation.session import MAX_EXCHANGES, Session
 
 
 def _result(answer: str, stop: str = "complete", paths: list[str] | None = None) -> SimpleNamespace:

@@ -7,9 +7,9 @@ import logging
 import os
 from types import SimpleNamespace
 
-from lsp_agent.agent.conversation_memory import ConversationSummary
-from lsp_agent.agent.conversation_store import ConversationStore
-from lsp_agent.agent.session import Session
+from lsp_agent.agent.conversation.memory import ConversationSummary
+from lsp_agent.agent.conversation.session import Session
+from lsp_agent.agent.conversation.store import ConversationStore
 from lsp_agent.workspace.redaction import Redactor
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from lsp_agent.agent.conversation_memory import ConversationSummary
-from lsp_agent.agent.conversation_summary import exchanges_to_fold, summary_input
-from lsp_agent.agent.session import Session
+from lsp_agent.agent.conversation.memory import ConversationSummary
+from lsp_agent.agent.conversation.session import Session
+from lsp_agent.agent.conversation.summary import exchanges_to_fold, summary_input
 
 
 def _session(answers: list[str], budget: int = 1000) -> Session:

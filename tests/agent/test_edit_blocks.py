@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from lsp_agent.agent.edit_blocks import close_cut_block, parse_edit_block
-from lsp_agent.agent.parsing import first_action_only
+from lsp_agent.agent.model.edit_blocks import close_cut_block, parse_edit_block
+from lsp_agent.agent.model.parsing import first_action_only
 from lsp_agent.tools.lenient_edit import loose_match
 
 BLOCK = "<<<<<<< SEARCH\n    if a > b:\n=======\n    if a >= b:\n>>>>>>> REPLACE"
@@ -121,7 +121,7 @@ def test_traceback_lines_and_miscounted_line_numbers_are_left_out(tmp_path) -> N
 
 
 def test_changed_numbered_lines_are_an_edit_against_the_file_they_agree_with() -> None:
-    from lsp_agent.agent.listing_edits import listing_edit
+    from lsp_agent.agent.repair.listing_edits import listing_edit
 
     files = {"pkg/mod.py": ORDINAL, "pkg/other.py": "x = 1\n"}
     reply = (
@@ -175,7 +175,7 @@ def test_old_text_found_in_several_places_edits_the_one_shown_to_the_model(tmp_p
 
 
 def test_numbered_lines_with_their_path_are_read_like_numbered_lines() -> None:
-    from lsp_agent.agent.listing_edits import listing_edit
+    from lsp_agent.agent.repair.listing_edits import listing_edit
 
     reply = 'pkg/mod.py:3:     if n % 100 in (11, 12):\npkg/mod.py:4:         return "th"'
     call = listing_edit(reply, {"pkg/mod.py": ORDINAL}.get, [])

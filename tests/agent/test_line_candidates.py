@@ -3,14 +3,14 @@ asking about, the edit that replaces exactly one line, and the order the spectra
 
 from __future__ import annotations
 
-from lsp_agent.agent.line_candidates import (
+from lsp_agent.agent.repair.line_candidates import (
     MAX_CANDIDATES,
     candidate_lines,
     condition_header,
     line_request,
     repairable,
 )
-from lsp_agent.agent.line_repair import unique_edit
+from lsp_agent.agent.repair.line_repair import unique_edit
 from lsp_agent.tools.fault_lines import Spectra, ranked_lines
 
 ORIGINAL = '            hour = Decimal(microsecond["hour"])'

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from lsp_agent.agent.line_infill import LINES_AFTER, LINES_BEFORE, filled_line, infill_prompt, template_for
+from lsp_agent.agent.repair.line_infill import (
+    LINES_AFTER,
+    LINES_BEFORE,
+    filled_line,
+    infill_prompt,
+    template_for,
+)
 from lsp_agent.settings_values import INFILL_PRESETS, infill_template
 
 LINES = [

@@ -3,7 +3,7 @@ leave a hole between two lines or at the end of a condition, and the versions re
 
 from __future__ import annotations
 
-from lsp_agent.agent.line_insertions import (
+from lsp_agent.agent.repair.line_insertions import (
     condition_parts,
     extended_version,
     extension_prompt,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lsp_agent.agent.line_sites import SourceFile, repair_sites, second_requests, site_budget
+from lsp_agent.agent.repair.line_sites import SourceFile, repair_sites, second_requests, site_budget
 from lsp_agent.tools.fault_lines import Spectra
 from lsp_agent.tools.test_runs import TestReport
 from lsp_agent.workspace.overlay import Overlay

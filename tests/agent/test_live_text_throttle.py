@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lsp_agent.agent.live_text import LivePiece, LiveText
+from lsp_agent.agent.loop.live_text import LivePiece, LiveText
 
 
 class Clock:

@@ -9,9 +9,9 @@ import time
 
 from agent_support import call, done, run_script, scripted_settings
 
-from lsp_agent.agent.model import ModelClient
-from lsp_agent.agent.run import AgentRun
-from lsp_agent.agent.session import Session
+from lsp_agent.agent.conversation.session import Session
+from lsp_agent.agent.loop.run import AgentRun
+from lsp_agent.agent.model.client import ModelClient
 from lsp_agent.testing.scripted_model import ScriptedModelServer
 from lsp_agent.tools.registry import Tool, default_registry
 

@@ -7,10 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.agent import mentions
-from lsp_agent.agent.diagnostics_context import parse_diagnostics, render_diagnostics
-from lsp_agent.agent.mentions import MentionSources, mention_names, read_text_file, resolve_mentions
-from lsp_agent.agent.rules import MAX_RULES_BYTES, load_rules
+from lsp_agent.agent.conversation import mentions
+from lsp_agent.agent.conversation.diagnostics_context import parse_diagnostics, render_diagnostics
+from lsp_agent.agent.conversation.mentions import (
+    MentionSources,
+    mention_names,
+    read_text_file,
+    resolve_mentions,
+)
+from lsp_agent.agent.conversation.rules import MAX_RULES_BYTES, load_rules
 from lsp_agent.workspace.secrets import secret_files
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from agent_support import call, done, run_script, scripted_settings
 
-from lsp_agent.agent.model import (
+from lsp_agent.agent.model.client import (
     ModelClient,
     ModelError,
     context_window,
@@ -197,7 +197,7 @@ async def test_context_overflow_mid_run_compacts_once_and_continues(workspace):
 
 
 async def test_a_model_string_without_provider_is_explained(workspace):
-    from lsp_agent.agent.run import AgentRun
+    from lsp_agent.agent.loop.run import AgentRun
     from lsp_agent.config import Settings
 
     result = await AgentRun("t", Settings(model="no-such-model-xyz", api_key="k"), workspace).run()

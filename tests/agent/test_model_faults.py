@@ -10,8 +10,8 @@ import time
 import pytest
 from agent_support import call, done, run_script, scripted_settings
 
-from lsp_agent.agent.model import PLACEHOLDER_KEY, ModelClient, ModelError
-from lsp_agent.agent.run import AgentRun
+from lsp_agent.agent.loop.run import AgentRun
+from lsp_agent.agent.model.client import PLACEHOLDER_KEY, ModelClient, ModelError
 from lsp_agent.config import Settings
 from lsp_agent.testing.scripted_model import ScriptedModelServer
 

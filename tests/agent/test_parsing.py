@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lsp_agent.agent.parsing import load_json_object, looks_like_tool_attempt, parse_reply
+from lsp_agent.agent.model.parsing import load_json_object, looks_like_tool_attempt, parse_reply
 
 
 def _one(text: str):
@@ -217,7 +217,7 @@ def test_escaped_surrogates_and_deep_arguments_in_a_text_tool_call():
 
 
 def test_cleaning_keeps_the_order_of_arguments():
-    from lsp_agent.agent.sanitize import clean_value
+    from lsp_agent.agent.model.sanitize import clean_value
 
     value = {"path": "a", "old_text": ["x", {"z": 1, "b": "\ud800"}], "new_text": "c"}
     cleaned = clean_value(value)

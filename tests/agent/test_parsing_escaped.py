@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from lsp_agent.agent.parsing import close_cut_action, looks_like_tool_attempt, parse_reply, unescape_markup
+from lsp_agent.agent.model.parsing import (
+    close_cut_action,
+    looks_like_tool_attempt,
+    parse_reply,
+    unescape_markup,
+)
 
 # The forms the 1.5B model wrote in prompt mode (issue 16), with what it went on to invent after its action.
 ESCAPED_TAGS_AND_QUOTES = (

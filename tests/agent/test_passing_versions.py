@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from lsp_agent.agent.line_alternatives import alternatives_note, ranked, simpler_versions, token_distance
+from lsp_agent.agent.repair.line_alternatives import (
+    alternatives_note,
+    ranked,
+    simpler_versions,
+    token_distance,
+)
 from lsp_agent.tools.tested_edit_scope import asks_for_test_changes, named_test_file
 
 LINE = "        if len(word) < len(best):"

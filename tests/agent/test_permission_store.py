@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.agent.permission_store import PermissionStore, Rule, command_prefix, rule_for
-from lsp_agent.agent.permissions import PermissionGate, SessionPermissions, denial_message
+from lsp_agent.agent.consent.permissions import PermissionGate, SessionPermissions, denial_message
+from lsp_agent.agent.consent.store import PermissionStore, Rule, command_prefix, rule_for
 from lsp_agent.cli.main import main
 
 

@@ -6,7 +6,7 @@ import json
 
 from agent_support import call, done, run_script
 
-from lsp_agent.agent.planner import parse_plan
+from lsp_agent.agent.loop.planner import parse_plan
 
 
 def _plan(*subtasks: tuple[int, str, list[int]]) -> dict:

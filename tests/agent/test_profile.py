@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from lsp_agent.agent.profile import choose_profile
-from lsp_agent.agent.small_prompt import small_system_prompt
+from lsp_agent.agent.repair.profile import choose_profile
+from lsp_agent.agent.repair.small_prompt import small_system_prompt
 from lsp_agent.config import Settings
 from lsp_agent.tools.registry import default_registry
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.agent import parsing, prompts
-from lsp_agent.agent.parsing import ParsedReply
+from lsp_agent.agent import prompts
+from lsp_agent.agent.model import parsing
+from lsp_agent.agent.model.parsing import ParsedReply
 from lsp_agent.cli.main import main
 from lsp_agent.replay.recording import load_recording
 from lsp_agent.testing.scripted_model import ScriptedModelServer

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from agent_support import call, done, run_script, scripted_settings
 
-from lsp_agent.agent.model import ModelClient
-from lsp_agent.agent.run import AgentRun
+from lsp_agent.agent.loop.run import AgentRun
+from lsp_agent.agent.model.client import ModelClient
 from lsp_agent.sandbox import per_run
 from lsp_agent.testing.scripted_model import ScriptedModelServer
 from lsp_agent.tools.exec_tools import register_exec_tools

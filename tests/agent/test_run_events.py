@@ -9,9 +9,9 @@ import logging
 import pytest
 from agent_support import call, done, run_script
 
-from lsp_agent.agent import results
 from lsp_agent.agent.events import TRACE_KINDS, AgentEvent, RunEvents
-from lsp_agent.agent.tool_step import EVENT_OUTPUT_CHARS
+from lsp_agent.agent.loop import results
+from lsp_agent.agent.loop.tool_step import EVENT_OUTPUT_CHARS
 
 
 async def test_front_ends_get_public_events_and_the_transcript_keeps_the_long_form(workspace, tmp_path):
@@ -46,9 +46,9 @@ async def test_front_ends_get_public_events_and_the_transcript_keeps_the_long_fo
 
 async def test_the_log_is_a_sink_of_the_same_events(workspace, caplog):
     script = [{"content": "", "tool_calls": [call("list_files")]}, done()]
-    with caplog.at_level(logging.DEBUG, logger="lsp_agent.agent.run"):
+    with caplog.at_level(logging.DEBUG, logger="lsp_agent.agent.loop.run"):
         o = await run_script(workspace, script, max_iterations=5)
-    lines = [r.getMessage() for r in caplog.records if r.name == "lsp_agent.agent.run"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "lsp_agent.agent.loop.run"]
     run_id = o.run.run_id
     assert any(line.startswith(f"run {run_id}: model openai/scripted, native tool calling") for line in lines)
     assert f"run {run_id}: iteration 2 of 5, 4 messages" in lines

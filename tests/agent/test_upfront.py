@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lsp_agent.agent.upfront import Budget, _without_docstrings, code_chunks, frame_lines, numbered
+from lsp_agent.agent.repair.upfront import Budget, _without_docstrings, code_chunks, frame_lines, numbered
 from lsp_agent.index import WorkspaceIndex
 from lsp_agent.tools.registry import ToolContext
 from lsp_agent.workspace.overlay import Overlay

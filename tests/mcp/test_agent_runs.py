@@ -10,7 +10,7 @@ import pytest
 from mcp_helpers import BROKEN, DYNAMIC, stdio_config
 
 from lsp_agent.agent.events import AgentEvent
-from lsp_agent.agent.run import RunResult
+from lsp_agent.agent.loop.run import RunResult
 from lsp_agent.assembly import build_run
 from lsp_agent.config import Settings
 from lsp_agent.mcp import McpManager

@@ -9,7 +9,7 @@ import time
 import pytest
 from scripted_editor import editor_fixtures, finish_step
 
-from lsp_agent.agent.model import PLACEHOLDER_KEY
+from lsp_agent.agent.model.client import PLACEHOLDER_KEY
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 REQUEST_TIMEOUT = 3

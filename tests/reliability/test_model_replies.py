@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 
-from lsp_agent.agent.model import get_litellm
+from lsp_agent.agent.model.client import get_litellm
 from lsp_agent.cli.printer import strict_printer
 from lsp_agent.testing.reply_fuzz import HUGE, drive, reply_script
 from lsp_agent.testing.scripted_model import ScriptedModelServer

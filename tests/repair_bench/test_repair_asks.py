@@ -15,8 +15,8 @@ from benchmarks.repair.asks import VARIANTS, ask_task, asks_table, fixes, reques
 from benchmarks.repair.build import Task
 from benchmarks.repair.mutations import find_mutations
 from benchmarks.repair.run import buggy_source
-from lsp_agent.agent.line_repair import REPLY_TOKENS, TEMPERATURE
-from lsp_agent.agent.model import ModelClient
+from lsp_agent.agent.model.client import ModelClient
+from lsp_agent.agent.repair.line_repair import REPLY_TOKENS, TEMPERATURE
 from lsp_agent.config import Settings
 from lsp_agent.testing.scripted_model import ScriptedModelServer
 
@@ -124,7 +124,7 @@ def test_each_variant_is_asked_with_the_agents_sampling_and_judged(tmp_path: Pat
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_the_infill_variant_sends_the_agents_fill_in_the_middle_request_once(tmp_path: Path) -> None:
-    from lsp_agent.agent.line_infill import MAX_TOKENS, STOP
+    from lsp_agent.agent.repair.line_infill import MAX_TOKENS, STOP
 
     pristine, python, task = total_task(tmp_path)
     script = [{"content": WRONG}] * 2 + [{"content": "        result += number\n\n    # done"}]

@@ -299,7 +299,7 @@ def test_a_scripted_agent_repairs_a_task_end_to_end(tmp_path, agent):
 
     from benchmarks.repair.agents import Budget
     from benchmarks.repair.run import run_one
-    from lsp_agent.agent.line_repair import SYSTEM as LINE_SYSTEM
+    from lsp_agent.agent.repair.line_repair import SYSTEM as LINE_SYSTEM
     from lsp_agent.testing.scripted_model import ScriptedModelServer
 
     if agent == "mini-swe-agent" and importlib.util.find_spec("minisweagent") is None:

@@ -39,8 +39,8 @@ class Outcome:
 
 async def run_scripted(root: Path, script: list[dict], task: str, **kw: Any) -> Outcome:
     """An AgentRun against the scripted model through litellm; keyword arguments go to Settings or AgentRun."""
-    from lsp_agent.agent.model import ModelClient
-    from lsp_agent.agent.run import AgentRun
+    from lsp_agent.agent.loop.run import AgentRun
+    from lsp_agent.agent.model.client import ModelClient
     from lsp_agent.config import Settings
     from lsp_agent.testing.scripted_model import ScriptedModelServer
 

@@ -11,9 +11,9 @@ import test_sandbox_fault_lines
 from sandbox_helpers import asker, run_scripted, snapshot
 from test_sandbox_fault_lines import BUGGY_LINE, STATS, TASK
 
-from lsp_agent.agent.line_infill import MAX_TOKENS as INFILL_TOKENS
-from lsp_agent.agent.line_infill import STOP
-from lsp_agent.agent.line_repair import REPLY_TOKENS, SYSTEM, TEMPERATURE
+from lsp_agent.agent.repair.line_infill import MAX_TOKENS as INFILL_TOKENS
+from lsp_agent.agent.repair.line_infill import STOP
+from lsp_agent.agent.repair.line_repair import REPLY_TOKENS, SYSTEM, TEMPERATURE
 from lsp_agent.cli.main import main
 from lsp_agent.replay.recording import load_recording
 from lsp_agent.testing.scripted_model import ScriptedModelServer

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from sandbox_helpers import CALC, asker, run_scripted, snapshot
 
-from lsp_agent.agent.parsing import ACTION_STOP_SEQUENCES, BLOCK_STOP_SEQUENCE
+from lsp_agent.agent.model.parsing import ACTION_STOP_SEQUENCES, BLOCK_STOP_SEQUENCE
 
 pytestmark = pytest.mark.slow  # each run tests in the sandbox (2-10 s)
 TASK = "The tests in tests/test_calc.py fail since the last change to pkg/calc.py; fix it."
@@ -18,7 +18,7 @@ SMALL = {"profile": "small", "tool_calling": "prompt", "repair_lines": 0}  # the
 @pytest.fixture(scope="module", autouse=True)
 def _litellm_once() -> None:
     """Import litellm once for this module."""
-    from lsp_agent.agent.model import get_litellm
+    from lsp_agent.agent.model.client import get_litellm
 
     get_litellm()
 

@@ -14,7 +14,7 @@ from lsp_agent.tools.registry import default_registry
 @pytest.fixture(scope="module", autouse=True)
 def _litellm_once() -> None:
     """Import litellm once for this module."""
-    from lsp_agent.agent.model import get_litellm
+    from lsp_agent.agent.model.client import get_litellm
 
     get_litellm()
 

@@ -14,7 +14,7 @@ from lsp_agent.sandbox.codeact_reply import ReplyError, parse_codeact_reply
 @pytest.fixture(scope="module", autouse=True)
 def _litellm_once() -> None:
     """Import litellm once for this module."""
-    from lsp_agent.agent.model import get_litellm
+    from lsp_agent.agent.model.client import get_litellm
 
     get_litellm()
 
@@ -131,8 +131,8 @@ async def test_codeact_cancel_stops_running_code_and_cleans_up(project: Path) ->
     import asyncio
     import time
 
-    from lsp_agent.agent.model import ModelClient
-    from lsp_agent.agent.run import AgentRun
+    from lsp_agent.agent.loop.run import AgentRun
+    from lsp_agent.agent.model.client import ModelClient
     from lsp_agent.config import Settings
     from lsp_agent.sandbox import per_run
     from lsp_agent.testing.scripted_model import ScriptedModelServer

@@ -9,8 +9,8 @@ import pytest
 from sandbox_helpers import asker
 
 from lsp_agent.agent.events import AgentEvent
-from lsp_agent.agent.model import ModelClient
-from lsp_agent.agent.run import AgentRun
+from lsp_agent.agent.loop.run import AgentRun
+from lsp_agent.agent.model.client import ModelClient
 from lsp_agent.config import Settings
 from lsp_agent.index import WorkspaceIndex
 from lsp_agent.testing.scripted_model import ScriptedModelServer

@@ -11,7 +11,7 @@ import pytest
 from lsprotocol import types
 from server_editor import scripted_settings, start_editor, stop_editor, write_tree
 
-from lsp_agent.agent.permission_store import PermissionStore
+from lsp_agent.agent.consent.store import PermissionStore
 from lsp_agent.testing.scripted_model import ScriptedModelServer
 
 SCENARIO = [sys.executable, str(Path(__file__).with_name("guarded_tool_server.py"))]

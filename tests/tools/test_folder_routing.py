@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.agent.mentions import MentionSources, read_text_file, resolve_mentions
+from lsp_agent.agent.conversation.mentions import MentionSources, read_text_file, resolve_mentions
 from lsp_agent.assembly import open_index
 from lsp_agent.config import Settings
 from lsp_agent.tools.read_folders import FolderRouter

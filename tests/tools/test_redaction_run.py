@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from lsp_agent.agent.events import AgentEvent
-from lsp_agent.agent.model import get_litellm
-from lsp_agent.agent.run import AgentRun
+from lsp_agent.agent.loop.run import AgentRun
+from lsp_agent.agent.model.client import get_litellm
 from lsp_agent.config import Settings
 from lsp_agent.mcp import McpManager, attach_mcp_tools
 from lsp_agent.mcp.config import parse_server

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.agent import model
+from lsp_agent.agent.model import client as model
 from lsp_agent.workspace.python_parse import parse_python
 
 SOURCE = Path(model.__file__).read_text(encoding="utf-8")  # 400 lines of real code

@@ -1,0 +1,1 @@
+"""The model client: litellm requests, replies read and parsed into actions, errors, retries, budgets."""

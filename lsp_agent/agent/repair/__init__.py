@@ -1,0 +1,1 @@
+"""The small-model strategy: the small profile, sampled line repairs, the repair loop, context up front."""
