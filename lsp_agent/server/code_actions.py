@@ -17,6 +17,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from lsp_agent.server import undo
+from lsp_agent.server.alternatives import alternative_actions
 from lsp_agent.server.proposals import DIAGNOSTIC_SOURCE, HunkSpot, PendingProposal
 from lsp_agent.server.settle import hunk_id
 
@@ -61,6 +62,7 @@ def code_actions(
         seen: set[str] = set()
         for spot in spots:
             actions.append(_apply_spot(server, spot))
+            actions.extend(alternative_actions(spot))  # other versions of the line that pass the tests
             if spot.index >= 0 and (len(spot.file.hunks) > 1 or len(spot.pending.files) > 1):
                 actions.append(_reject_spot(spot))
         for spot in spots:

@@ -15,6 +15,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
 from lsp_agent.config_files import workspace_config_file
+from lsp_agent.server.alternatives import ALTERNATIVE_COMMANDS
 from lsp_agent.server.code_actions import code_actions
 from lsp_agent.server.command_args import CommandError
 from lsp_agent.server.commands import COMMANDS
@@ -212,7 +213,12 @@ def create_server() -> AgentServer:
     attach_completion_engine(server)
     for method, (handler, options) in FEATURES.items():
         server.feature(method, options)(handler)
-    for name, command in {**COMMANDS, **CONVERSATION_COMMANDS, **REWIND_COMMANDS}.items():
+    for name, command in {
+        **COMMANDS,
+        **CONVERSATION_COMMANDS,
+        **REWIND_COMMANDS,
+        **ALTERNATIVE_COMMANDS,
+    }.items():
         server.command(name)(_wrap(name, command))
     return server
 

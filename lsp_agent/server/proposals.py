@@ -28,6 +28,7 @@ class PendingProposal:
     session_id: str | None = None
     files: list[FileProposal] = field(default_factory=list)
     applied_any: bool = False  # some change of this proposal reached the user's text
+    alternatives: list = field(default_factory=list)  # other lines that pass (server.alternatives)
 
     @classmethod
     def create(

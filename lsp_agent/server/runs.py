@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from lsp_agent.agent.conversation.diagnostics_context import parse_diagnostics
 from lsp_agent.agent.model.budgets import spend_text
 from lsp_agent.config import ModelNotConfigured
+from lsp_agent.server.alternatives import alternatives_from_event, attach
 from lsp_agent.server.ask_choices import (
     choose_root,
     folder_router,
@@ -95,6 +96,7 @@ class RunRecord:
     folders: Any = None  # workspace.folders.FolderAccess: the other folders this run may read
     live: Any = None  # server.live_text.EditorLiveText: the model's words as they come (None: off)
     checks_failed: list[str] = field(default_factory=list)  # the checks its proposal fails at the end
+    alternatives: list = field(default_factory=list)  # other versions of a line that pass (`context` events)
 
     def to_dict(self) -> dict[str, Any]:
         """The run as lspAgent.status lists it."""
@@ -307,6 +309,8 @@ class RunManager:
             self._keep_proposal(record, event)
         elif event.kind == "done":
             self._note_end(record, event.data)
+        elif event.kind == "context" and (found := alternatives_from_event(event.data)) is not None:
+            record.alternatives.append(found)  # offered on the proposal's line (server/alternatives.py)
         self._send(record, event.kind, data, event.to_text())
 
     def _note_end(self, record: RunRecord, done: dict[str, Any]) -> None:
@@ -330,7 +334,7 @@ class RunManager:
 
         proposal = event.detail.get("proposal") or Proposal.from_dict(event.data)
         try:
-            self.server.add_pending(record, proposal)
+            attach(self.server.add_pending(record, proposal), record.alternatives)
         except Exception as exc:
             log.exception("run %s: keeping the proposal failed", record.run_id)
             message = f"the proposal of run {record.run_id} could not be kept: {type(exc).__name__}: {exc}"

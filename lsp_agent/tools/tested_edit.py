@@ -28,10 +28,10 @@ from typing import Any
 from lsp_agent.index.rows import text_hash
 from lsp_agent.tools.registry import Tool, ToolContext, ToolError, ToolRegistry
 from lsp_agent.tools.suite_check import broken_elsewhere, broken_message, listed, still_failing, unfinished
+from lsp_agent.tools.syntax_check import introduced_errors
 from lsp_agent.tools.test_runs import TestReport, run_pytest
 from lsp_agent.tools.tested_edit_scope import named_test_file, test_edit_refusal
 from lsp_agent.tools.verify import PermissionCheck, fingerprint
-from lsp_agent.workspace.python_parse import parse_python
 
 EDIT_TOOL = "edit_file"
 _FAILED = re.compile(r"(\d+) (?:failed|errors?)\b")
@@ -85,6 +85,7 @@ class EditTesting:
         True  # a passing one-line edit gives way to a simpler passing version (agent/repair/line_simpler.py)
     )
     note: str = ""  # what the summary adds about the passing proposal (other versions that pass)
+    alternatives: dict[str, Any] = field(default_factory=dict)  # their `context` event (path, line, versions)
     check_suite: bool = True  # once the named tests pass, the whole suite runs too (suite_check.py)
     suite_before: TestReport | None = None  # the whole suite without the proposal, run when first needed
 
@@ -153,19 +154,19 @@ def _tested(tool: Tool, testing: EditTesting) -> Tool:
             testing.failed()
             note = test_line_note(ctx, old_text, testing.targets) if "not found" in str(error) else None
             raise ToolError(note) if note else error from None
-        if not testing.targets or not key.endswith(".py"):
-            return output
-        left = _left(key, ctx)
-        if left in testing.tried and before is not None:  # the same change, written with other context lines
-            ctx.overlay.write_text(key, before)
-            _refuse_again(testing, testing.tried[left])
-        if (problem := _syntax_problem(ctx, key)) is not None:
+        if (problem := _syntax_problem(ctx, key, before)) is not None:
             if before is not None:
                 ctx.overlay.write_text(key, before)
             testing.failed()
             raise ToolError(
                 f"that edit leaves {key} unparsable ({problem}), so it was undone. Make a different edit."
             )
+        if not testing.targets or not key.endswith(".py"):
+            return output
+        left = _left(key, ctx)
+        if left in testing.tried and before is not None:  # the same change, written with other context lines
+            ctx.overlay.write_text(key, before)
+            _refuse_again(testing, testing.tried[left])
         if not await testing.allowed("run_tests", "exec", {"args": list(testing.targets)}):
             testing.untested += 1
             return f"{output}\nThe tests were not run: running them was not permitted."
@@ -250,15 +251,13 @@ def _undone(key: str, report: TestReport, baseline: Standing | None) -> str:
     )
 
 
-def _syntax_problem(ctx: ToolContext, key: str) -> str | None:
-    """Why the proposed Python file does not parse, or None."""
-    try:
-        parse_python(ctx.overlay.read_text(key), key)
-    except SyntaxError as exc:
-        return f"line {exc.lineno}: {exc.msg}"
-    except ValueError as exc:
-        return str(exc)
-    return None
+def _syntax_problem(ctx: ToolContext, key: str, before: str | None) -> str | None:
+    """The parse errors the edit brought into the file (Python compiled, every other language the index parses
+    with tree-sitter: ERROR and MISSING nodes it did not have before), or None."""
+    if not key or not ctx.overlay.is_file(key):
+        return None
+    problems = introduced_errors(key, before, ctx.overlay.read_text(key))
+    return "; ".join(f"line {problem.removeprefix(f'{key}:')}" for problem in problems) or None
 
 
 async def _call(function: Any, ctx: ToolContext, **arguments: Any) -> str:

@@ -56,13 +56,16 @@ def _kill_group(pgid: int) -> None:
         pass
 
 
-def run_scenario(mode: str, script: list[dict], tmp_path: Path) -> dict:
+def run_scenario(mode: str, script: list[dict], tmp_path: Path, **extra: object) -> dict:
     """Run scenario.lua (ghost.lua for mode "ghost") in headless Neovim against a fixture workspace; return what
-    it recorded."""
+    it recorded. `extra`: more workspace `files`, and what goes to the scenario's config (settings, open, ...)."""
     root = tmp_path / "workspace"
     root.mkdir()
     (root / ".git").mkdir()
     (root / "greet.py").write_text(GREET, encoding="utf-8")
+    for rel, text in dict(extra.pop("files", None) or {}).items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
     out = tmp_path / "result.json"
     (tmp_path / "home").mkdir()
     busy_flag = tmp_path / "model-received-a-request"
@@ -85,6 +88,7 @@ def run_scenario(mode: str, script: list[dict], tmp_path: Path) -> dict:
             "mode": mode,
             "out": str(out),
             "signal": str(busy_flag),
+            **extra,
         }
         (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
         args = ["-l", str(SCENARIO), str(tmp_path / "config.json")]
@@ -418,3 +422,67 @@ def test_typing_shows_ghost_text_from_the_server_and_the_keys_accept_and_dismiss
     )
     health = "\n".join(r["health"])
     assert "OK inline completion: openai/qwen2.5-coder-1.5b (" in health, health
+
+
+@pytest.mark.timeout(170)
+def test_a_run_whose_checks_failed_shows_checks_failed_not_an_error(tmp_path: Path) -> None:
+    broken = _edit('return "Hello " + name', 'return "Hello " +* name')
+    script = [{"match": "CHECKS-TASK", **broken}, _complete("done"), _complete("done")]
+    r = run_scenario("checks", script, tmp_path)
+    assert r["after_ask"]["state"] == "checks_failed" and r["after_ask"]["proposal"] == "pending"
+    [check] = r["checks_failed"]
+    assert check.startswith("syntax error: greet.py:2:"), check
+    assert r["state_text"] == f"checks failed: {check}"
+    assert r["status_text"] == "agent: 1 pending, 1 checks failed"
+    transcript = "\n".join(r["transcript"])
+    assert f"checks failed: {check} (complete) after" in transcript and "done: complete" not in transcript
+    assert r["disk"] == GREET  # nothing applied
+
+
+CLAMP = "def clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    if x > hi:\n        return lo\n    return x\n"
+TEST_CLAMP = "".join(
+    f"\n\ndef test_{name}():\n    assert clamp({args}) == {want}\n"
+    for name, args, want in (("low", "-5, 0, 10", 0), ("inside", "5, 0, 10", 5), ("high", "50, 0, 10", 10))
+)
+
+
+@pytest.mark.timeout(170)
+def test_another_passing_version_of_the_line_is_a_code_action_that_replaces_the_proposals(
+    tmp_path: Path,
+) -> None:
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/stats.py": CLAMP,
+        "tests/test_stats.py": "from pkg.stats import clamp" + TEST_CLAMP,
+    }
+    settings = {
+        "profile": "small",
+        "toolCalling": "prompt",
+        "maxIterations": 6,
+        "permissions": {"allow": ["run_tests"]},
+    }
+    task = "The tests in tests/test_stats.py fail since the last change to pkg/stats.py, fix it."
+    script = [{"content": "1. `return min(x, hi)`\n2. `return hi`"}]
+    r = run_scenario(
+        "alternatives",
+        script,
+        tmp_path,
+        files=files,
+        settings=settings,
+        open="pkg/stats.py",
+        task=task,
+        line=4,
+    )
+    assert r["after_ask"]["state"] == "succeeded" and r["after_ask"]["proposal"] == "pending"
+    assert "Use alternative: `return min(x, hi)` (it passes the tests too)" in r["actions_before"], r[
+        "actions_before"
+    ]
+    assert r["summary"].startswith("Using `return min(x, hi)` at pkg/stats.py line 5 instead of `return hi`")
+    assert "Use alternative: `return hi` (it passes the tests too)" in r["actions_after"]
+    assert any(t.startswith("Apply agent edit: Using `return min(x, hi)`") for t in r["actions_after"])
+    assert r["buffer"] == CLAMP.replace(
+        "        return lo\n    return x", "        return min(x, hi)\n    return x"
+    )
+    transcript = "\n".join(r["transcript"])
+    assert "2 different versions of the line pass the tests" in transcript
+    assert "alternative used: pkg/stats.py line 5 is now `return min(x, hi)` (was `return hi`)" in transcript

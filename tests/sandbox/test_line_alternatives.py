@@ -100,4 +100,7 @@ async def test_the_loops_passing_one_line_edit_gives_way_to_a_simpler_passing_ve
     result = out.result
     assert result.success and result.proposal.changes[0].new_text == "def add(a, b):\n    return a + b\n"
     assert result.answer.startswith("add\n\nA simpler version of pkg/calc.py line 2 passes too")
+    [alternatives] = [e for e in out.of("context") if e.get("what") == "alternatives"]
+    assert alternatives["versions"] == ["    return a + b", "    return a + b + 0"]
+    assert alternatives["path"] == "pkg/calc.py" and alternatives["line"] == 2
     assert result.answer.endswith("Tests pass: `python -m pytest tests/test_calc.py`: 1 passed.")

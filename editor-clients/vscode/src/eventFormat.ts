@@ -113,11 +113,15 @@ export function describeEvent(event: AgentEvent): string {
     case "done": {
       const answer = str(e.answer).trim();
       const error = e.error ? `, error: ${str(e.error)}` : "";
-      const head = `done: ${str(e.stopReason, "?")} after ${num(e.iterations)} iterations${error}`;
+      const checks = Array.isArray(e.checksFailed) ? e.checksFailed.map((c) => str(c)) : [];
+      const state = e.status === "checks_failed" || checks.length ? `checks failed: ${checks.join("; ") || "?"} (${str(e.stopReason, "?")})` : `done: ${str(e.stopReason, "?")}`;
+      const head = `${state} after ${num(e.iterations)} iterations${error}`;
       return answer ? `${head}\n   answer: ${answer.replace(/\n/g, "\n   ")}` : head;
     }
     case "context":
       return describeContext(e);
+    case "alternative":
+      return `alternative used: ${str(e.path, "?")} line ${num(e.line)} is now \`${str(e.version).trim()}\` (was \`${str(e.previous).trim()}\`); it passes the tests too`;
     default: {
       const { runId: _r, kind: _k, ...rest } = e;
       return `${e.kind}: ${cut(JSON.stringify(rest), 200)}`;
@@ -129,6 +133,9 @@ export function describeEvent(event: AgentEvent): string {
 export function describeContext(e: AgentEvent): string {
   if (e.what === "rules") {
     return typeof e.status === "string" ? e.status : "project rules";
+  }
+  if (e.what === "alternatives" && typeof e.status === "string") {
+    return `${e.status} (code actions on the line offer the others)`;
   }
   const attached = Array.isArray(e.attached) && e.attached.length ? e.attached.join(", ") : "nothing";
   const problems = Array.isArray(e.problems) ? e.problems.map((p) => `; ${String(p)}`).join("") : "";

@@ -17,7 +17,7 @@ import { collectDiagnostics, promptTask } from "./mentionInput";
 import { EVENT_NOTIFICATION, Range, SETTINGS_SECTION } from "./protocol";
 import { NotificationProgressFeature } from "./progressFeature";
 import { describeRewind, rewindItems } from "./rewind";
-import { RunInfo, soleCandidate } from "./runState";
+import { RunInfo, runStateText, soleCandidate } from "./runState";
 import { serverCommandLine, serverEnvironment } from "./settings";
 import { CANCELLED, pickFolder, pickReadFolders, pickModel } from "./askPickers";
 import { anySettingSet, configurationMiddleware, pushSettings, userSettingsFor } from "./configSync";
@@ -314,7 +314,7 @@ async function pickRun(candidates: RunInfo[], what: string): Promise<RunInfo | u
     return only;
   }
   const picked = await vscode.window.showQuickPick(
-    candidates.map((r) => ({ label: r.task || r.runId, description: r.runId, detail: r.files.join(", "), run: r })),
+    candidates.map((r) => ({ label: r.task || r.runId, description: `${r.runId} (${runStateText(r)})`, detail: r.files.join(", "), run: r })),
     { title: `LSP Agent: choose a run (${what})` },
   );
   return picked?.run;
@@ -466,6 +466,7 @@ function refreshStatus(ui: Ui): void {
     indexFiles: ui.index?.files,
     running: tracker?.running().length ?? 0,
     pending: tracker?.pending().length ?? 0,
+    checksFailed: tracker?.pendingChecksFailed().length ?? 0,
     model: ui.model,
   });
   ui.status.text = view.text;

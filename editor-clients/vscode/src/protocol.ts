@@ -21,6 +21,8 @@ export const ServerCommand = {
   editsApplied: "lspAgent.editsApplied",
   /** `{action: "list"}` or `{action: "revoke", key | all}`: the remembered "always" permission answers. */
   permissions: "lspAgent.permissions",
+  /** `{runId, uri, line, version}`: the proposal takes another version of a line that passed the tests too. */
+  useAlternative: "lspAgent.useAlternative",
 } as const;
 
 /** The four answers of a permission prompt (window/showMessageRequest action titles; ACP's option kinds). */
@@ -47,6 +49,8 @@ export const EVENT_KINDS = [
   "edits",
   "done",
   "context",
+  /** The user put another passing version of a line in the proposal (lspAgent.useAlternative). */
+  "alternative",
 ] as const;
 
 export type EventKind = (typeof EVENT_KINDS)[number];

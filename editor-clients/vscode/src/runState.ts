@@ -4,7 +4,8 @@ import { describeEvent, proposalChanges } from "./eventFormat";
 import { channelLabel, streamedThought, textChannel } from "./liveText";
 import { AgentEvent } from "./protocol";
 
-export type RunState = "running" | "succeeded" | "failed" | "cancelled";
+/** `checks_failed`: the run finished, but its proposal fails its own checks (tests, syntax): no success, no error. */
+export type RunState = "running" | "succeeded" | "checks_failed" | "failed" | "cancelled";
 export type ProposalState = "none" | "pending" | "applied" | "rejected";
 
 export interface RunInfo {
@@ -19,6 +20,8 @@ export interface RunInfo {
   summary: string;
   answer: string;
   error?: string;
+  /** The checks the run's proposal fails at the end (state `checks_failed`). */
+  checksFailed: string[];
   startedAt: number;
   /** Readable transcript lines of this run. */
   lines: string[];
@@ -91,8 +94,14 @@ export class RunTracker {
           run.files = event.remaining.filter((f): f is string => typeof f === "string");
         }
         break;
+      case "alternative":
+        if (typeof event.summary === "string") {
+          run.summary = event.summary;
+        }
+        break;
       case "done":
         run.answer = typeof event.answer === "string" ? event.answer : "";
+        run.checksFailed = Array.isArray(event.checksFailed) ? event.checksFailed.map((c) => String(c)) : [];
         run.state = doneState(event);
         if (typeof event.error === "string" && event.error) {
           run.error = event.error;
@@ -171,6 +180,11 @@ export class RunTracker {
     return this.all().filter((r) => r.proposal === "pending");
   }
 
+  /** Runs whose pending proposal fails its own checks. */
+  pendingChecksFailed(): RunInfo[] {
+    return this.pending().filter((r) => r.state === "checks_failed");
+  }
+
   /** The run's transcript as a Markdown document. */
   transcript(runId: string): string {
     const run = this.runs.get(runId);
@@ -181,7 +195,7 @@ export class RunTracker {
       `# LSP Agent run ${run.runId}`,
       "",
       `- task: ${run.task}`,
-      `- state: ${run.state}; edits: ${run.proposal}`,
+      `- state: ${runStateText(run)}; edits: ${run.proposal}`,
       "",
       "```text",
     ];
@@ -200,6 +214,7 @@ export class RunTracker {
         fileUris: {},
         summary: "",
         answer: "",
+        checksFailed: [],
         startedAt: this.clock(),
         lines: [],
       };
@@ -234,7 +249,33 @@ function doneState(event: AgentEvent): RunState {
   if (event.stopReason === "cancelled") {
     return "cancelled";
   }
+  const checks = Array.isArray(event.checksFailed) && event.checksFailed.length > 0;
+  if (event.status === "checks_failed" || (checks && event.stopReason !== "error")) {
+    return "checks_failed";
+  }
   return event.success === false ? "failed" : "succeeded";
+}
+
+/** A run's state in words: "checks failed: tests fail: ..." says which checks, apart from an error ("failed: ..."). */
+export function runStateText(run: RunInfo): string {
+  switch (run.state) {
+    case "checks_failed":
+      return checksFailedText(run.checksFailed);
+    case "failed":
+      return run.error ? `failed: ${run.error}` : "failed";
+    case "succeeded":
+      return "finished";
+    default:
+      return run.state;
+  }
+}
+
+/** "checks failed: <first check> (+N more)", as the server's titles say it. */
+export function checksFailedText(checks: string[], limit = 120): string {
+  const first = (checks[0] ?? "").replace(/\s+/g, " ").trim();
+  const shown = first.length <= limit ? first : first.slice(0, limit - 3) + "...";
+  const more = checks.length > 1 ? ` (+${checks.length - 1} more)` : "";
+  return shown ? `checks failed: ${shown}${more}` : "checks failed";
 }
 
 /** Which run a command should act on: the only candidate, or undefined when the user must choose. */

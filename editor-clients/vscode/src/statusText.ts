@@ -6,6 +6,8 @@ export interface StatusInput {
   indexFiles?: number;
   running: number;
   pending: number;
+  /** Pending proposals whose own checks failed (tests, syntax). */
+  checksFailed?: number;
   model?: string;
 }
 
@@ -29,6 +31,9 @@ export function statusView(s: StatusInput): StatusView {
   if (s.pending > 0) {
     parts.push(`$(diff) ${s.pending} pending`);
   }
+  if (s.checksFailed) {
+    parts.push(`$(warning) ${s.checksFailed} checks failed`);
+  }
   if (s.indexReady === false) {
     parts.push("$(database) indexing");
   }
@@ -36,6 +41,7 @@ export function statusView(s: StatusInput): StatusView {
   const index =
     s.indexReady === undefined ? "index: unknown" : s.indexReady ? `index ready (${s.indexFiles ?? 0} files)` : "indexing the workspace";
   const model = s.model ? `model ${s.model}` : "no model configured (lspAgent.model)";
-  const tooltip = `lsp-agent: ${model}; ${index}; ${s.running} running, ${s.pending} with pending edits. Click to show the transcript.`;
+  const failed = s.checksFailed ? ` (${s.checksFailed} failing their own checks: apply only after a look)` : "";
+  const tooltip = `lsp-agent: ${model}; ${index}; ${s.running} running, ${s.pending} with pending edits${failed}. Click to show the transcript.`;
   return { text, tooltip };
 }

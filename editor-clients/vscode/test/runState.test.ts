@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { RunTracker, soleCandidate } from "../src/runState";
+import { checksFailedText, RunTracker, runStateText, soleCandidate } from "../src/runState";
+import { statusView } from "../src/statusText";
 
 function tracker(): RunTracker {
   let t = 0;
@@ -74,4 +75,38 @@ test("the transcript is a Markdown document with every event line", () => {
   assert.match(text, /- task: fix the bug/);
   assert.match(text, /thought: look at a.py\ndone: complete after 1 iterations\n```/);
   assert.equal(runs.transcript("nope"), "No run nope in this window.");
+});
+
+test("a run whose checks failed has its own state, apart from an error, in the transcript and the status", () => {
+  const runs = tracker();
+  const failed = "tests fail: `python -m pytest test_calc.py`: 1 failed";
+  runs.handle({ runId: "c", kind: "proposal", summary: "fixed", changes: [{ path: "calc.py", kind: "modify" }] });
+  runs.handle({ runId: "c", kind: "done", success: false, status: "checks_failed", checksFailed: [failed], stopReason: "complete", iterations: 3 });
+  runs.handle({ runId: "e", kind: "done", success: false, status: "failed", stopReason: "error", error: "model down" });
+  const c = runs.get("c")!;
+  assert.equal(c.state, "checks_failed");
+  assert.deepEqual(c.checksFailed, [failed]);
+  assert.equal(runStateText(c), `checks failed: ${failed}`);
+  assert.equal(runStateText(runs.get("e")!), "failed: model down");
+  assert.deepEqual(runs.pendingChecksFailed().map((r) => r.runId), ["c"]);
+  assert.match(runs.transcript("c"), /- state: checks failed: tests fail: .*; edits: pending/);
+  assert.match(runs.transcript("c"), /checks failed: tests fail: `python -m pytest test_calc.py`: 1 failed \(complete\) after 3 iterations/);
+  assert.equal(checksFailedText(["a", "b", "c"]), "checks failed: a (+2 more)");
+  const view = statusView({ serverState: "running", running: 0, pending: 1, checksFailed: 1 });
+  assert.equal(view.text, "Agent: $(diff) 1 pending $(warning) 1 checks failed");
+  assert.match(view.tooltip, /1 with pending edits \(1 failing their own checks/);
+});
+
+test("an alternative the user picked updates the run's summary and reads well in the transcript", () => {
+  const runs = tracker();
+  runs.handle({ runId: "a", kind: "context", what: "alternatives", status: "2 different versions of the line pass the tests", versions: ["x", "y"] });
+  runs.handle({ runId: "a", kind: "proposal", summary: "pkg/stats.py line 12", changes: [{ path: "pkg/stats.py", kind: "modify" }] });
+  runs.handle({ runId: "a", kind: "alternative", path: "pkg/stats.py", line: 12, version: "    return min(x, hi)", previous: "    return hi", summary: "Using `return min(x, hi)`" });
+  const run = runs.get("a")!;
+  assert.equal(run.summary, "Using `return min(x, hi)`");
+  assert.deepEqual(run.lines, [
+    "2 different versions of the line pass the tests (code actions on the line offer the others)",
+    ...run.lines.slice(1, 2),
+    "alternative used: pkg/stats.py line 12 is now `return min(x, hi)` (was `return hi`); it passes the tests too",
+  ]);
 });

@@ -55,7 +55,7 @@ from lsp_agent.agent.repair.line_insertions import (
     insertion_prompt,
 )
 from lsp_agent.agent.repair.line_sites import repair_sites, second_requests, site_budget
-from lsp_agent.workspace.proposal import python_syntax_error
+from lsp_agent.tools.syntax_check import introduced_errors
 
 if TYPE_CHECKING:
     from lsp_agent.tools.fault_lines import SuspectLine
@@ -175,7 +175,8 @@ def _finish_fix(run: Any, testing: EditTesting, passing: list[_Passing]) -> Outc
     note = alternatives_note(chosen.original, versions)
     run.thought(f"{chosen.change} {note}".strip())
     if note:  # the front-ends get the versions themselves too
-        run.events.emit("context", what="alternatives", status=note, path=chosen.path, versions=versions)
+        where = {"path": chosen.path, "line": chosen.line}
+        run.events.emit("context", what="alternatives", status=note, versions=versions, **where)
     return Outcome("complete", run.auto_finish() or run.last_text, True)
 
 
@@ -287,11 +288,11 @@ async def _try_version(
     """One version of the site's line as a tested edit: what it passes with (the file is put back either way: the
     run ends with the version chosen among those that pass), or None when the named tests fail with it."""
     edit = unique_edit(lines, site.line, version)
-    if edit is None or python_syntax_error(site.path, _with_line(lines, site.line, version)) is not None:
-        return None
+    before, untested = run.ctx.overlay.read_text(site.path), testing.untested
+    if edit is None or introduced_errors(site.path, before, _with_line(lines, site.line, version)):
+        return None  # a version that breaks parsing (any language the index parses) costs no test run
     arguments = {"path": site.path, "old_text": edit[0], "new_text": edit[1]}
     call = ToolCall("edit_file", arguments, id=f"line-repair-{run.steps_spent}-{number}")
-    before, untested = run.ctx.overlay.read_text(site.path), testing.untested
     await run.tools.execute(call)
     found = None
     if testing.verified(run.ctx):

@@ -88,7 +88,11 @@ async def _simplest(
     ctx.overlay.write_text(key, text)
     testing.passed, testing.passed_report, testing.passed_suite = chosen
     testing.baseline, testing.kept = baseline, kept
+    note = alternatives_note(original, versions)
+    testing.alternatives = (
+        {"path": key, "line": number + 1, "versions": versions, "status": note} if note else {}
+    )
     if versions[0] == version:
-        return alternatives_note(original, versions)
+        return note
     head = f"A simpler version of {key} line {number + 1} passes too: `{versions[0].strip()}` is proposed instead."
-    return f"{head} {alternatives_note(original, versions)}"
+    return f"{head} {note}"

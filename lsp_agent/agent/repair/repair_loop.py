@@ -150,4 +150,7 @@ def _summary(run: Any, testing: EditTesting) -> str:
     said = (run.last_text or "").strip()
     head = said if said else f"Changed {changed}."
     note = f"{testing.note}\n\n" if testing.note else ""
+    if testing.alternatives:  # the front-ends get the versions themselves too (the editor offers them)
+        run.events.emit("context", what="alternatives", **testing.alternatives)
+        testing.alternatives = {}
     return f"{head}\n\n{note}Tests pass: {testing.passed_report}. {testing.passed_suite}".rstrip()

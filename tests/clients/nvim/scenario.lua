@@ -262,10 +262,11 @@ local function scenario()
   agent.setup({
     cmd = { cfg.python, "-m", "lsp_agent", "serve" },
     cmd_env = { PYTHONPATH = cfg.repo, LITELLM_LOCAL_MODEL_COST_MAP = "True" },
-    settings = { model = "openai/scripted", apiBase = cfg.base_url, apiKey = "test", maxIterations = 5 },
+    settings = vim.tbl_extend("force", { model = "openai/scripted", apiBase = cfg.base_url, apiKey = "test",
+      maxIterations = 5 }, cfg.settings or {}),
     progress = false,
   })
-  vim.cmd.edit(vim.fn.fnameescape(cfg.root .. "/greet.py"))
+  vim.cmd.edit(vim.fn.fnameescape(cfg.root .. "/" .. (cfg.open or "greet.py")))
   local buf = vim.api.nvim_get_current_buf()
   wait("the lsp_agent client to attach", 30000, function()
     return agent.client(buf) ~= nil and #vim.lsp.get_clients({ bufnr = buf, name = "lsp_agent" }) > 0
@@ -361,6 +362,28 @@ local function scenario()
     hunks_and_permissions_scenario(buf)
   elseif cfg.mode == "conversation" then
     conversation_scenario(buf)
+  elseif cfg.mode == "alternatives" then
+    -- Two versions of the line pass the tests: the code action puts the other one in the proposal, then apply it.
+    vim.cmd("AgentAsk " .. cfg.task)
+    local run = finished_run(nil)
+    results.after_ask = snapshot(run)
+    results.actions_before = code_action_titles(buf, cfg.line)
+    vim.api.nvim_win_set_cursor(0, { cfg.line + 1, 4 })
+    vim.lsp.buf.code_action({ filter = function(a) return a.title:find("^Use alternative") ~= nil end, apply = true })
+    wait("the alternative to reach the proposal", 15000, function() return run.summary:find("^Using") ~= nil end)
+    results.summary = run.summary
+    results.actions_after = code_action_titles(buf, cfg.line)
+    vim.lsp.buf.code_action({ filter = function(a) return a.title:find("^Apply agent edit") ~= nil end, apply = true })
+    wait("the apply", 10000, function() return run.proposal == "applied" end)
+    results.buffer = lines(buf)
+  elseif cfg.mode == "checks" then
+    -- The run's edit leaves greet.py unparsable and it finishes anyway: the run's checks failed, not an error.
+    vim.cmd("AgentAsk CHECKS-TASK: break greet")
+    local run = finished_run(nil)
+    results.after_ask = snapshot(run)
+    results.state_text = runs.state_text(run)
+    results.status_text = agent.statusline()
+    results.checks_failed = run.checks_failed
   end
   results.transcript = vim.api.nvim_buf_get_lines(runs.transcript_buffer(), 0, -1, false)
   results.progress = agent.progress_seen

@@ -152,6 +152,37 @@ test("cancelled and failed runs are told apart; malformed events are ignored", f
   eq(runs.on_event("nonsense"), nil)
 end)
 
+test("a run whose checks failed has its own state and words, apart from an error", function()
+  local failed = "tests fail: `python -m pytest test_calc.py`: 1 failed"
+  runs.on_event({ runId = "cf", kind = "proposal", summary = "fixed", changes = { { path = "calc.py", kind = "modify" } } })
+  local done = { runId = "cf", kind = "done", success = false, status = "checks_failed", checksFailed = { failed },
+    stopReason = "complete", iterations = 3, answer = vim.NIL }
+  runs.on_event(done)
+  runs.on_event({ runId = "er", kind = "done", success = false, status = "failed", stopReason = "error", error = "down" })
+  eq(runs.runs.cf.state, "checks_failed")
+  eq(runs.runs.cf.checks_failed, { failed })
+  eq(runs.state_text(runs.runs.cf), "checks failed: " .. failed)
+  eq(runs.state_text(runs.runs.er), "failed: down")
+  eq(format.describe(done), "checks failed: " .. failed .. " (complete) after 3 iterations")
+  eq(format.checks_text({ "a", "b" }), "checks failed: a (+1 more)")
+  assert(runs.status_text():find("1 checks failed", 1, true), runs.status_text())
+  runs.settle("cf", "rejected")
+end)
+
+test("the alternatives of a line and the one the user picked read well and update the summary", function()
+  local context = { runId = "al", kind = "context", what = "alternatives", versions = { "a", "b" },
+    status = "2 different versions of the line pass the tests" }
+  eq(format.describe(context), "2 different versions of the line pass the tests (code actions on the line offer the others)")
+  runs.on_event({ runId = "al", kind = "proposal", summary = "old", changes = { { path = "pkg/stats.py" } } })
+  local picked = { runId = "al", kind = "alternative", path = "pkg/stats.py", line = 12,
+    version = "        return min(x, hi)", previous = "        return hi", summary = "Using `return min(x, hi)`" }
+  runs.on_event(picked)
+  eq(runs.runs.al.summary, "Using `return min(x, hi)`")
+  eq(format.describe(picked),
+    "alternative used: pkg/stats.py line 12 is now `return min(x, hi)` (was `return hi`); it passes the tests too")
+  runs.settle("al", "rejected")
+end)
+
 test("streamed words grow the transcript's last line; a streamed thought is not repeated", function()
   local buf = runs.transcript_buffer()
   local function tail(n)

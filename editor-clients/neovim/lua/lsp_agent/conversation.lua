@@ -24,6 +24,9 @@ function M.describe_context(e)
   if e.what == "rules" then
     return str(e.status ~= nil and e.status or "project rules")
   end
+  if e.what == "alternatives" and type(e.status) == "string" then
+    return e.status .. " (code actions on the line offer the others)"
+  end
   local attached = type(e.attached) == "table" and #e.attached > 0 and table.concat(e.attached, ", ") or "nothing"
   local problems = ""
   for _, p in ipairs(type(e.problems) == "table" and e.problems or {}) do

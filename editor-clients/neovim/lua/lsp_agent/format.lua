@@ -125,9 +125,17 @@ function M.describe(e)
     return ("edits %s: %s%s%s"):format(str(e.outcome), table.concat(parts, ", "), reason, left)
   elseif k == "context" then
     return require("lsp_agent.conversation").describe_context(e)
+  elseif k == "alternative" then
+    return ("alternative used: %s line %d is now `%s` (was `%s`); it passes the tests too"):format(
+      str(e.path, "?"), num(e.line), vim.trim(str(e.version)), vim.trim(str(e.previous)))
   elseif k == "done" then
     local err = (e.error and e.error ~= vim.NIL) and (", error: " .. str(e.error)) or ""
-    local head = ("done: %s after %d iterations%s"):format(str(e.stopReason, "?"), num(e.iterations), err)
+    local checks = M.checks(e)
+    local state = ("done: %s"):format(str(e.stopReason, "?"))
+    if e.status == "checks_failed" or #checks > 0 then
+      state = ("checks failed: %s (%s)"):format(#checks > 0 and table.concat(checks, "; ") or "?", str(e.stopReason, "?"))
+    end
+    local head = ("%s after %d iterations%s"):format(state, num(e.iterations), err)
     local answer = vim.trim(str(e.answer))
     if answer ~= "" then
       return head .. "\n   answer: " .. answer:gsub("\n", "\n   ")
@@ -137,6 +145,26 @@ function M.describe(e)
   local rest = vim.deepcopy(e)
   rest.runId, rest.kind = nil, nil
   return ("%s: %s"):format(str(k, "?"), cut(vim.json.encode(rest), 200))
+end
+
+--- The checks a `done` event says the proposal fails (strings; {} when none).
+function M.checks(e)
+  local out = {}
+  for _, c in ipairs(type(e.checksFailed) == "table" and e.checksFailed or {}) do
+    out[#out + 1] = str(c)
+  end
+  return out
+end
+
+--- "checks failed: <first check> (+N more)", as the server's titles say it.
+function M.checks_text(checks, limit)
+  limit = limit or 120
+  local first = vim.trim((checks[1] or ""):gsub("%s+", " "))
+  if first == "" then
+    return "checks failed"
+  end
+  local more = #checks > 1 and (" (+%d more)"):format(#checks - 1) or ""
+  return "checks failed: " .. cut(first, limit) .. more
 end
 
 --- One event as transcript lines: `[hh:mm:ss] [run] text`, split on newlines.

@@ -6,7 +6,8 @@ local M = {}
 ---@class lsp_agent.Run
 ---@field id string
 ---@field task string
----@field state "running"|"succeeded"|"failed"|"cancelled"
+---@field state "running"|"succeeded"|"checks_failed"|"failed"|"cancelled" checks_failed: finished, its proposal fails its own checks
+---@field checks_failed string[]
 ---@field proposal "none"|"pending"|"applied"|"rejected"
 ---@field files string[]
 ---@field summary string
@@ -30,7 +31,7 @@ local function ensure(run_id, task)
   if not run then
     seq = seq + 1
     run = { id = run_id, task = task or "", state = "running", proposal = "none", files = {}, summary = "",
-      answer = "", seq = seq, kinds = {} }
+      answer = "", seq = seq, kinds = {}, checks_failed = {} }
     M.runs[run_id] = run
   end
   return run
@@ -159,10 +160,15 @@ function M.on_event(event, client_id)
     if type(event.remaining) == "table" and #event.remaining > 0 then
       run.files = vim.tbl_filter(function(f) return type(f) == "string" end, event.remaining)
     end
+  elseif k == "alternative" then
+    run.summary = type(event.summary) == "string" and event.summary or run.summary
   elseif k == "done" then
     run.answer = type(event.answer) == "string" and event.answer or ""
+    run.checks_failed = format.checks(event)
     if event.stopReason == "cancelled" then
       run.state = "cancelled"
+    elseif (event.status == "checks_failed" or #run.checks_failed > 0) and event.stopReason ~= "error" then
+      run.state = "checks_failed"
     elseif event.success == false then
       run.state = "failed"
     else
@@ -212,15 +218,31 @@ function M.pending()
   return M.list(function(r) return r.proposal == "pending" end)
 end
 
+--- A run's state in words: "checks failed: tests fail: ..." apart from an error ("failed: ...").
+function M.state_text(run)
+  if run.state == "checks_failed" then
+    return format.checks_text(run.checks_failed)
+  elseif run.state == "failed" then
+    return run.error and ("failed: " .. run.error) or "failed"
+  elseif run.state == "succeeded" then
+    return "finished"
+  end
+  return run.state
+end
+
 --- A short status text for statuslines: "" when idle.
 function M.status_text()
   local parts = {}
   local running, pending = #M.running(), #M.pending()
+  local failing = #M.list(function(r) return r.proposal == "pending" and r.state == "checks_failed" end)
   if running > 0 then
     parts[#parts + 1] = running .. " running"
   end
   if pending > 0 then
     parts[#parts + 1] = pending .. " pending"
+  end
+  if failing > 0 then
+    parts[#parts + 1] = failing .. " checks failed"
   end
   return #parts > 0 and ("agent: " .. table.concat(parts, ", ")) or ""
 end
