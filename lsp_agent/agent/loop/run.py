@@ -27,9 +27,10 @@ from lsp_agent.agent.conversation.summary import fold_conversation
 from lsp_agent.agent.conversation.transcript import Transcript
 from lsp_agent.agent.events import EventSink, RunEvents
 from lsp_agent.agent.loop.planned import run_planned
+from lsp_agent.agent.loop.react import ReactStyle
 from lsp_agent.agent.loop.results import ProposalCheck, RunResult
 from lsp_agent.agent.loop.run_log import RunLog
-from lsp_agent.agent.loop.styles import RunStyle, style_named
+from lsp_agent.agent.loop.styles import RunStyle
 from lsp_agent.agent.loop.tool_step import ToolStep
 from lsp_agent.agent.model.budgets import RunBudget
 from lsp_agent.agent.model.client import ModelClient
@@ -316,3 +317,16 @@ class AgentRun:
             self.session.record_run(self.run_id, self.task, result)
         self.transcript.close()
         return result
+
+
+def style_named(name: str) -> RunStyle:
+    """The run style for settings.style; StopRun("error") names the ones available."""
+    if name == "react":
+        return ReactStyle()
+    if name == "codeact":
+        from lsp_agent.agent.loop.codeact import CodeActStyle  # the sandbox's modules load only for CodeAct
+
+        return CodeActStyle()
+    raise StopRun(
+        "error", f"run style {name!r} is not available in this installation (use 'react' or 'codeact')"
+    )

@@ -6,8 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from lsp_agent.agent.outcome import StopRun
-
 if TYPE_CHECKING:
     from lsp_agent.agent.cancellation import Cancellation
     from lsp_agent.agent.conversation.chat import Conversation
@@ -71,18 +69,3 @@ class RunStyle(Protocol):
     async def act(self, host: RunHost, reply: ModelReply, messages: list[Message]) -> list[Message]:
         """Act on one reply of the conversation `messages`; returns the observations to append."""
         ...
-
-
-def style_named(name: str) -> RunStyle:
-    """The run style for settings.style; StopRun("error") names the ones available."""
-    if name == "react":
-        from lsp_agent.agent.loop.react import ReactStyle
-
-        return ReactStyle()
-    if name == "codeact":
-        from lsp_agent.agent.loop.codeact import CodeActStyle
-
-        return CodeActStyle()
-    raise StopRun(
-        "error", f"run style {name!r} is not available in this installation (use 'react' or 'codeact')"
-    )
