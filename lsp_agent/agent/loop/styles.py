@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from lsp_agent.agent.loop.tool_step import ToolStep
     from lsp_agent.agent.model.client import ModelReply
     from lsp_agent.agent.outcome import Outcome
+    from lsp_agent.agent.repair.profile import RunProfile
     from lsp_agent.config import Settings
     from lsp_agent.workspace.overlay import Overlay
 
@@ -32,6 +33,7 @@ class RunHost(Protocol):
     conversation: Conversation
     tools: ToolStep
     cancellation: Cancellation
+    profile: RunProfile  # full or small: how replies become edits, whether an answer may end the run
 
     def thought(self, text: str) -> None:
         """Report the model's reasoning (kept as the answer of a run that stops early)."""
