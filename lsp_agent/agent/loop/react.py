@@ -50,9 +50,8 @@ class ReactStyle:
         try:
             return await self._act(host, reply, messages)
         except Correction:
-            host.profile.after_correction(
-                host, messages
-            )  # small: a corrected reply counts as a failed attempt
+            # the small profile counts a reply it had to correct as a failed attempt
+            host.profile.after_correction(host, messages)
             raise
 
     async def _act(self, host: RunHost, reply: ModelReply, messages: list[Message]) -> list[Message]:

@@ -1,9 +1,11 @@
 """One agent run: the loop that asks the model and acts on its replies, ending in a RunResult and a Proposal.
 
 Read AgentRun.run, then AgentRun.solve. The rest are collaborators with public interfaces: Conversation (model
-requests, usage, compaction, fallbacks), ToolStep (the permission gate and the tools), the run style (ReAct or CodeAct,
-agent/loop/styles.py; planned as subtasks by agent/loop/planned.py), and RunEvents, the one channel every fact goes out on (to the
-front-end's sink, the transcript and the log). Control flow is by exceptions (agent/outcome.py).
+requests, usage, compaction, fallbacks), ToolStep (the permission gate and the tools), the run style (ReAct or
+CodeAct, agent/loop/styles.py; planned as subtasks by agent/loop/planned.py), the run profile (full or small,
+agent/repair/profile.py: the tools, prompts and finish rules for the model's size), and RunEvents, the one channel
+every fact goes out on (to the front-end's sink, the transcript and the log). Control flow is by exceptions
+(agent/outcome.py).
 """
 
 from __future__ import annotations
