@@ -15,6 +15,16 @@ LAYOUT_DOC = PACKAGE.parent / "docs" / "LAYOUT.md"
 # (importing module, imported package) -> the reason and the way out. The test fails once one is gone.
 KNOWN_CYCLES: dict[tuple[str, str], str] = {}  # (module, package) -> why; empty: the layout has no cycle
 FRONT_ENDS = {"cli", "server", "acp"}  # the core never imports these (data flows one way)
+# agent/'s rooms and the rooms each may import ("agent": the modules at agent/'s top, the vocabulary every room
+# shares: outcome, events, cancellation, prompts). Every import counts: inside functions and `if TYPE_CHECKING:`.
+AGENT_ROOMS: dict[str, set[str]] = {
+    "agent": set(),
+    "model": {"agent"},
+    "consent": {"agent"},
+    "conversation": {"agent", "model", "consent"},
+    "repair": {"agent", "model"},
+    "loop": {"agent", "model", "consent", "conversation", "repair"},
+}
 MAY_IMPORT_FRONT_ENDS = {
     "cli",
     "__main__",
@@ -73,14 +83,14 @@ def _targets(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) -
     yield from dict.fromkeys(targets)
 
 
-def imports_of(path: Path, module: str | None = None) -> list[Import]:
-    """Every lsp_agent import in a file, outside `if TYPE_CHECKING:` blocks, at any depth."""
+def imports_of(path: Path, module: str | None = None, typing: bool = False) -> list[Import]:
+    """Every lsp_agent import in a file, at any depth, outside `if TYPE_CHECKING:` blocks unless `typing`."""
     module, found = module or module_name(path), []
     is_package = path.name == "__init__.py"
 
     def visit(node: ast.AST) -> None:
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and _is_type_checking(child):
+            if isinstance(child, ast.If) and _is_type_checking(child) and not typing:
                 for other in child.orelse:
                     visit(other)
                 continue
@@ -218,3 +228,38 @@ def test_the_cycle_finder_names_cycles_and_their_imports(tmp_path):
     )
     targets = [imp.target for imp in imports_of(source, "lsp_agent.m")]
     assert targets == ["lsp_agent.tools.registry", "lsp_agent.sandbox.per_run"]
+
+
+def agent_room(module: str) -> str:
+    """The room of agent/ a module lives in: lsp_agent.agent.loop.run -> loop, lsp_agent.agent.events -> agent."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and (PACKAGE / "agent" / parts[2]).is_dir() else "agent"
+
+
+def agent_imports(typing: bool = False) -> list[Import]:
+    """The imports from one module of agent/ to another (with `if TYPE_CHECKING:` ones when `typing`)."""
+    agent = PACKAGE / "agent"
+    found = [imp for path in sorted(agent.rglob("*.py")) for imp in imports_of(path, typing=typing)]
+    return [imp for imp in found if imp.target.startswith("lsp_agent.agent.")]
+
+
+def test_agent_rooms_import_only_the_rooms_below_them():
+    rooms = sorted(p.name for p in (PACKAGE / "agent").iterdir() if (p / "__init__.py").exists())
+    assert sorted(set(AGENT_ROOMS) - {"agent"}) == rooms, "AGENT_ROOMS names every room of agent/"
+    wrong = [
+        f"{imp} ({agent_room(imp.module)} may import {sorted(AGENT_ROOMS[agent_room(imp.module)]) or 'no room'})"
+        for imp in agent_imports(typing=True)  # type-only imports too: a room reads only the rooms below it
+        if agent_room(imp.module) != agent_room(imp.target)
+        and agent_room(imp.target) not in AGENT_ROOMS[agent_room(imp.module)]
+    ]
+    assert not wrong, "agent/ rooms importing against the layering:\n" + "\n".join(wrong)
+    doc = LAYOUT_DOC.read_text(encoding="utf-8")
+    assert not [room for room in rooms if f"`agent/{room}/`" not in doc], "docs/LAYOUT.md describes each room"
+
+
+def test_no_module_of_agent_imports_itself_in_a_circle():
+    graph: dict[str, dict[str, list[Import]]] = {}
+    for imp in agent_imports(typing=True):  # type-only imports too: a circle to read through either way
+        graph.setdefault(imp.module, {}).setdefault(imp.target, []).append(imp)
+    found = [describe(group, graph) for group in cycles(graph)]
+    assert not found, "import cycles between agent/'s modules:\n" + "\n".join(found)

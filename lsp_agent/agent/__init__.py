@@ -1,1 +1,1 @@
-"""The agent run: the loop, its model conversation, tool step, run styles, events, transcript, permissions."""
+"""The agent run in rooms (loop/, model/, conversation/, consent/, repair/) and the vocabulary they share."""

@@ -39,7 +39,9 @@ async def run_script(
 ) -> Outcome:
     """Run the agent on `root` against a scripted model; keyword arguments go to Settings or AgentRun."""
     run_kw = {
-        k: kw.pop(k) for k in list(kw) if k in ("permission", "session", "registry", "context", "overlay")
+        k: kw.pop(k)
+        for k in list(kw)
+        if k in ("permission", "session", "registry", "context", "overlay", "profile")
     }
     events: list[AgentEvent] = []
     with ScriptedModelServer(script) as server:

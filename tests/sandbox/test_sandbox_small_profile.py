@@ -63,7 +63,7 @@ async def run_small(root: Path, script: list[dict], task: str = TASK, **changes:
         )
         result = await run.run()
     assert (
-        run.profile == "small" and run.conversation.compactor.window == 16_384
+        run.profile.name == "small" and run.conversation.compactor.window == 16_384
     )  # a 16k local server's window
     return result, server.requests, events, asked
 

@@ -21,9 +21,8 @@ from lsp_agent.agent.model.client import (
     ModelError,
     ModelReply,
     context_window,
-    get_litellm,
-    litellm_loaded,
 )
+from lsp_agent.agent.model.litellm_loader import get_litellm, litellm_loaded
 from lsp_agent.agent.outcome import StopRun
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from lsp_agent.agent.model.client import get_litellm
+from lsp_agent.agent.model.litellm_loader import get_litellm
 from lsp_agent.agent.model.sanitize import clean_text
 
 log = logging.getLogger(__name__)

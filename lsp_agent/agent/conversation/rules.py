@@ -11,17 +11,26 @@ import logging
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lsp_agent.workspace.paths import PathError, resolve_in_workspace
 
 if TYPE_CHECKING:
-    from lsp_agent.agent.loop.run import AgentRun
+    from lsp_agent.agent.events import RunEvents
 
 log = logging.getLogger(__name__)
 
 RULE_FILES = ("AGENTS.md", ".lsp-agent/rules.md")
 MAX_RULES_BYTES = 32_000  # per file: about 8,000 tokens of the system prompt
+
+
+class RulesTarget(Protocol):
+    """What the rules join: a run's workspace, settings, the system prompt's extra text and its events."""
+
+    root: Path
+    settings: Any
+    prompt_extra: str
+    events: RunEvents
 
 
 @dataclass
@@ -117,7 +126,7 @@ def rules_status(roots: list[Path], settings: Any) -> list[dict[str, Any]]:
     return [{"folder": str(root), **load_rules(root, settings).to_dict()} for root in roots]
 
 
-def apply_project_rules(run: AgentRun) -> ProjectRules:
+def apply_project_rules(run: RulesTarget) -> ProjectRules:
     """Load the rules of the run's workspace into its system prompt and report them as a `context` event."""
     rules = load_rules(run.root, run.settings)
     if rules.text:

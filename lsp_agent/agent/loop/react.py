@@ -50,23 +50,21 @@ class ReactStyle:
         try:
             return await self._act(host, reply, messages)
         except Correction:
-            if (corrected := getattr(host, "on_correction", None)) is not None:
-                corrected(messages)  # the repair loop: a reply it had to correct counts as a failed attempt
+            # the small profile counts a reply it had to correct as a failed attempt
+            host.profile.after_correction(host, messages)
             raise
 
     async def _act(self, host: RunHost, reply: ModelReply, messages: list[Message]) -> list[Message]:
         """act() until a Correction or the end."""
         mode = host.conversation.tool_mode
-        blocks = getattr(host, "edit_blocks", False)  # the small profile's SEARCH/REPLACE edits (prompt mode)
+        blocks = host.profile.edit_blocks  # the small profile's SEARCH/REPLACE edits (prompt mode)
         calls, thought, problem, final = interpret(reply, mode, blocks=blocks)
-        listing = getattr(host, "listing_edit", None)  # the repair loop: changed numbered lines are an edit
         if (
             not calls
             and problem is None
-            and listing is not None
-            and (edit := listing(reply.content)) is not None
+            and (edit := host.profile.reply_edit(host, reply.content)) is not None
         ):
-            calls = [edit]
+            calls = [edit]  # small: changed numbered lines written back are an edit
         if thought:
             host.thought(thought)
         if problem is not None:
@@ -92,9 +90,8 @@ class ReactStyle:
             observations.append(
                 _observation(call if native else None, prompts.observation(call.name, output))
             )
-        if (forget := getattr(host, "trim_history", None)) is not None:
-            forget(messages)  # the repair loop: earlier failed attempts leave the conversation
-        if finished is None and (verified := _verified_summary(host)) is not None:
+        host.profile.after_step(host, messages)  # small: earlier failed attempts leave the conversation
+        if finished is None and (verified := host.profile.finished_answer(host)) is not None:
             finished = verified  # the edit made the task's tests pass: the run ends with that proposal
         if finished is not None:
             raise TaskFinished(Outcome("complete", finished, True), *observations)
@@ -140,20 +137,13 @@ def interpret(
     return parsed.calls, parsed.thought, parsed.error, parsed.final
 
 
-def _verified_summary(host: RunHost) -> str | None:
-    """The summary of a run whose proposal the task's tests just passed (small profile), else None."""
-    check = getattr(host, "auto_finish", None)
-    return check() if check is not None else None
-
-
 def _finish_without_tools(host: RunHost, answer: str, messages: list[Message]) -> None:
     """A reply without tool calls ends the task with its text, unless it is empty (asked once to go on)."""
     if not answer and not any(m.get("content") == prompts.EMPTY_REPLY for m in messages):
         raise Correction(_user(prompts.EMPTY_REPLY))
     if (report := host.syntax_report()) is not None:
         raise Correction(_user(report))
-    refuse = getattr(host, "refuse_answer", None)  # the repair loop: an answer while the tests fail, once
-    if refuse is not None and (reason := refuse()) is not None:
+    if (reason := host.profile.refusal(host)) is not None:  # small: an answer while the named tests fail
         raise Correction(_user(reason))
     raise TaskFinished(Outcome("no_tool_call", answer, True))
 

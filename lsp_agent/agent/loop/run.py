@@ -1,9 +1,11 @@
 """One agent run: the loop that asks the model and acts on its replies, ending in a RunResult and a Proposal.
 
 Read AgentRun.run, then AgentRun.solve. The rest are collaborators with public interfaces: Conversation (model
-requests, usage, compaction, fallbacks), ToolStep (the permission gate and the tools), the run style (ReAct or CodeAct,
-agent/loop/styles.py; planned as subtasks by agent/loop/planned.py), and RunEvents, the one channel every fact goes out on (to the
-front-end's sink, the transcript and the log). Control flow is by exceptions (agent/outcome.py).
+requests, usage, compaction, fallbacks), ToolStep (the permission gate and the tools), the run style (ReAct or
+CodeAct, agent/loop/styles.py; planned as subtasks by agent/loop/planned.py), the run profile (full or small,
+agent/repair/profile.py: the tools, prompts and finish rules for the model's size), and RunEvents, the one channel
+every fact goes out on (to the front-end's sink, the transcript and the log). Control flow is by exceptions
+(agent/outcome.py).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,16 +29,17 @@ from lsp_agent.agent.conversation.summary import fold_conversation
 from lsp_agent.agent.conversation.transcript import Transcript
 from lsp_agent.agent.events import EventSink, RunEvents
 from lsp_agent.agent.loop.planned import run_planned
+from lsp_agent.agent.loop.react import ReactStyle
 from lsp_agent.agent.loop.results import ProposalCheck, RunResult
 from lsp_agent.agent.loop.run_log import RunLog
-from lsp_agent.agent.loop.styles import RunStyle, style_named
+from lsp_agent.agent.loop.styles import RunStyle
 from lsp_agent.agent.loop.tool_step import ToolStep
 from lsp_agent.agent.model.budgets import RunBudget
 from lsp_agent.agent.model.client import ModelClient
 from lsp_agent.agent.outcome import Correction, Outcome, StopRun, TaskFinished
-from lsp_agent.agent.repair import profile
+from lsp_agent.agent.repair.profile import RunProfile, choose_profile
+from lsp_agent.agent.repair.small_profile import SmallProfile
 from lsp_agent.tools.exec_output import EXEC_OUTPUT
-from lsp_agent.tools.verify import fingerprint, test_at_end
 
 if TYPE_CHECKING:
     from lsp_agent.config import Settings
@@ -65,6 +68,7 @@ class AgentRun:
         run_id: str | None = None,
         context: str | None = None,
         model_client: ModelClient | None = None,
+        profile: RunProfile | None = None,
     ) -> None:
         from lsp_agent.tools.registry import ToolContext, default_registry
         from lsp_agent.workspace.overlay import Overlay
@@ -76,22 +80,11 @@ class AgentRun:
         self.overlay = overlay if overlay is not None else Overlay(self.root)
         self.prompt_extra = ""  # text a front-end adds to the system prompt
         self.repo_map = ""
-        self.test_targets: list[str] = []  # the tests the task names (agent/repair/profile.py)
-        self.edit_blocks = False  # SEARCH/REPLACE blocks are edits (the small profile in prompt mode)
-        # the run's answer once its proposal passes the task's tests, else None (the small profile's repair loop)
-        self.auto_finish: Callable[[], str | None] | None = None
-        self.refuse_answer: Callable[[], str | None] | None = (
-            None  # why a plain answer cannot end the run yet
-        )
         self.last_text = ""  # the model's latest words: the answer of a run that stops early
-        # work before the loop (the small profile's sampled line repairs): its outcome ends the run, None goes on
-        self.before_loop: Callable[[], Awaitable[Outcome | None]] | None = None
-        self.steps_spent = 0  # model requests of max_iterations spent before the loop
+        self.steps_spent = 0  # model requests of max_iterations spent before the loop (spend_step)
         self.cancellation = Cancellation()
         self.usage = Usage()
-        self.budget = RunBudget(
-            settings
-        )  # per-run and per-day token and cost limits (agent/model/budgets.py)
+        self.budget = RunBudget(settings)  # per-run and per-day token and cost limits (model/budgets.py)
         self.transcript = Transcript.of_run(settings, self.root)
         self.events = RunEvents(self.run_id, sink, [self.transcript.record, RunLog()])
         self.ctx = ToolContext(
@@ -107,6 +100,10 @@ class AgentRun:
         self.tools = ToolStep(self.registry, self.ctx, gate, self.events, self.cancellation, self.usage)
         self.style: RunStyle  # chosen, and the conversation opened, when the run starts
         self.conversation: Conversation
+        # full or small (agent/repair/profile.py): the one strategy object the loop calls; chosen for the model
+        # when the run starts unless given
+        self.profile = profile if profile is not None else RunProfile()
+        self._profile_given = profile is not None
         self.proposal = ProposalCheck(self.overlay, self.events)
         self._client = model_client
 
@@ -157,17 +154,13 @@ class AgentRun:
     async def _solve_task(self) -> Outcome:
         """Get ready, then solve the task in one loop, or planned as subtasks; test a proposal left untested."""
         task_text = await self._prepare()
-        if self.before_loop is not None and (outcome := await self.before_loop()) is not None:
+        if (outcome := await self.profile.before_loop(self)) is not None:
             return outcome
         if self.settings.plan and self.style.plans:
             outcome = await run_planned(self, task_text)
         else:
             outcome = await self.solve(task_text)
-        verification = getattr(self, "verification", None)  # the small profile's tested edits test each edit
-        if outcome.success and verification is not None and getattr(self, "edit_testing", None) is None:
-            if (tests := await test_at_end(verification, self.ctx)) is not None:
-                outcome.answer = f"{outcome.answer}\n\n{tests}".strip()
-        return outcome
+        return await self.profile.after_loop(self, outcome)
 
     async def solve(self, task_text: str) -> Outcome:
         """One loop: ask the model, let the style act on the reply, append what came of it, until it ends."""
@@ -192,6 +185,12 @@ class AgentRun:
         return Outcome("max_iterations", self.last_text or f"stopped after {limit} iterations", False)
 
     # --- what the style and the loop use -------------------------------------------------------------------
+
+    def spend_step(self) -> tuple[int, int]:
+        """Count a model request made before the loop (the small profile's line repairs) as one of max_iterations;
+        returns (step, limit) for its `step` event."""
+        self.steps_spent += 1
+        return self.steps_spent, self.settings.max_iterations
 
     def check_stop(self) -> None:
         """Raise StopRun when cancelled or over the token budget."""
@@ -229,30 +228,27 @@ class AgentRun:
         except BaseException:
             repo_map.cancel()
             raise
-        self.profile = profile.prepare_tools(
-            self, client.model, client
-        )  # full or small: tools, limits (agent/repair/profile.py)
-        small = self.profile == "small"
+        if not self._profile_given:
+            self.profile = profile_for(self.settings, client.model)
+        self.profile.prepare(self, client)  # tools and limits, before the conversation sees them
         self.conversation = Conversation(
             client,
             self.settings,
             self.events,
             self.cancellation,
             self.usage,
-            system_for=profile.small_system_for(self)
-            if small
-            else lambda mode: self.style.system_prompt(self, mode),
+            system_for=lambda mode: self.profile.system_prompt(self, mode),
             tool_schemas=self.style.tool_schemas(self),
         )
-        if small and not self.settings.context_window:  # fits a 16k local server
-            self.conversation.compactor.window = min(self.conversation.compactor.window, profile.SMALL_WINDOW)
+        if self.profile.window and not self.settings.context_window:  # small: fits a 16k local server
+            self.conversation.compactor.window = min(self.conversation.compactor.window, self.profile.window)
         self.events.emit(
             "start",
             task=self.task,
             model=client.model,
             toolCalling=client.tool_mode,
             style=self.settings.style,
-            profile=self.profile,
+            profile=self.profile.name,
             plan=self.settings.plan,
             root=str(self.root),
             tools=len(self.tools.names()),
@@ -262,7 +258,7 @@ class AgentRun:
         self.repo_map = await repo_map
         self.conversation.write_system_prompt()
         await fold_conversation(self)  # a conversation over its budget: the oldest exchanges become a summary
-        return await profile.first_message(self, self.profile, self.task_message())
+        return await self.profile.first_message(self, self.task_message())
 
     async def _repo_map(self) -> str:
         """The index's map of important files, if an index is available."""
@@ -286,25 +282,11 @@ class AgentRun:
             self.ctx.close()
             raise
 
-    def _tests_failing(self) -> str | None:
-        """The failing tests' report when the tests last ran (at a finish, or after a tested edit) on the proposal as
-        it is now and failed; None when they passed, were not run, or the proposal changed since."""
-        verification = getattr(
-            self, "verification", None
-        )  # set by the profile when tests run before finishing
-        if verification is not None and (tested := verification.tested_now(self.ctx)) is not None:
-            return None if tested[0] else tested[1]
-        testing = getattr(self, "edit_testing", None)  # the small profile's tested edits
-        kept = getattr(testing, "kept", None)
-        if kept is not None and kept[0] == fingerprint(self.ctx):
-            return kept[1]
-        return None
-
     def _finish(self, outcome: Outcome, started: float) -> RunResult:
         """Offer the proposal, emit `done`, remember the exchange, close the transcript."""
         checks: list[str] = []
         try:
-            checks = self.proposal.failed_checks(self._tests_failing())
+            checks = self.proposal.failed_checks(self.profile.tests_failing(self))
             proposal = self.proposal.offer(outcome.answer, checks)
         except Exception as exc:  # noqa: BLE001 - a broken overlay must still end the run
             log.exception("building the proposal failed")
@@ -317,3 +299,22 @@ class AgentRun:
             self.session.record_run(self.run_id, self.task, result)
         self.transcript.close()
         return result
+
+
+def style_named(name: str) -> RunStyle:
+    """The run style for settings.style; StopRun("error") names the ones available."""
+    if name == "react":
+        return ReactStyle()
+    if name == "codeact":
+        from lsp_agent.agent.loop.codeact import CodeActStyle  # the sandbox's modules load only for CodeAct
+
+        return CodeActStyle()
+    raise StopRun(
+        "error", f"run style {name!r} is not available in this installation (use 'react' or 'codeact')"
+    )
+
+
+def profile_for(settings: Settings, model: str) -> RunProfile:
+    """The profile for the run's model: small (ReAct runs the setting or `auto` picks small for) or full."""
+    small = settings.style == "react" and choose_profile(settings, model) == "small"
+    return SmallProfile() if small else RunProfile()

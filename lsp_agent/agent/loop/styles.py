@@ -6,8 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from lsp_agent.agent.outcome import StopRun
-
 if TYPE_CHECKING:
     from lsp_agent.agent.cancellation import Cancellation
     from lsp_agent.agent.conversation.chat import Conversation
@@ -15,6 +13,7 @@ if TYPE_CHECKING:
     from lsp_agent.agent.loop.tool_step import ToolStep
     from lsp_agent.agent.model.client import ModelReply
     from lsp_agent.agent.outcome import Outcome
+    from lsp_agent.agent.repair.profile import RunProfile
     from lsp_agent.config import Settings
     from lsp_agent.workspace.overlay import Overlay
 
@@ -34,6 +33,7 @@ class RunHost(Protocol):
     conversation: Conversation
     tools: ToolStep
     cancellation: Cancellation
+    profile: RunProfile  # full or small: how replies become edits, whether an answer may end the run
 
     def thought(self, text: str) -> None:
         """Report the model's reasoning (kept as the answer of a run that stops early)."""
@@ -71,18 +71,3 @@ class RunStyle(Protocol):
     async def act(self, host: RunHost, reply: ModelReply, messages: list[Message]) -> list[Message]:
         """Act on one reply of the conversation `messages`; returns the observations to append."""
         ...
-
-
-def style_named(name: str) -> RunStyle:
-    """The run style for settings.style; StopRun("error") names the ones available."""
-    if name == "react":
-        from lsp_agent.agent.loop.react import ReactStyle
-
-        return ReactStyle()
-    if name == "codeact":
-        from lsp_agent.agent.loop.codeact import CodeActStyle
-
-        return CodeActStyle()
-    raise StopRun(
-        "error", f"run style {name!r} is not available in this installation (use 'react' or 'codeact')"
-    )

@@ -8,6 +8,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from lsp_agent.agent.model.litellm_loader import get_litellm
+
 PERMANENT_KINDS = ("auth", "model", "bad_request", "context", "malformed", "error")
 TRANSIENT_KINDS = ("connect", "timeout", "dropped", "rate_limit", "server", "transient")
 # The "SomeError: message" line that ends a traceback embedded in an error message.
@@ -35,8 +37,6 @@ def classify_error(exc: BaseException, model: str, api_base: str | None = None) 
     """A ModelError saying whether the failure is worth retrying and what the user can do."""
     if isinstance(exc, ModelError):
         return exc
-    from lsp_agent.agent.model.client import get_litellm
-
     litellm = get_litellm()
     text = short_message(exc)
     where = api_base or f"the {model.split('/', 1)[0]} API"

@@ -1,1 +1,1 @@
-"""The small-model strategy: the small profile, sampled line repairs, the repair loop, context up front."""
+"""Run profiles (the interface the loop calls; full and small) and the small-model strategy they use."""

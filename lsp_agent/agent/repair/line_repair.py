@@ -58,6 +58,7 @@ from lsp_agent.agent.repair.line_sites import repair_sites, second_requests, sit
 from lsp_agent.tools.syntax_check import introduced_errors
 
 if TYPE_CHECKING:
+    from lsp_agent.agent.repair.repetition import RepeatTracker
     from lsp_agent.tools.fault_lines import SuspectLine
     from lsp_agent.tools.test_runs import TestReport
     from lsp_agent.tools.tested_edit import EditTesting
@@ -73,10 +74,11 @@ ADDITION_SITES = 2  # the best lines whose condition is extended (a dropped part
 LINE, INFILL, INSERT, EXTEND = "line", "infill", "insert", "extend"  # the kinds of request
 
 
-async def repair_lines(run: Any, testing: EditTesting) -> Outcome | None:
-    """Try sampled versions of the best-ranked lines; the outcome once the named tests pass, else None (the loop
-    goes on from where the tests stand)."""
-    report: TestReport | None = getattr(run, "first_report", None)
+async def repair_lines(
+    run: Any, testing: EditTesting, report: TestReport | None, repeats: RepeatTracker | None = None
+) -> Outcome | None:
+    """Try sampled versions of the best-ranked lines, starting from the named tests' `report`; the outcome once
+    they pass, else None (the loop goes on from where the tests stand; `repeats` forgets the calls made here)."""
     if report is None or report.passed or report.spectra is None:
         return None
     settings = run.settings
@@ -123,7 +125,7 @@ async def repair_lines(run: Any, testing: EditTesting) -> Outcome | None:
         client.extra_params.clear()
         client.extra_params.update(saved)
         testing.failures, testing.baseline = failures, baseline  # the loop starts where the tests stood
-        if (repeats := getattr(run, "repeats", None)) is not None:
+        if repeats is not None:
             repeats.forget()  # the loop's model never saw these calls: its first is not a repeat
     log.info("sampled line repairs: none of %d request(s) fixed it", len(requests))
     return None
@@ -163,7 +165,9 @@ def _finish_partial(run: Any, testing: EditTesting, partial: _Passing) -> Outcom
     """End the run with the partial fix that left the fewest failing tests (no version cleared the suite)."""
     _adopt(run, testing, partial)
     run.thought(f"{partial.change} No version tried made the whole suite pass: {partial.unfinished}.")
-    return Outcome("complete", run.auto_finish() or run.last_text, True)  # its checks failed: testing.kept
+    return Outcome(
+        "complete", run.profile.finished_answer(run) or run.last_text, True
+    )  # its checks failed: testing.kept
 
 
 def _finish_fix(run: Any, testing: EditTesting, passing: list[_Passing]) -> Outcome:
@@ -177,7 +181,7 @@ def _finish_fix(run: Any, testing: EditTesting, passing: list[_Passing]) -> Outc
     if note:  # the front-ends get the versions themselves too
         where = {"path": chosen.path, "line": chosen.line}
         run.events.emit("context", what="alternatives", status=note, versions=versions, **where)
-    return Outcome("complete", run.auto_finish() or run.last_text, True)
+    return Outcome("complete", run.profile.finished_answer(run) or run.last_text, True)
 
 
 def _adopt(run: Any, testing: EditTesting, fix: _Passing) -> None:
@@ -232,8 +236,7 @@ async def _versions(
     """The new versions of the site's line that one request brings: the line the model fills in (`template` set),
     the line with code added (an insertion after it, its condition extended), else the line request's versions;
     None when the infill request failed (the server cannot fill in)."""
-    run.steps_spent += 1
-    step = (run.steps_spent, run.settings.max_iterations)
+    step = run.spend_step()
     original = lines[site.line - 1]
     if template is not None:
         prompts = {

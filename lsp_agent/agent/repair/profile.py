@@ -1,41 +1,39 @@
-"""Prompt and tool profiles: `full` for capable models, `small` for small local ones, `auto` choosing between them.
+"""Run profiles: the strategy object a run is given, `full` for capable models (here: the interface with its
+defaults), `small` for small local ones (agent/repair/small_profile.py), and `auto` choosing between them.
 
-Applied once per run before the first model request (prepare_tools, small_system_for, first_message). Every
-profile gets diagnostics after edits and tests before finishing (each a setting), and the relevant code up front.
-The small profile also gets: five tools described in one line each, shorter reads, a short system prompt whose
-examples use a real path, the named tests' failures in the first message, a forgiving edit_file, loop detection, a
-window that fits a 16k server, and the repair loop (agent/repair/repair_loop.py: SEARCH/REPLACE edits in prompt mode, each
-tested at once, the run ending when the named tests pass).
+The loop calls a profile at these points only: prepare (fit the tools to the profile before the conversation sees
+them), system_prompt, first_message (the relevant code up front), before_loop (work that may end the run before
+it), reply_edit (a reply that is an edit without a tool call), finished_answer and refusal (whether the run ends
+now, whether a plain answer may end it), after_correction and after_step (the conversation after a failed or any
+step), after_loop (test a proposal left untested) and tests_failing (for the proposal's checks). Every profile gets
+diagnostics after edits and tests before finishing (each a setting), and the relevant code up front.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from lsp_agent.agent.repair.repair_loop import install_repair_loop, note_first_report
-from lsp_agent.agent.repair.repetition import add_repeat_detection
-from lsp_agent.agent.repair.small_prompt import ASK_FOR_EDIT, example_turns, small_system_prompt
-from lsp_agent.agent.repair.upfront import Budget, failing_tests, upfront_message
+from lsp_agent.agent.repair.upfront import Budget, upfront_message
 from lsp_agent.tools.diagnostics import add_edit_diagnostics
-from lsp_agent.tools.lenient_edit import make_edits_lenient
 from lsp_agent.tools.test_runs import named_source_files, named_test_files
 from lsp_agent.tools.tested_edit_scope import asks_for_test_changes
-from lsp_agent.tools.verify import Verification, install_verified_finish
+from lsp_agent.tools.verify import Verification, install_verified_finish, test_at_end
+
+if TYPE_CHECKING:
+    from lsp_agent.agent.model.client import ModelClient
+    from lsp_agent.agent.model.parsing import ToolCall
+    from lsp_agent.agent.outcome import Outcome
 
 log = logging.getLogger(__name__)
 
 PROFILES = ("auto", "full", "small")
-SMALL_TOOLS = ("read_file", "search_text", "edit_file", "run_tests", "task_complete")
-SMALL_WINDOW = 16_384
-SMALL_READ_LINES = 120
-SMALL_SEARCH_RESULTS = 20
-SMALL_BUDGET = Budget(code_chars=2000, chunks=2)
 FULL_BUDGET = Budget(code_chars=6000, chunks=4)
 # "qwen2.5-coder:1.5b", "Llama-3.2-3B-Instruct", "phi3-mini" ... sizes up to 8B count as small
 _SIZE = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*b(?![a-z])", re.I)
 _LOCAL_PROVIDERS = ("ollama/", "ollama_chat/", "lm_studio/", "llamafile/")
+Message = dict[str, Any]
 
 
 def choose_profile(settings: Any, model: str) -> str:
@@ -55,6 +53,91 @@ def choose_profile(settings: Any, model: str) -> str:
     return "full"
 
 
+class RunProfile:
+    """The full profile, and the interface the loop calls on every profile (the small profile overrides it)."""
+
+    name = "full"
+    edit_blocks = False  # whether a SEARCH/REPLACE block in a prompt-mode reply is an edit
+    window: int | None = None  # the context window's cap when the context_window setting names none
+
+    def __init__(self) -> None:
+        self.test_targets: list[str] = []  # the tests the task names
+        self.verification: Verification | None = None  # the tests run before finishing, when they run
+
+    def prepare(self, run: Any, client: ModelClient | None = None) -> None:
+        """Fit the run's tools to the profile before the conversation sees them: diagnostics after edits, the
+        tests the task names run before finishing (a run style with its own loop and tools keeps them)."""
+        settings = run.settings
+        if settings.style != "react":
+            return
+        if getattr(settings, "edit_diagnostics", True):
+            add_edit_diagnostics(run.registry)
+        self.test_targets = named_test_files(run.task, run.ctx.overlay.is_file)
+        if self.testing_before_finish(run):
+            editable = asks_for_test_changes(run.task)
+            self.verification = Verification(
+                self.test_targets, permission_check(run), tests_editable=editable
+            )
+            install_verified_finish(run.registry, self.verification)
+        log.info(
+            "run %s: %s profile; tests named by the task: %s",
+            run.run_id,
+            self.name,
+            self.test_targets or "none",
+        )
+
+    @staticmethod
+    def testing_before_finish(run: Any) -> bool:
+        """Whether the tests run before a finish (the test_before_finish setting)."""
+        return getattr(run.settings, "test_before_finish", "auto") != "off"
+
+    def system_prompt(self, run: Any, mode: str) -> str:
+        """The system prompt for tool mode `mode`: the run style's."""
+        return run.style.system_prompt(run, mode)
+
+    async def first_message(self, run: Any, task_text: str) -> str:
+        """The first user message, with the relevant code up front (react style)."""
+        if run.settings.style != "react":
+            return task_text
+        return await upfront_message(run, task_text, FULL_BUDGET, None)
+
+    async def before_loop(self, run: Any) -> Outcome | None:
+        """Work before the loop; an outcome ends the run there, None goes on to the loop."""
+        return None
+
+    def reply_edit(self, run: Any, text: str) -> ToolCall | None:
+        """The edit a reply without a tool call makes, if the profile reads one in it."""
+        return None
+
+    def finished_answer(self, run: Any) -> str | None:
+        """The answer that ends the run after this step (its edit made the task's tests pass), else None."""
+        return None
+
+    def refusal(self, run: Any) -> str | None:
+        """Why a plain-text answer cannot end the run yet (sent to the model), else None."""
+        return None
+
+    def after_correction(self, run: Any, messages: list[Message]) -> None:
+        """A reply had to be corrected (it could not be read, or could not end the run)."""
+
+    def after_step(self, run: Any, messages: list[Message]) -> None:
+        """A step's tool calls ran: the conversation `messages` may be trimmed."""
+
+    async def after_loop(self, run: Any, outcome: Outcome) -> Outcome:
+        """The loop's outcome, with the tests' result when a successful run left its final proposal untested."""
+        if outcome.success and self.verification is not None:
+            if (tests := await test_at_end(self.verification, run.ctx)) is not None:
+                outcome.answer = f"{outcome.answer}\n\n{tests}".strip()
+        return outcome
+
+    def tests_failing(self, run: Any) -> str | None:
+        """The failing tests' report when they last ran on the proposal as it is now and failed; None when they
+        passed, were not run, or the proposal changed since."""
+        if self.verification is not None and (tested := self.verification.tested_now(run.ctx)) is not None:
+            return None if tested[0] else tested[1]
+        return None
+
+
 def example_path(task: str, run: Any) -> str:
     """A real file for the prompt's examples: the first source file the task names, else one from the index."""
     named = named_source_files(task, run.ctx.overlay.is_file)
@@ -71,74 +154,7 @@ def _index_paths(run: Any) -> list[str]:
     return [p for p in found if run.ctx.overlay.is_file(p)]
 
 
-def prepare_tools(run: Any, model: str, client: Any = None) -> str:
-    """Choose the run's profile and fit its tools (and, for small, the client's stop sequences) to it, before the
-    conversation sees them; returns the profile."""
-    settings = run.settings
-    if settings.style != "react":
-        return "full"  # a run style with its own loop and tools (codeact) keeps them
-    profile = choose_profile(settings, model)
-    if getattr(settings, "edit_diagnostics", True):
-        add_edit_diagnostics(run.registry)
-    run.test_targets = named_test_files(run.task, run.ctx.overlay.is_file)
-    testing = getattr(settings, "test_before_finish", "auto") != "off"
-    if testing:
-        editable = asks_for_test_changes(run.task)
-        run.verification = Verification(run.test_targets, _permission_check(run), tests_editable=editable)
-        install_verified_finish(run.registry, run.verification)
-    log.info(
-        "run %s: %s profile; tests named by the task: %s", run.run_id, profile, run.test_targets or "none"
-    )
-    if profile == "small":
-        _shrink(run)
-        run.edit_testing = install_repair_loop(run, client, _permission_check(run) if testing else None)
-    return profile
-
-
-def small_system_for(run: Any) -> Any:
-    """The small profile's system prompt for a tool mode (its examples use a real path of the workspace)."""
-    return lambda mode: small_system_prompt(  # written after the repo map is known: examples may come from it
-        mode=mode,
-        schemas=run.registry.schemas(),
-        root_name=run.root.name,
-        example_path=example_path(run.task, run),
-        blocks=run.edit_blocks,
-        tested=getattr(run, "edit_testing", None) is not None,
-    )
-
-
-async def first_message(run: Any, profile: str, task_text: str) -> str:
-    """The first user message with the relevant code up front (small: the named tests' report too, and in prompt
-    mode with edit blocks a worked example before it, asking for an edit)."""
-    if run.settings.style != "react":
-        return task_text
-    targets = getattr(run, "test_targets", [])
-    if profile != "small":
-        return await upfront_message(run, task_text, FULL_BUDGET, None)
-    report = await failing_tests(run, targets) if targets else None
-    run.first_report = report  # sampled line repairs start from it (agent/repair/line_repair.py)
-    note_first_report(report, getattr(run, "edit_testing", None), getattr(run, "verification", None))
-    blocks = run.edit_blocks and run.conversation.tool_mode == "prompt"
-    if blocks:
-        run.conversation.examples = example_turns()
-    closing = ASK_FOR_EDIT if blocks and (report is not None and not report.passed) else ""
-    return await upfront_message(run, task_text, SMALL_BUDGET, report, closing)
-
-
-def _shrink(run: Any) -> None:
-    """The small profile's tools, limits and window."""
-    kept = [run.registry.get(name) for name in SMALL_TOOLS if run.registry.get(name) is not None]
-    for name in run.registry.names():
-        run.registry.unregister(name)
-    for tool in kept:  # in SMALL_TOOLS order: task_complete last
-        run.registry.register(tool)
-    make_edits_lenient(run.registry)
-    run.repeats = add_repeat_detection(run.registry)  # the line repairs' calls are forgotten (line_repair.py)
-    run.ctx.limits.read_max_lines = SMALL_READ_LINES
-    run.ctx.limits.search_max_results = SMALL_SEARCH_RESULTS
-
-
-def _permission_check(run: Any) -> Any:
+def permission_check(run: Any) -> Any:
     """An async (tool, permission, arguments) -> allowed? through the run's permission gate."""
 
     async def allowed(tool: str, permission: str, arguments: dict[str, Any]) -> bool:

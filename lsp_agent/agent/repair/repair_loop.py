@@ -17,7 +17,6 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from lsp_agent.agent.model.parsing import ACTION_STOP_SEQUENCES, BLOCK_STOP_SEQUENCE
-from lsp_agent.agent.repair.line_repair import repair_lines
 from lsp_agent.agent.repair.line_simpler import make_passing_edits_simplest
 from lsp_agent.agent.repair.listing_edits import listing_edit
 from lsp_agent.tools.lenient_edit import proposal_text
@@ -50,17 +49,21 @@ EDIT_PLEASE = (
 
 
 def install_repair_loop(
-    run: Any, client: ModelClient | None, allowed: PermissionCheck | None
+    run: Any,
+    client: ModelClient | None,
+    allowed: PermissionCheck | None,
+    targets: list[str],
+    verification: Verification | None,
 ) -> EditTesting | None:
-    """Edit blocks for a small-profile run, and (when `allowed` is given and the task names tests) tested edits
-    and the finish on passing tests; returns the tested edits' state, or None."""
-    run.edit_blocks = True
+    """Edit blocks' stop sequence for a small-profile run, and (when `allowed` is given and the task names tests
+    `targets`) tested edits; returns the tested edits' state (the small profile ends the run on passing tests), or
+    None."""
     if client is not None:
         client.stop_sequences = (*ACTION_STOP_SEQUENCES, BLOCK_STOP_SEQUENCE)
-    if allowed is None or not run.test_targets:
+    if allowed is None or not targets:
         return None
     testing = EditTesting(
-        run.test_targets,
+        targets,
         allowed,
         candidates=named_source_files(run.task, run.ctx.overlay.is_file),
         tests_editable=asks_for_test_changes(run.task),
@@ -70,15 +73,8 @@ def install_repair_loop(
     if not make_edits_tested(run.registry, testing):
         return None
     make_passing_edits_simplest(run.registry, testing)
-    run.auto_finish = lambda: _summary(run, testing) if testing.verified(run.ctx) else None
-    run.refuse_answer = lambda: _refusal(run, testing)
-    run.trim_history = forgetting = _Forgetting(run, testing)
-    run.listing_edit = lambda text: _listing_edit(run, text, testing.candidates)
-    run.on_correction = lambda messages: (testing.failed(), forgetting(messages))
-    if (verification := getattr(run, "verification", None)) is not None:
+    if verification is not None:
         verification.refusal_limit = REFUSALS
-    if run.settings.repair_lines > 0:
-        run.before_loop = lambda: repair_lines(run, testing)
     return testing
 
 
@@ -94,7 +90,7 @@ def note_first_report(
         verification.failing_at_start = report.short()
 
 
-class _Forgetting:
+class Forgetting:
     """After a failed edit, the conversation keeps its opening (system prompt, example, task: the server's cached
     prefix) and only the latest attempt with its result: earlier failed attempts, which a small model otherwise
     repeats or argues from, are dropped, and the prompt stays short."""
@@ -113,18 +109,17 @@ class _Forgetting:
             self.run.transcript.reset()  # not append-only any more: the next request is recorded whole
 
 
-def _listing_edit(run: Any, text: str, candidates: list[str]) -> ToolCall | None:
+def listing_edit_of(run: Any, text: str, candidates: list[str]) -> ToolCall | None:
     """The edit a reply of changed numbered lines makes (prompt mode), against the files it names or the task's."""
     if run.conversation.tool_mode != "prompt":
         return None
     return listing_edit(text, lambda path: proposal_text(run.ctx, path), candidates)
 
 
-def _refusal(run: Any, testing: EditTesting) -> str | None:
+def refusal(run: Any, testing: EditTesting, verification: Verification | None) -> str | None:
     """Why a plain-text answer cannot end the run: the named tests failed up front and nothing is changed, or they
     still fail with the proposal kept as progress (said up to REFUSALS times per run, shared with task_complete's
     refusal); None otherwise."""
-    verification = getattr(run, "verification", None)
     if verification is None:
         return None
     if not run.ctx.overlay.changed_paths():
@@ -144,7 +139,7 @@ def _warmer(client: ModelClient, failures: int) -> None:
     log.info("%d edit(s) failed: sampling at temperature %s, seed %d", failures, temperature, failures)
 
 
-def _summary(run: Any, testing: EditTesting) -> str:
+def summary(run: Any, testing: EditTesting) -> str:
     """The answer of a run that ends because its edit made the named tests pass."""
     changed = ", ".join(run.ctx.overlay.changed_paths())
     said = (run.last_text or "").strip()
