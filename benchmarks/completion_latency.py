@@ -21,6 +21,7 @@ import asyncio
 import importlib.util
 import json
 import os
+import re
 import shutil
 import statistics
 import sys
@@ -120,8 +121,39 @@ def typing_target(package: str, lines_wanted: int) -> tuple[Path, str, int, int]
     return source, best[1], best[2], best[3]
 
 
+HIT = re.compile(r"Llama\.generate: (\d+) prefix-match hit, remaining (\d+) prompt tokens to eval")
+PERF = re.compile(
+    r"llama_perf_context_print: +(prompt eval|eval) time = +([\d.]+) ms / +(\d+) (?:tokens|runs)"
+)
+
+
+def server_log_requests(log: Path | None, since: int) -> list[dict[str, float]]:
+    """llama-cpp-python's own account of each request it served after byte `since` of its log (its stderr):
+    the prompt tokens it evaluated (those its prefix cache did not hold) and, for a request it finished (a
+    stream closed early prints no timings), its prompt and generation time."""
+    if log is None:
+        return []
+    with log.open("rb") as handle:
+        handle.seek(since)
+        text = handle.read().decode("utf-8", "replace")
+    requests: list[dict[str, float]] = []
+    for line in text.splitlines():
+        if hit := HIT.search(line):
+            requests.append({"prompt_n": int(hit.group(2))})
+        elif perf := PERF.search(line):
+            kind, ms, count = perf.groups()
+            if kind == "prompt eval":
+                if not requests or "prompt_ms" in requests[-1]:  # a cold prompt prints no prefix-match line
+                    requests.append({})
+                requests[-1].update(prompt_n=int(count), prompt_ms=float(ms))
+            elif requests and "predicted_ms" not in requests[-1]:
+                requests[-1].update(predicted_n=int(count), predicted_ms=float(ms))
+    return requests
+
+
 async def replay(args: argparse.Namespace, work: Path, context_last: bool) -> dict[str, Any]:
     """Type the target function through a fresh server; the measurements."""
+    log_start = args.server_log.stat().st_size if args.server_log else 0
     source, rel, first, last = typing_target(args.package, args.lines)
     root = work / ("last" if context_last else "first") / args.package
     shutil.copytree(source, root, ignore=shutil.ignore_patterns("__pycache__"))
@@ -163,10 +195,13 @@ async def replay(args: argparse.Namespace, work: Path, context_last: bool) -> di
     await asyncio.sleep(args.pause_ms / 1000)
     status = (await lsp.request("workspace/executeCommand", {"command": "lspAgent.status"}))[1]["completion"]
     await lsp.close()
+    if args.server_log:  # llama-cpp-python sends no timings: read them from its log
+        status["serverTimings"] = server_log_requests(args.server_log, log_start)
+        status["promptTokensEvaluated"] = [t["prompt_n"] for t in status["serverTimings"]]
     return {
         "target": f"{args.package}/{rel}:{first}-{last}",
         "keystrokes": len(typed),
-        **outcome(sent, status),
+        **outcome(sent, status, args.debounce),
         **code_action_latency(actions),
     }
 
@@ -201,8 +236,9 @@ async def type_text(
     return sent, actions
 
 
-def outcome(sent: list[tuple], status: dict[str, Any]) -> dict[str, Any]:
-    """Latencies of the requests that got a suggestion, and the server's counts."""
+def outcome(sent: list[tuple], status: dict[str, Any], debounce_ms: float) -> dict[str, Any]:
+    """Latencies of the requests that got a suggestion, and the server's counts. A suggestion that came before
+    the debounce ended is one the cache answered (typing through a shown one): the model's are apart."""
     latencies = []
     for started, future in sent:
         if future.done():
@@ -211,7 +247,13 @@ def outcome(sent: list[tuple], status: dict[str, Any]) -> dict[str, Any]:
                 latencies.append((answered - started) * 1000)
     timings = status.get("serverTimings") or []
     model_ms = [t.get("prompt_ms", 0) + t.get("predicted_ms", 0) for t in timings if "predicted_ms" in t]
+    waited = (
+        status.get("modelMs") or []
+    )  # the client's side: sending each answered request to its stream's end
+    from_model = [ms for ms in latencies if ms >= debounce_ms]
     return {
+        "model_suggestions": len(from_model),
+        "model_suggestion_p50_ms": statistics.median(from_model) if from_model else None,
         "suggestions": len(latencies),
         "p50_ms": statistics.median(latencies) if latencies else None,
         "p95_ms": sorted(latencies)[int(0.95 * (len(latencies) - 1))] if latencies else None,
@@ -220,6 +262,11 @@ def outcome(sent: list[tuple], status: dict[str, Any]) -> dict[str, Any]:
         "cache_hits": status["cacheHits"],
         "prompt_tokens_evaluated_p50": statistics.median(status["promptTokensEvaluated"] or [0]),
         "model_ms_p50": statistics.median(model_ms) if model_ms else None,
+        "model_request_ms_p50": statistics.median(waited) if waited else None,
+        "model_request_ms": waited,
+        "suggestion_ms": [round(ms) for ms in latencies],
+        "prompt_tokens_evaluated": status["promptTokensEvaluated"],
+        "model_ms": [round(ms) for ms in model_ms],
     }
 
 
@@ -246,12 +293,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gap-ms", type=float, default=30)
     parser.add_argument("--pause-ms", type=float, default=1500)
     parser.add_argument("--debounce", type=int, default=75)
+    parser.add_argument(
+        "--server-log",
+        type=Path,
+        help="llama-cpp-python's stderr: its per-request timings and tokens evaluated",
+    )
+    parser.add_argument("--out", type=Path, help="write the two rows here as JSON")
     args = parser.parse_args(argv)
     rows = {}
     with tempfile.TemporaryDirectory(prefix="completion-latency-") as tmp:
         for label, last in (("context first", False), ("context last", True)):
             rows[label] = asyncio.run(replay(args, Path(tmp), last))
     print(json.dumps(rows, indent=1))
+    if args.out:
+        args.out.write_text(json.dumps({"args": vars(args), "rows": rows}, indent=1, default=str))
     return 0
 
 

@@ -18,6 +18,7 @@ import argparse
 import ast
 import asyncio
 import importlib.util
+import itertools
 import json
 import random
 import shutil
@@ -29,6 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from lsp_agent.completion import engine as engine_module  # noqa: E402
 from lsp_agent.completion.engine import CompletionEngine, CompletionRequest  # noqa: E402
 from lsp_agent.config import Settings  # noqa: E402
 
@@ -144,36 +146,55 @@ def score(suggestion: str, task: Task) -> tuple[bool, float]:
     return got == want, 100.0 * (1 - levenshtein(got, want) / longest)
 
 
-async def run_config(
-    tasks: list[Task], roots: dict[str, Path], settings: Settings, indexes: dict
-) -> list[dict]:
-    """Ask every task through a fresh engine with these settings; one row per task."""
-    engine = CompletionEngine(
-        lambda: settings, lambda path: indexes.get(_package_of(path, roots)), list, _say
-    )
-    rows = []
+async def run_paired(
+    tasks: list[Task], roots: dict[str, Path], configs: dict[str, Settings], indexes: dict, out: Path | None
+) -> dict[str, list[dict]]:
+    """Ask every task once per configuration, the configurations back to back for each task (so a run stopped
+    early still compares them on the same tasks); each row is appended to `out` (JSON lines) as it comes."""
+    engines = {
+        label: CompletionEngine(
+            lambda s=settings: s, lambda path: indexes.get(_package_of(path, roots)), list, _say
+        )
+        for label, settings in configs.items()
+    }
+    results: dict[str, list[dict]] = {label: [] for label in configs}
     for i, task in enumerate(tasks):
-        engine.cache.__init__()  # a task never reuses another's suggestion
-        root = roots[task.package]
-        request = CompletionRequest(
-            f"task-{i}", root / task.rel, root, task.text, task.line, task.character, invoked=True
-        )
-        started = time.perf_counter()
-        suggestion = await engine.complete(request)
-        text = suggestion.text if suggestion else ""
-        exact, similarity = score(text, task)
-        rows.append(
-            {
-                "task": i,
-                "kind": task.kind,
-                "exact": exact,
-                "similarity": similarity,
-                "seconds": time.perf_counter() - started,
-                "suggestion": text,
-            }
-        )
-    await engine.aclose()
-    return rows
+        for label, engine in engines.items():
+            row = await ask_one(engine, i, task, roots[task.package])
+            results[label].append(row)
+            if out is not None:
+                with out.open("a", encoding="utf-8") as handle:
+                    handle.write(json.dumps({"config": label, **row}) + "\n")
+            print(
+                f"task {i} {task.kind} {label}: exact={row['exact']} {row['seconds']:.1f} s", file=sys.stderr
+            )
+    for engine in engines.values():
+        await engine.aclose()
+    return results
+
+
+async def ask_one(engine: CompletionEngine, i: int, task: Task, root: Path) -> dict:
+    """One task through one engine: the row of its score, time and prompt size."""
+    engine.cache.__init__()  # a task never reuses another's suggestion
+    request = CompletionRequest(
+        f"task-{i}", root / task.rel, root, task.text, task.line, task.character, invoked=True
+    )
+    sent = len(engine.stats.prompt_tokens_evaluated)
+    started = time.perf_counter()
+    suggestion = await engine.complete(request)
+    text = suggestion.text if suggestion else ""
+    exact, similarity = score(text, task)
+    prompt_tokens = engine.stats.prompt_tokens_evaluated[sent:]
+    return {
+        "task": i,
+        "package": task.package,
+        "kind": task.kind,
+        "exact": exact,
+        "similarity": similarity,
+        "seconds": time.perf_counter() - started,
+        "prompt_tokens": prompt_tokens[-1] if prompt_tokens else None,
+        "suggestion": text,
+    }
 
 
 def _package_of(path: Path, roots: dict[str, Path]) -> str | None:
@@ -200,7 +221,7 @@ def prepare(
     from lsp_agent.index import WorkspaceIndex
 
     rng = random.Random(seed)
-    tasks: list[Task] = []
+    per_name: list[list[Task]] = []
     roots: dict[str, Path] = {}
     indexes: dict = {}
     for name in packages:
@@ -213,42 +234,92 @@ def prepare(
         index = WorkspaceIndex(root, db_path=work / f"{name}.db")
         index.refresh()
         roots[name], indexes[name] = root, index
-        tasks += build_tasks(root, name, per_package, rng)
+        per_name.append(build_tasks(root, name, per_package, rng))
+    # round robin over the packages, so a run stopped early has tasks of each
+    tasks = [task for group in itertools.zip_longest(*per_name) for task in group if task is not None]
     return tasks, roots, indexes
+
+
+def task_list(tasks: list[Task]) -> dict:
+    """The tasks without their documents (rebuilt from the same package versions and seed), with those versions."""
+    from importlib.metadata import version
+
+    names = {"dotenv": "python-dotenv"}
+    versions = {t.package: version(names.get(t.package, t.package)) for t in tasks}
+    return {
+        "versions": versions,
+        "tasks": [{k: v for k, v in asdict(t).items() if k != "text"} for t in tasks],
+    }
+
+
+def print_table(results: dict[str, list[dict]]) -> None:
+    """Exact match, edit similarity and median seconds per prompt and kind, over the tasks every prompt answered."""
+    done = set.intersection(*({r["task"] for r in rows} for rows in results.values()))
+    print(f"{'prompt':<20} {'kind':<6} {'tasks':>5} {'exact %':>8} {'edit sim %':>11} {'p50 s':>6}")
+    for label, rows in results.items():
+        rows = [r for r in rows if r["task"] in done]
+        for kind in ("line", "block", None):
+            n, exact, similarity = summary(rows, kind)
+            seconds = sorted(r["seconds"] for r in rows if kind is None or r["kind"] == kind)
+            p50 = seconds[len(seconds) // 2] if seconds else 0.0
+            print(f"{label:<20} {kind or 'all':<6} {n:>5} {exact:>8.1f} {similarity:>11.1f} {p50:>6.2f}")
+    both = [{label: next(r for r in rows if r["task"] == t) for label, rows in results.items()} for t in done]
+    for label in results:
+        alone = sum(row[label]["exact"] and sum(r["exact"] for r in row.values()) == 1 for row in both)
+        print(f"tasks only {label} got exactly right: {alone}")
+
+
+def report(path: Path) -> None:
+    """The table of a run's JSON lines (also of a run stopped early: the tasks both prompts answered)."""
+    results: dict[str, list[dict]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        results.setdefault(row.pop("config"), []).append(row)
+    print(f"{path}: {len(set.intersection(*({r['task'] for r in v} for v in results.values())))} tasks")
+    print_table(results)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--api-base", required=True, help="OpenAI-compatible base URL ending in /v1")
+    parser.add_argument("--api-base", help="OpenAI-compatible base URL ending in /v1")
+    parser.add_argument("--report", type=Path, help="print the table of a run's --out file (no model)")
     parser.add_argument("--model", default="openai/qwen2.5-coder-1.5b")
     parser.add_argument("--packages", default=",".join(PACKAGES))
     parser.add_argument("--tasks", type=int, default=40, help="tasks per package (half line, half block)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--context-tokens", type=int, default=1024)
-    parser.add_argument("--out", type=Path, help="write every row as JSON here")
+    parser.add_argument("--context-tokens", type=int, default=Settings().completion_context_tokens)
+    parser.add_argument("--context-wait", type=float, default=30.0, help="seconds to wait for the context")
+    parser.add_argument("--first", type=int, default=0, help="skip the tasks before this one (of the list)")
+    parser.add_argument("--limit", type=int, default=0, help="ask only this many tasks (0: all)")
+    parser.add_argument("--out", type=Path, help="append every row here as a JSON line as it comes")
     args = parser.parse_args(argv)
+    if args.report:
+        report(args.report)
+        return 0
+    if not args.api_base:
+        parser.error("--api-base is required (or --report FILE)")
+    engine_module.CONTEXT_WAIT_SECONDS = args.context_wait  # measure the context, not a busy machine's index
+    if args.out:
+        args.out.write_text("", encoding="utf-8")
     with tempfile.TemporaryDirectory(prefix="completion-quality-") as tmp:
         tasks, roots, indexes = prepare(args.packages.split(","), args.tasks, args.seed, Path(tmp))
+        if args.first or args.limit:
+            tasks = tasks[args.first : args.first + args.limit if args.limit else None]
+        if args.out:  # the task list, fixed before the first answer
+            tasks_file = args.out.with_suffix(".tasks.json")
+            tasks_file.write_text(json.dumps(task_list(tasks), indent=1), encoding="utf-8")
         base = Settings(model=args.model, api_base=args.api_base, api_key="none", completion_debounce_ms=0)
-        results = {}
-        for label, tokens in (("repository context", args.context_tokens), ("prefix/suffix only", 0)):
-            settings = base.replace(completion_context_tokens=tokens)
-            results[label] = asyncio.run(run_config(tasks, roots, settings, indexes))
+        configs = {
+            "repository context": base.replace(completion_context_tokens=args.context_tokens),
+            "prefix/suffix only": base.replace(completion_context_tokens=0),
+        }
+        results = asyncio.run(run_paired(tasks, roots, configs, indexes, args.out))
         for index in indexes.values():
             index.close()
     print(f"{len(tasks)} tasks from {', '.join(roots)}; model {args.model} at {args.api_base}")
-    print(f"{'prompt':<20} {'kind':<6} {'tasks':>5} {'exact %':>8} {'edit sim %':>11} {'p50 s':>6}")
-    for label, rows in results.items():
-        for kind in ("line", "block", None):
-            n, exact, similarity = summary(rows, kind)
-            seconds = sorted(r["seconds"] for r in rows if kind is None or r["kind"] == kind)
-            p50 = seconds[len(seconds) // 2] if seconds else 0.0
-            print(f"{label:<20} {kind or 'all':<6} {n:>5} {exact:>8.1f} {similarity:>11.1f} {p50:>6.2f}")
-    if args.out:
-        payload = {"tasks": [asdict(t) for t in tasks], "results": results}
-        args.out.write_text(json.dumps(payload, indent=1), encoding="utf-8")
+    print_table(results)
     return 0
 
 

@@ -70,7 +70,7 @@ class EditorFeatureSettings:
         whole_number,
     )
     completion_context_tokens: int = setting(
-        1024,
+        512,
         "completionContextTokens",
         "tokens of repository context in a completion prompt (definitions, "
         "similar code, recent edits; 0: the open file only)",

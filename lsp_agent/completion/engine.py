@@ -324,6 +324,7 @@ class CompletionEngine:
         if self._model_down:
             self._model_down = False
             self._say("lsp-agent: inline completions are back", False)
+        self.stats.model_ms.append(round(1000 * result.seconds))
         evaluated = result.timings.get("prompt_n", result.usage.get("prompt_tokens"))
         if isinstance(evaluated, int):
             self.stats.prompt_tokens_evaluated.append(evaluated)

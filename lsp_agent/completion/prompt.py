@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from lsp_agent.agent.repair.line_infill import MODEL_PRESETS
 from lsp_agent.settings_values import INFILL_PRESETS
 
-PREFIX_LINES, SUFFIX_LINES = 160, 48
+# sized for a model on a laptop CPU (docs/completions.md, "How big a prompt is"): the suffix is evaluated again
+# at every keystroke, the prefix window whenever it moves
+PREFIX_LINES, SUFFIX_LINES = 96, 16
 WINDOW_STEP = 32  # the prefix starts on a multiple of this line, so it stays put while the cursor moves
-PREFIX_CHARS, SUFFIX_CHARS = 12_000, 3_000
+PREFIX_CHARS, SUFFIX_CHARS = 6_000, 1_000
 COMMENT = {"python": "#", "ruby": "#", "bash": "#", "lua": "--", "sql": "--", "haskell": "--"}
 STOPS = {  # the end-of-text tokens of each preset, so a model that starts another file stops
     "qwen": ["<|endoftext|>", "<|file_sep|>", "<|fim_pad|>", "<|repo_name|>"],

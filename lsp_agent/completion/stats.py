@@ -20,6 +20,8 @@ class CompletionStats:
     # per request, as the model server reports them (llama.cpp's timings, else usage)
     prompt_tokens_evaluated: list[int] = field(default_factory=list)
     server_timings: list[dict[str, Any]] = field(default_factory=list)
+    # per answered model request: ms from sending it to the end of its stream (waiting for a busy server included)
+    model_ms: list[int] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """camelCase counts for a JSON status."""
@@ -33,4 +35,5 @@ class CompletionStats:
             "failures": self.failures,
             "promptTokensEvaluated": self.prompt_tokens_evaluated[-200:],
             "serverTimings": self.server_timings[-200:],
+            "modelMs": self.model_ms[-200:],
         }

@@ -127,8 +127,16 @@ def test_the_qwen_prompt_puts_the_repository_first_and_the_cursor_last():
 
 def test_the_prefix_window_starts_on_a_fixed_step_while_the_cursor_moves():
     lines = [f"line {i}" for i in range(400)]
-    starts = {file_window("f.py", None, lines, n, 0).prefix.split("\n", 1)[0] for n in range(200, 224)}
-    assert starts == {"line 32"}
+    starts = {file_window("f.py", None, lines, n, 0).prefix.split("\n", 1)[0] for n in range(224, 256)}
+    assert starts == {"line 128"}
+
+
+def test_the_window_is_sized_for_a_cpu_served_model():
+    lines = [f"line {i}" for i in range(400)]
+    window = file_window("f.py", None, lines, 300, 0)
+    assert window.prefix.startswith("line 192\n") and window.prefix.endswith("line 299\n")  # 96-127 lines
+    after = [f"line {i}" for i in range(301, 317)]  # 16 lines after the cursor
+    assert window.suffix.split("\n")[1:] == after
 
 
 def test_recent_edits_merge_nearby_lines_and_follow_edits_above_them():
