@@ -42,12 +42,7 @@ def changed_files(
         paths = walk_workspace(root, exclude=config.exclude, max_file_size=config.max_file_size)
     base = str(Path(root).absolute()) + os.sep  # the walk's paths start with it: cheaper than relative_to
     for path in paths:
-        name = str(path)
-        rel = (
-            name[len(base) :].replace(os.sep, "/")
-            if name.startswith(base)
-            else path.relative_to(root).as_posix()
-        )
+        rel = relative_name(path, base, root)
         try:
             st = path.stat()
         except OSError:
@@ -155,3 +150,11 @@ def store_buffers(
         removed.extend(gone)
         added.extend(new)
     return removed, added
+
+
+def relative_name(path: Path, base: str, root: Path) -> str:
+    """The workspace-relative posix name of a walked path (`base` is the root's absolute path plus a separator)."""
+    name = str(path)
+    return (
+        name[len(base) :].replace(os.sep, "/") if name.startswith(base) else path.relative_to(root).as_posix()
+    )

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lsp_agent.index.index_writes import relative_name
 from lsp_agent.index.models import IndexConfig
 from lsp_agent.index.rows import text_hash
 from lsp_agent.index.store import SCHEMA_VERSION, IndexStore
@@ -266,12 +267,7 @@ def seed_candidates(
     )  # walk_workspace's paths start with it: cheaper than relative_to
     for path in walk_workspace(root, exclude=config.exclude, max_file_size=config.max_file_size):
         walked.append(path)
-        name = str(path)
-        rel = (
-            name[len(base) :].replace(os.sep, "/")
-            if name.startswith(base)
-            else path.relative_to(root).as_posix()
-        )
+        rel = relative_name(path, base, root)
         try:
             st = path.stat()
             rec = known.get(rel)
