@@ -41,7 +41,8 @@ async def run_script(
     run_kw = {
         k: kw.pop(k)
         for k in list(kw)
-        if k in ("permission", "session", "registry", "context", "overlay", "profile")
+        if k in ("permission", "session", "registry", "context", "overlay")
+        or (k == "profile" and not isinstance(kw[k], str))  # a RunProfile object; a name is the setting
     }
     events: list[AgentEvent] = []
     with ScriptedModelServer(script) as server:
