@@ -18,6 +18,12 @@ for _var in (
     os.environ.pop(_var, None)
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Files with slow tests first: two pytest-xdist workers then end on short files, not one on a long one."""
+    slow_files = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.nodeid.split("::")[0] not in slow_files)  # stable: order kept otherwise
+
+
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path_factory, monkeypatch):
     """Each test gets its own XDG cache so index databases never leak between tests."""
