@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 TERMINAL_HINT = (
     "lsp-agent acp: this is lsp-agent's Agent Client Protocol agent; it speaks JSON-RPC on stdin/stdout and is "
     "meant to be started by an editor (Zed's agent_servers, JetBrains AI Assistant, CodeCompanion, avante, "
-    "agent-shell; see the README). Waiting for ACP messages on stdin; Ctrl-D ends it."
+    "agent-shell; see docs/acp.md). Waiting for ACP messages on stdin; Ctrl-D ends it."
 )
 # at the end, how long sessions' runs and MCP servers get to stop before the process exits
 CLOSE_SECONDS = 0.6
