@@ -147,7 +147,12 @@ def score(suggestion: str, task: Task) -> tuple[bool, float]:
 
 
 async def run_paired(
-    tasks: list[Task], roots: dict[str, Path], configs: dict[str, Settings], indexes: dict, out: Path | None
+    tasks: list[Task],
+    roots: dict[str, Path],
+    configs: dict[str, Settings],
+    indexes: dict,
+    out: Path | None,
+    first: int = 0,
 ) -> dict[str, list[dict]]:
     """Ask every task once per configuration, the configurations back to back for each task (so a run stopped
     early still compares them on the same tasks); each row is appended to `out` (JSON lines) as it comes."""
@@ -158,7 +163,7 @@ async def run_paired(
         for label, settings in configs.items()
     }
     results: dict[str, list[dict]] = {label: [] for label in configs}
-    for i, task in enumerate(tasks):
+    for i, task in enumerate(tasks, start=first):  # numbered as in the whole list
         for label, engine in engines.items():
             row = await ask_one(engine, i, task, roots[task.package])
             results[label].append(row)
@@ -307,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
         tasks, roots, indexes = prepare(args.packages.split(","), args.tasks, args.seed, Path(tmp))
         if args.first or args.limit:
             tasks = tasks[args.first : args.first + args.limit if args.limit else None]
-        if args.out:  # the task list, fixed before the first answer
+        if args.out and not args.first:  # the task list, fixed before the first answer
             tasks_file = args.out.with_suffix(".tasks.json")
             tasks_file.write_text(json.dumps(task_list(tasks), indent=1), encoding="utf-8")
         base = Settings(model=args.model, api_base=args.api_base, api_key="none", completion_debounce_ms=0)
@@ -315,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
             "repository context": base.replace(completion_context_tokens=args.context_tokens),
             "prefix/suffix only": base.replace(completion_context_tokens=0),
         }
-        results = asyncio.run(run_paired(tasks, roots, configs, indexes, args.out))
+        results = asyncio.run(run_paired(tasks, roots, configs, indexes, args.out, args.first))
         for index in indexes.values():
             index.close()
     print(f"{len(tasks)} tasks from {', '.join(roots)}; model {args.model} at {args.api_base}")
