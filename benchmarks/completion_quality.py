@@ -296,6 +296,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--context-tokens", type=int, default=Settings().completion_context_tokens)
     parser.add_argument("--context-wait", type=float, default=30.0, help="seconds to wait for the context")
+    parser.add_argument(
+        "--request-timeout", type=float, default=Settings().request_timeout, help="seconds per model request"
+    )
     parser.add_argument("--first", type=int, default=0, help="skip the tasks before this one (of the list)")
     parser.add_argument("--limit", type=int, default=0, help="ask only this many tasks (0: all)")
     parser.add_argument("--out", type=Path, help="append every row here as a JSON line as it comes")
@@ -315,7 +318,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.out and not args.first:  # the task list, fixed before the first answer
             tasks_file = args.out.with_suffix(".tasks.json")
             tasks_file.write_text(json.dumps(task_list(tasks), indent=1), encoding="utf-8")
-        base = Settings(model=args.model, api_base=args.api_base, api_key="none", completion_debounce_ms=0)
+        base = Settings(
+            model=args.model,
+            api_base=args.api_base,
+            api_key="none",
+            completion_debounce_ms=0,
+            request_timeout=args.request_timeout,
+        )
         configs = {
             "repository context": base.replace(completion_context_tokens=args.context_tokens),
             "prefix/suffix only": base.replace(completion_context_tokens=0),
