@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lsp_agent.completion.prompt import Snippet
+from lsp_agent.completion.own_file import OWN, own_outline
+from lsp_agent.completion.prompt import Snippet, window_lines
 from lsp_agent.index.symbol_lookup import indexed_definitions
 
 log = logging.getLogger(__name__)
@@ -27,6 +28,11 @@ CHARS_PER_TOKEN = 4
 NAME_LINES = 12  # lines before the cursor whose names are looked up
 QUERY_LINES = 10  # lines before the cursor's line that make the similarity query
 MAX_NAMES, MAX_SIMILAR = 14, 3
+OWN_SHARE = 0.5  # of the budget, at most, for the open file's outline beyond the window
+IMPORTED = (
+    "imported"  # the Snippet kind of a definition of a name the file imports (not used near the cursor)
+)
+GROUPS = (IMPORTED, "definition", "similar", "edit", OWN)
 DEFINITION_LINES, CHUNK_LINES = 14, 30
 IDENTIFIER = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
 PY_FROM = re.compile(r"^\s*from\s+[\w.]+\s+import\s+\(?([^)#\n]+)", re.M)
@@ -65,14 +71,16 @@ class ContextRequest:
     )  # (rel path, first line, text), newest first
 
 
-def names_near(lines: list[str], line: int, text_before: str) -> list[str]:
-    """Names used in the lines before the cursor, nearest first, then the names the file imports."""
+def names_near(lines: list[str], line: int, text_before: str) -> list[tuple[str, bool]]:
+    """(name, imported) of the names used in the lines before the cursor, nearest first (imported False), then
+    of the names the file imports (imported True)."""
     names: list[str] = []
     for source in [text_before, *reversed(lines[max(0, line - NAME_LINES) : line])]:
         for name in reversed(IDENTIFIER.findall(source)):
             if len(name) > 2 and name not in COMMON and name not in names:
                 names.append(name)
-    return names[:MAX_NAMES] + [n for n in imported_names("\n".join(lines)) if n not in names][:MAX_NAMES]
+    imported = [n for n in imported_names("\n".join(lines)) if n not in names[:MAX_NAMES]][:MAX_NAMES]
+    return [(n, False) for n in names[:MAX_NAMES]] + [(n, True) for n in imported]
 
 
 def imported_names(text: str) -> list[str]:
@@ -121,7 +129,7 @@ def definitions(index: Any, request: ContextRequest, read_lines: Callable[[str],
         log.debug("no symbol table: %s", exc)
         return []
     try:
-        for name in names_near(request.lines, request.line, text_before):
+        for name, imported in names_near(request.lines, request.line, text_before):
             try:
                 rows = indexed_definitions(conn, name, 3)
             except sqlite3.Error as exc:  # a busy or changing index costs this name only
@@ -134,7 +142,7 @@ def definitions(index: Any, request: ContextRequest, read_lines: Callable[[str],
                 lines = read_lines(path)
                 if lines:
                     text = signature_and_doc(lines, line - 1, end_line - 1)
-                    out.append(Snippet(path, text, "definition", (line, end_line)))
+                    out.append(Snippet(path, text, IMPORTED if imported else "definition", (line, end_line)))
                 break  # the first definition of a name is enough
     finally:
         conn.close()
@@ -167,22 +175,37 @@ def gather(
     read_lines: Callable[[str], list[str]],
     is_secret: Callable[[str], bool],
 ) -> list[Snippet]:
-    """The context snippets within the budget, in prompt order: similar code, definitions, recent edits last."""
+    """The context snippets within the budget, chosen by value (the open file's outline up to OWN_SHARE of it,
+    definitions, recent edits, similar code) and put in prompt order (`prompt_order`)."""
     budget = request.budget_tokens * CHARS_PER_TOKEN
     if budget <= 0:
         return []
+    own = own_outline(request.rel, request.lines, request.line, window_lines(request.line))
     found_defs = definitions(index, request, read_lines) if index is not None else []
     edits = [Snippet(rel, text, "edit") for rel, _, text in request.edits if not is_secret(rel)]
     similar = similar_chunks(index, request) if index is not None else []
     chosen: list[Snippet] = []
+    own_budget = int(budget * OWN_SHARE)
+    for snippet in own:
+        if len(snippet.text) + 1 <= own_budget:
+            chosen.append(snippet)
+            own_budget -= len(snippet.text) + 1
+            budget -= len(snippet.text) + 1
     for snippet in found_defs + edits + similar:  # by value: definitions first
         if snippet.kind == "similar" and any(_overlap(snippet, shown) for shown in chosen):
             continue  # a definition of it is shown already
         if len(snippet.text) + len(snippet.path) + 2 <= budget and not is_secret(snippet.path):
             chosen.append(snippet)
             budget -= len(snippet.text) + len(snippet.path) + 2
-    order = {"similar": 0, "definition": 1, "edit": 2}
-    return sorted(chosen, key=lambda s: order[s.kind])
+    return prompt_order(chosen)
+
+
+def prompt_order(snippets: list[Snippet]) -> list[Snippet]:
+    """The order that keeps the prompt's start the same the longest (a model server reuses the evaluated start of
+    the last prompt): what changes least first (the definitions of the file's imports, then of the names near the
+    cursor, similar code, recent edits, the open file's outline), each group by path and line, not by rank, so
+    a snippet that moves up or down a ranking moves nothing in the prompt."""
+    return sorted(snippets, key=lambda s: (GROUPS.index(s.kind), s.path, s.lines))
 
 
 def _overlap(a: Snippet, b: Snippet) -> bool:

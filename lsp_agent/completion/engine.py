@@ -332,6 +332,12 @@ class CompletionEngine:
             self.stats.server_timings.append(result.timings)
         return result
 
+    async def context(self, request: CompletionRequest) -> list[Snippet]:
+        """The repository context a request's prompt would carry (before redaction), without asking the model."""
+        lines = [line.removesuffix("\r") for line in request.text.split("\n")]
+        rel = relative_path(request.path, request.root)
+        return await self._context(request, rel, lines, self._settings())
+
     async def _context(
         self, request: CompletionRequest, rel: str, lines: list[str], settings: Settings
     ) -> list[Snippet]:
