@@ -20,6 +20,7 @@ from typing import Any
 
 from lsp_agent.completion.own_file import OWN, own_outline
 from lsp_agent.completion.prompt import Snippet, window_lines
+from lsp_agent.completion.syntax import kept_tree
 from lsp_agent.index.symbol_lookup import indexed_definitions
 
 log = logging.getLogger(__name__)
@@ -69,6 +70,7 @@ class ContextRequest:
     edits: list[tuple[str, int, str]] = field(
         default_factory=list
     )  # (rel path, first line, text), newest first
+    document_key: str = ""  # the document's URI, whose kept parse the outline reuses
 
 
 def names_near(lines: list[str], line: int, text_before: str) -> list[tuple[str, bool]]:
@@ -180,7 +182,8 @@ def gather(
     budget = request.budget_tokens * CHARS_PER_TOKEN
     if budget <= 0:
         return []
-    own = own_outline(request.rel, request.lines, request.line, window_lines(request.line))
+    tree = kept_tree(request.document_key, "\n".join(request.lines)) if request.document_key else None
+    own = own_outline(request.rel, request.lines, request.line, window_lines(request.line), tree)
     found_defs = definitions(index, request, read_lines) if index is not None else []
     edits = [Snippet(rel, text, "edit") for rel, _, text in request.edits if not is_secret(rel)]
     similar = similar_chunks(index, request) if index is not None else []

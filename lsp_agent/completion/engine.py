@@ -385,7 +385,8 @@ class CompletionEngine:
             return text.split("\n") if text is not None else None
 
         edits = [(relative_path(p, root), first, text) for p, first, text in self.edits.shown(read_open, far)]
-        context = ContextRequest(rel, lines, request.line, settings.completion_context_tokens, edits)
+        tokens = settings.completion_context_tokens
+        context = ContextRequest(rel, lines, request.line, tokens, edits, request.key)
         index = self._index_for(request.path)
         return await asyncio.to_thread(gather, index, context, line_reader(root, buffers), secrets.is_secret)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import Any
 
 from lsp_agent.completion.prompt import Snippet
 from lsp_agent.index.chunking import file_symbols
@@ -25,14 +26,16 @@ HEADER_LINES = 4  # a definition's header may wrap over this many lines
 SHOWN_KINDS = frozenset({"function", "method", "class", "constant", "attribute"})
 
 
-def own_outline(rel: str, lines: list[str], cursor_line: int, window: tuple[int, int]) -> list[Snippet]:
+def own_outline(
+    rel: str, lines: list[str], cursor_line: int, window: tuple[int, int], tree: Any = None
+) -> list[Snippet]:
     """Snippets of the file outside its window (0-based first and last line), most useful first: the imports,
     the enclosing class's fields, the headers of its methods, then of the module's definitions (nearest to the
-    cursor first)."""
+    cursor first). `tree`: the text's parse when the caller keeps one (parsing a long file costs most)."""
     outside = [i for i in range(len(lines)) if not window[0] <= i <= window[1]]
     out = [_imports(rel, lines, outside)] if outside else []
     try:
-        symbols = file_symbols(rel, "\n".join(lines), references=False)
+        symbols = file_symbols(rel, "\n".join(lines), references=False, tree=tree)
     except Exception as exc:  # noqa: BLE001 - an unparsable file has no outline, the completion goes on
         log.debug("outline of %s: %s", rel, exc)
         symbols = []
