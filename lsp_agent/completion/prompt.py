@@ -106,13 +106,15 @@ def split_own(snippets: list[Snippet], path: str) -> tuple[list[Snippet], str]:
 
 
 def by_file(snippets: list[Snippet]) -> list[tuple[str, str]]:
-    """The snippets merged per file (a file appears once, its pieces in line order, `...` between them)."""
-    files: dict[str, list[Snippet]] = {}
+    """The snippets merged per file (its pieces in line order, `...` between them); a file appears once, or twice
+    when the prompt's head (the definitions of the file's imports, "imported") has some of it: the head does not
+    change with the cursor, so nothing per keystroke is merged into it."""
+    files: dict[tuple[str, bool], list[Snippet]] = {}
     for snippet in snippets:
-        files.setdefault(snippet.path, []).append(snippet)
+        files.setdefault((snippet.path, snippet.kind == "imported"), []).append(snippet)
     return [
         (path, "\n...\n".join(s.text.rstrip() for s in sorted(group, key=lambda s: s.lines)))
-        for path, group in files.items()
+        for (path, _), group in files.items()
     ]
 
 

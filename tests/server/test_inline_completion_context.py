@@ -110,6 +110,30 @@ async def test_the_prompt_start_stays_byte_identical_while_the_cursor_moves_in_i
     assert there.startswith(common) and "<|file_sep|>zeta.py" in common
 
 
+async def test_the_head_of_the_prompt_is_the_same_for_the_whole_file_while_its_imports_stay(editor, model):
+    uri = editor.uri("main.py")
+    lines = [
+        "from alpha import alpha_fn",
+        "from zeta import zeta_fn",
+        "",
+        "def run(a, b):",
+        "    x = alpha_fn(a)",
+    ]
+    lines += [*[f"    ledger_{i} = Ledger()" for i in range(16)], "    y = zeta_fn(b)", "    "]
+    set_text(editor, uri, "\n".join(lines))
+    near_top = await prompt_of(editor, model, uri, 5, len("    ledger_0 = "))
+    far_down = await prompt_of(editor, model, uri, 22, 4)  # two bands further, other names near the cursor
+    head = (
+        f"<|repo_name|>shop\n<|file_sep|>alpha.py\n{ALPHA.rstrip()}\n<|file_sep|>zeta.py\n{ZETA.rstrip()}\n"
+    )
+    assert near_top.startswith(head) and far_down.startswith(head)
+    assert "class Ledger:" in far_down  # the per-band context (a near name's definition) comes after the head
+    assert (
+        near_top[len(head) :].split("<|file_sep|>main.py")[0]
+        != far_down[len(head) :].split("<|file_sep|>main.py")[0]
+    )
+
+
 async def test_an_edit_of_one_context_file_leaves_the_prompt_before_it_as_it_was(editor, model):
     uri = editor.uri("main.py")
     lines = ["def run(a, b):", "    x = zeta_fn(alpha_fn(a))", "    "]
