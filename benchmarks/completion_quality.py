@@ -7,8 +7,10 @@ Tasks come from installed pure-Python packages (copied out of site-packages and 
 function body, the cursor at a random point of one of its lines (a line task: the rest of the line is the answer)
 or at the start of one of its statements (a block task: the rest of that body, up to 12 lines). Each task is asked
 twice through the completion engine, in the same run: with repository context (`completionContextTokens`) and with
-it at 0 (the prefix and suffix only). The file under test is in the index, but the engine never shows a file's own
-chunks or definitions as context, so the answer cannot leak through it. Scores: exact match (whitespace at line
+it at 0 (the prefix and suffix only). The file under test is in the index with its answer, but the engine never
+shows the index's chunks or definitions of the open file: its own outline comes from the task's document (the
+hole already cut out) and only from outside the prompt's window, so the answer cannot leak through either
+(tests/server/test_inline_completion_context.py checks it through the protocol). Scores: exact match (whitespace at line
 ends ignored) and edit similarity (1 - Levenshtein distance / longer length), in percent.
 """
 
