@@ -7,8 +7,10 @@ Tasks come from installed pure-Python packages (copied out of site-packages and 
 function body, the cursor at a random point of one of its lines (a line task: the rest of the line is the answer)
 or at the start of one of its statements (a block task: the rest of that body, up to 12 lines). Each task is asked
 twice through the completion engine, in the same run: with repository context (`completionContextTokens`) and with
-it at 0 (the prefix and suffix only). The file under test is in the index, but the engine never shows a file's own
-chunks or definitions as context, so the answer cannot leak through it. Scores: exact match (whitespace at line
+it at 0 (the prefix and suffix only). The file under test is in the index with its answer, but the engine never
+shows the index's chunks or definitions of the open file: its own outline comes from the task's document (the
+hole already cut out) and only from outside the prompt's window, so the answer cannot leak through either
+(tests/server/test_inline_completion_context.py checks it through the protocol). Scores: exact match (whitespace at line
 ends ignored) and edit similarity (1 - Levenshtein distance / longer length), in percent.
 """
 
@@ -29,6 +31,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from lsp_agent.completion import engine as engine_module  # noqa: E402
 from lsp_agent.completion.engine import CompletionEngine, CompletionRequest  # noqa: E402
@@ -284,6 +287,26 @@ def report(path: Path) -> None:
     print_table(results)
 
 
+def recall_run(args: argparse.Namespace) -> int:
+    """The model-free diagnostic: the context's recall of the answers' unseen names (completion_recall.py)."""
+    from completion_recall import context_recall, print_recall
+
+    engine_module.CONTEXT_WAIT_SECONDS = args.context_wait
+    if args.out:
+        args.out.write_text("", encoding="utf-8")
+    with tempfile.TemporaryDirectory(prefix="completion-recall-") as tmp:
+        tasks, roots, indexes = prepare(args.packages.split(","), args.tasks, args.seed, Path(tmp))
+        settings = Settings(completion_context_tokens=args.context_tokens)
+        rows = asyncio.run(context_recall(tasks, roots, indexes, settings, args.out))
+        for index in indexes.values():
+            index.close()
+    print(
+        f"context recall, {args.context_tokens} tokens of context; packages {', '.join(roots)}, seed {args.seed}"
+    )
+    print_recall(rows)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -302,10 +325,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first", type=int, default=0, help="skip the tasks before this one (of the list)")
     parser.add_argument("--limit", type=int, default=0, help="ask only this many tasks (0: all)")
     parser.add_argument("--out", type=Path, help="append every row here as a JSON line as it comes")
+    parser.add_argument(
+        "--context-recall",
+        action="store_true",
+        help="no model: which unseen names of each answer the context shows",
+    )
     args = parser.parse_args(argv)
     if args.report:
         report(args.report)
         return 0
+    if args.context_recall:
+        return recall_run(args)
     if not args.api_base:
         parser.error("--api-base is required (or --report FILE)")
     engine_module.CONTEXT_WAIT_SECONDS = args.context_wait  # measure the context, not a busy machine's index

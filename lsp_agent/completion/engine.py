@@ -332,6 +332,12 @@ class CompletionEngine:
             self.stats.server_timings.append(result.timings)
         return result
 
+    async def context(self, request: CompletionRequest) -> list[Snippet]:
+        """The repository context a request's prompt would carry (before redaction), without asking the model."""
+        lines = [line.removesuffix("\r") for line in request.text.split("\n")]
+        rel = relative_path(request.path, request.root)
+        return await self._context(request, rel, lines, self._settings())
+
     async def _context(
         self, request: CompletionRequest, rel: str, lines: list[str], settings: Settings
     ) -> list[Snippet]:
@@ -379,7 +385,8 @@ class CompletionEngine:
             return text.split("\n") if text is not None else None
 
         edits = [(relative_path(p, root), first, text) for p, first, text in self.edits.shown(read_open, far)]
-        context = ContextRequest(rel, lines, request.line, settings.completion_context_tokens, edits)
+        tokens = settings.completion_context_tokens
+        context = ContextRequest(rel, lines, request.line, tokens, edits, request.key)
         index = self._index_for(request.path)
         return await asyncio.to_thread(gather, index, context, line_reader(root, buffers), secrets.is_secret)
 

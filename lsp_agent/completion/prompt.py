@@ -38,7 +38,7 @@ class Snippet:
 
     path: str
     text: str
-    kind: str  # "definition" | "similar" | "edit"
+    kind: str  # "imported" | "definition" | "similar" | "edit" | "own" (the open file beyond the window)
     lines: tuple[int, int] = (0, 0)  # first and last line (1-based) of the file it shows, when known
 
 
@@ -52,10 +52,15 @@ class FileWindow:
     suffix: str
 
 
+def window_lines(line: int) -> tuple[int, int]:
+    """The first and last line (0-based) of the open file the prompt's window shows for a cursor's line."""
+    start = max(0, line - PREFIX_LINES)
+    return start - start % WINDOW_STEP, line + SUFFIX_LINES
+
+
 def file_window(path: str, language: str | None, lines: list[str], line: int, character: int) -> FileWindow:
     """The lines before the cursor (from a window start that moves in steps) and a few after it."""
-    start = max(0, line - PREFIX_LINES)
-    start -= start % WINDOW_STEP
+    start = window_lines(line)[0]
     current = lines[line] if line < len(lines) else ""
     prefix = "".join(f"{text}\n" for text in lines[start:line]) + current[:character]
     suffix = current[character:] + "".join(f"\n{text}" for text in lines[line + 1 : line + 1 + SUFFIX_LINES])
@@ -85,21 +90,31 @@ def stops_for(template: str, multiline: bool) -> list[str]:
 
 def repo_format(repo: str, snippets: list[Snippet], window: FileWindow) -> str:
     """Qwen2.5-Coder's repository-level FIM prompt: the other files, then this one with its hole."""
+    others, own = split_own(snippets, window.path)
     parts = [f"<|repo_name|>{repo}\n"]
-    parts += [f"<|file_sep|>{path}\n{text}\n" for path, text in by_file(snippets)]
+    parts += [f"<|file_sep|>{path}\n{text}\n" for path, text in by_file(others)]
     parts.append(f"<|file_sep|>{window.path}\n")
-    parts.append(f"<|fim_prefix|>{window.prefix}<|fim_suffix|>{window.suffix}<|fim_middle|>")
+    parts.append(f"<|fim_prefix|>{own}{window.prefix}<|fim_suffix|>{window.suffix}<|fim_middle|>")
     return "".join(parts)
 
 
+def split_own(snippets: list[Snippet], path: str) -> tuple[list[Snippet], str]:
+    """(the other files' snippets, the open file's outline beyond the window as the text before its prefix)."""
+    own = [s.text for s in snippets if s.path == path and s.kind == "own"]
+    others = [s for s in snippets if not (s.path == path and s.kind == "own")]
+    return others, "".join(f"{text}\n\n" for text in own)
+
+
 def by_file(snippets: list[Snippet]) -> list[tuple[str, str]]:
-    """The snippets merged per file (a file appears once, its pieces in line order, `...` between them)."""
-    files: dict[str, list[Snippet]] = {}
+    """The snippets merged per file (its pieces in line order, `...` between them); a file appears once, or twice
+    when the prompt's head (the definitions of the file's imports, "imported") has some of it: the head does not
+    change with the cursor, so nothing per keystroke is merged into it."""
+    files: dict[tuple[str, bool], list[Snippet]] = {}
     for snippet in snippets:
-        files.setdefault(snippet.path, []).append(snippet)
+        files.setdefault((snippet.path, snippet.kind == "imported"), []).append(snippet)
     return [
         (path, "\n...\n".join(s.text.rstrip() for s in sorted(group, key=lambda s: s.lines)))
-        for path, group in files.items()
+        for (path, _), group in files.items()
     ]
 
 
@@ -124,19 +139,20 @@ def build_prompt(
     template: str, model: str, repo: str, snippets: list[Snippet], window: FileWindow
 ) -> tuple[str, str | None]:
     """(prompt, suffix to send apart or None) for a template, `server` (the server formats) or `chat`."""
-    if template == "server":
-        return context_comment(snippets, window.language) + window.prefix, window.suffix
     if uses_repo_format(template, model):
         return repo_format(repo, snippets, window), None
-    return fill_template(
-        template, context_comment(snippets, window.language) + window.prefix, window.suffix
-    ), None
+    others, own = split_own(snippets, window.path)
+    prefix = context_comment(others, window.language) + own + window.prefix
+    if template == "server":
+        return prefix, window.suffix
+    return fill_template(template, prefix, window.suffix), None
 
 
 def chat_messages(repo: str, snippets: list[Snippet], window: FileWindow) -> list[dict[str, str]]:
     """The chat fallback's request: the context, then the file with a <CURSOR> mark."""
-    context = "".join(f"{path}:\n```\n{text}\n```\n" for path, text in by_file(snippets))
-    task = f"{window.path} in {repo}:\n```\n{window.prefix}<CURSOR>{window.suffix}\n```"
+    others, own = split_own(snippets, window.path)
+    context = "".join(f"{path}:\n```\n{text}\n```\n" for path, text in by_file(others))
+    task = f"{window.path} in {repo}:\n```\n{own}{window.prefix}<CURSOR>{window.suffix}\n```"
     user = (f"Related code:\n{context}\n" if context else "") + task
     return [{"role": "system", "content": CHAT_SYSTEM}, {"role": "user", "content": user}]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
+from typing import Any
 
 from lsp_agent.index.incremental_parse import ParsedFile, parse_version
 from lsp_agent.index.languages import language_for_path, parser_for
@@ -61,6 +62,14 @@ def in_string_or_comment(language: str | None, text: str, offset: int, key: str 
             return True  # just after the opening quote
         node = node.parent
     return False
+
+
+def kept_tree(key: str, text: str) -> Any:
+    """A copy of the kept parse of a document when it is of exactly this text (None otherwise)."""
+    data = text.encode("utf-8", "surrogatepass")
+    with _trees_lock:
+        tree = next((tree for slot, (kept, tree) in _trees.items() if slot[0] == key and kept == data), None)
+    return tree.copy() if tree is not None else None
 
 
 def forget_tree(key: str) -> None:

@@ -380,13 +380,16 @@ def analyze_with_tree(
     return FileAnalysis(lang_name, chunks, tokens, symbols, identifier_counts(text)), parsed
 
 
-def file_symbols(rel_path: str, text: str) -> list[Symbol]:
-    """Every definition and reference of one file, at any depth (find_symbol's on-demand pass); [] without a grammar."""
+def file_symbols(
+    rel_path: str, text: str, references: bool = True, tree: ts.Tree | None = None
+) -> list[Symbol]:
+    """Every definition and reference of one file, at any depth (find_symbol's on-demand pass); [] without a grammar.
+    Without references: the definitions as the index keeps them; `tree`: the text's parse, when the caller has it."""
     lang = language_for_path(rel_path, text)
     if lang is None:
         return []
     parser = parser_for(lang)
     assert parser is not None
-    tree = parser.parse(text.encode("utf-8", "surrogatepass"))
-    _, refs, all_defs = _collect(tree.root_node, lang, references=True)
+    tree = tree or parser.parse(text.encode("utf-8", "surrogatepass"))
+    _, refs, all_defs = _collect(tree.root_node, lang, references=references)
     return _definitions(all_defs) + refs

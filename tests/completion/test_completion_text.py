@@ -89,9 +89,12 @@ def test_the_names_near_the_cursor_and_the_imports_are_looked_up():
         "def f(box):",
         "    size = measure(",
     ]
-    names = names_near(lines, 4, lines[4])
+    found = names_near(lines, 4, lines[4])
+    names = [name for name, _ in found]
     assert names[:2] == ["measure", "size"] and "box" in names
     assert {"area_of", "Shape", "path"} <= set(names)
+    far = [lines[0], *[f"step_{i} = {i}" for i in range(20)], "size = measure("]
+    assert ("area_of", True) in names_near(far, 21, far[21])  # imported, not used near the cursor
     js = "import { useState, useEffect as e } from 'react'\nimport React from 'react'"
     assert set(imported_names(js)) == {"React", "useState", "useEffect"}
 
