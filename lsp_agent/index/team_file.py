@@ -15,16 +15,17 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lsp_agent.index.index_writes import relative_name
+from lsp_agent.index.db_lock import index_dir_lock
 from lsp_agent.index.models import IndexConfig
 from lsp_agent.index.rows import text_hash
 from lsp_agent.index.store import SCHEMA_VERSION, IndexStore
 from lsp_agent.index.team_identity import repo_and_head
-from lsp_agent.workspace.walk import walk_workspace
+from lsp_agent.workspace.walk import WalkedFile, walk_files
 
 if TYPE_CHECKING:  # psycopg is imported only when a team index is used
     from lsp_agent.index.team_store import TeamStore
@@ -34,6 +35,8 @@ log = logging.getLogger(__name__)
 PART_BYTES = 4 << 20  # compressed bytes per row of lsp_snapshot_parts
 ZSTD_LEVEL = 3
 FILES_KEPT = 3  # snapshot files kept per repository (each is about a third of its index's size)
+HASH_THREADS = 4  # files read and hashed at once while the tree is walked
+HASH_BATCH = 64
 MIN_MATCH = 0.5  # a snapshot file is used when at least this share of the working copy's files match it
 
 
@@ -211,6 +214,7 @@ def adopt(path: Path, stores: Sequence[IndexStore], lock: threading.RLock) -> bo
     """Put the file at `path` in place of the (empty) database of `stores`, reopening them.
 
     False, with nothing changed, when another process has the database open (its WAL file outlives our close).
+    The check and the swap hold the index's directory lock, so no process opens the old file in between.
     """
     target = stores[0].path
     wal = [target.with_name(target.name + suffix) for suffix in ("-wal", "-shm")]
@@ -218,10 +222,11 @@ def adopt(path: Path, stores: Sequence[IndexStore], lock: threading.RLock) -> bo
         for store in stores:
             store.close()
         try:
-            if any(p.exists() for p in wal):
-                return False
-            os.replace(path, target)
-            return True
+            with index_dir_lock(target, exclusive=True):
+                if any(p.exists() for p in wal):
+                    return False
+                os.replace(path, target)
+                return True
         finally:
             for store in stores:
                 store._open()  # the same objects: their owners keep using them
@@ -253,31 +258,46 @@ def keep_matching(
     return matched
 
 
+def _hashes(paths: list[str]) -> list[str | None]:
+    """Content hashes of files (None for one that cannot be read)."""
+    out: list[str | None] = []
+    for path in paths:
+        try:
+            with open(path, "rb") as fh:
+                out.append(text_hash(fh.read()))
+        except OSError:
+            out.append(None)
+    return out
+
+
 def seed_candidates(
-    root: Path, config: IndexConfig, store: IndexStore, walked: list[Path]
+    root: Path, config: IndexConfig, store: IndexStore, walked: list[WalkedFile]
 ) -> list[tuple[str, int, int, str]]:
     """(path, size, mtime, content hash) of the tree's files the local index lacks or holds another version of.
 
-    Every file the walk finds is appended to `walked` (the refresh that follows reuses the walk).
+    Every file the walk finds is appended to `walked` (the refresh that follows reuses the walk). Files are read
+    and hashed by a few threads while the walk goes on (reading and hashing release the GIL).
     """
     known = store.files()
-    out = []
-    base = (
-        str(Path(root).absolute()) + os.sep
-    )  # walk_workspace's paths start with it: cheaper than relative_to
-    for path in walk_workspace(root, exclude=config.exclude, max_file_size=config.max_file_size):
-        walked.append(path)
-        rel = relative_name(path, base, root)
-        try:
-            st = path.stat()
-            rec = known.get(rel)
-            if rec is not None and rec.size == st.st_size and rec.mtime_ns == st.st_mtime_ns:
+    todo: list[WalkedFile] = []
+    batches = []
+    with ThreadPoolExecutor(HASH_THREADS, thread_name_prefix="lsp-agent-hash") as pool:
+        for entry in walk_files(root, exclude=config.exclude, max_file_size=config.max_file_size):
+            walked.append(entry)
+            rec = known.get(entry.rel)
+            if rec is not None and rec.size == entry.size and rec.mtime_ns == entry.mtime_ns:
                 continue
-            digest = text_hash(path.read_bytes())
-        except OSError:
-            continue
-        if rec is None or rec.hash != digest:
-            out.append((rel, st.st_size, st.st_mtime_ns, digest))
+            todo.append(entry)
+            if len(todo) % HASH_BATCH == 0:
+                batches.append(pool.submit(_hashes, [e.path for e in todo[-HASH_BATCH:]]))
+        if len(todo) % HASH_BATCH:
+            batches.append(pool.submit(_hashes, [e.path for e in todo[-(len(todo) % HASH_BATCH) :]]))
+        digests = [digest for batch in batches for digest in batch.result()]
+    out = []
+    for entry, digest in zip(todo, digests, strict=True):
+        rec = known.get(entry.rel)
+        if digest is not None and (rec is None or rec.hash != digest):
+            out.append((entry.rel, entry.size, entry.mtime_ns, digest))
     return out
 
 
@@ -286,7 +306,7 @@ def join_from_file(
     config: IndexConfig,
     stores: tuple[IndexStore, IndexStore],
     connect: Callable[[], TeamStore],
-    walked: list[Path],
+    walked: list[WalkedFile],
     lock: threading.RLock,
 ) -> tuple[list[tuple[str, int, int, str]], SnapshotFile | None]:
     """Find and download the tree's snapshot file while the tree is walked and hashed; put it in place of the
