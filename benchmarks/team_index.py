@@ -10,8 +10,6 @@ first N files in path order. Version 2 of the corpus edits every 10th file, adds
 TypeScript, JavaScript), version 2 their next releases. --join-only publishes v1 and measures the join (and
 the query latencies from 1 and 8 client processes, unless --no-latency); --baseline DIR also times the join
 with the lsp_agent of another checkout (e.g. `git archive` of an older commit), alternating with this one.
---laptop DIR --store URL [--rounds N]: only alternate a cold local index of DIR, its join and (with --baseline)
-the baseline's join, in child processes, noting the load average (DIR's snapshot must be in the store already).
 --commits-only: two indexers of v1 at once, then v2 into the same database, and a cold SQLite index of v2.
 Without --store a private PostgreSQL with pgvector is started with the pgserver wheel. Prints one JSON object
 of figures (long runs also show each on stderr as it comes).
@@ -210,48 +208,6 @@ def join_in(code: Path, tree: Path, url: str, db: Path) -> float:
     return float(done.stdout.split()[-1])
 
 
-COLD = (  # one cold local index timed in a child process: argv tree, database
-    "import sys, time; from pathlib import Path; from lsp_agent.index import IndexConfig, WorkspaceIndex; "
-    "i = WorkspaceIndex(Path(sys.argv[1]), IndexConfig(), db_path=Path(sys.argv[2])); "
-    "t = time.perf_counter(); i.refresh(); print(time.perf_counter() - t); i.close()"
-)
-
-
-def cold_in(tree: Path, db: Path) -> float:
-    """Seconds of a cold local index of `tree` (no team index) in a child process."""
-    for path in db.parent.glob(db.name + "*"):
-        path.unlink()
-    env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(db.parent / "cache")}
-    done = subprocess.run(
-        [sys.executable, "-c", COLD, str(tree), str(db)], env=env, capture_output=True, text=True, check=True
-    )
-    return float(done.stdout.split()[-1])
-
-
-def load() -> float:
-    """The 1-minute load average."""
-    return round(os.getloadavg()[0], 1)
-
-
-def alternating(tree: Path, url: str, work: Path, baseline: Path | None, rounds: int) -> dict:
-    """--laptop: `rounds` of (cold local index, join, baseline's join) in child processes, load noted each."""
-    out: dict = {"cold_local_s": [], "join_s": [], "baseline_join_s": [], "load": []}
-    for _ in range(rounds):
-        out["load"].append(load())
-        out["cold_local_s"].append(round(cold_in(tree, work / "cold.sqlite3"), 2))
-        out["load"].append(load())
-        out["join_s"].append(round(join_in(REPO, tree, url, work / "join-this.sqlite3"), 2))
-        if baseline is not None:
-            out["load"].append(load())
-            out["baseline_join_s"].append(round(join_in(baseline, tree, url, work / "join-base.sqlite3"), 2))
-        print(json.dumps(out), file=sys.stderr, flush=True)
-    cold = statistics.median(out["cold_local_s"])
-    out["speedup_median"] = round(cold / statistics.median(out["join_s"]), 1)
-    if baseline is not None:
-        out["baseline_speedup_median"] = round(cold / statistics.median(out["baseline_join_s"]), 1)
-    return out
-
-
 def join_rounds(tree: Path, url: str, work: Path, baseline: Path | None, rounds: int = 2) -> dict:
     """Join times of this checkout (and of `baseline`), alternating which goes first."""
     times: dict[str, list[float]] = {"this": [], "baseline": []}
@@ -356,17 +312,7 @@ def main() -> None:
     parser.add_argument("--commits-only", action="store_true", help="two indexers and the second commit only")
     parser.add_argument("--no-latency", action="store_true", help="skip the query latencies")
     parser.add_argument("--baseline", type=Path, help="a checkout whose lsp_agent joins too, for comparison")
-    parser.add_argument("--laptop", type=Path, help="a tree whose snapshot --store holds: alternate only")
-    parser.add_argument("--rounds", type=int, default=2, help="--laptop: rounds of cold, join, baseline join")
     args = parser.parse_args()
-    if args.laptop is not None:
-        if not args.store:
-            raise SystemExit("--laptop needs --store (the team index that holds its snapshot)")
-        work = Path(tempfile.mkdtemp(prefix="team-bench-"))
-        figures = alternating(args.laptop.resolve(), args.store, work, args.baseline, args.rounds)
-        print(json.dumps(figures, indent=2))
-        shutil.rmtree(work, ignore_errors=True)
-        return
     work = Path(tempfile.mkdtemp(prefix="team-bench-"))
     work.chmod(0o755)
     url = args.store
