@@ -12,20 +12,20 @@ from __future__ import annotations
 
 import logging
 import os
+import queue
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsp_agent.index.db_lock import index_dir_lock
 from lsp_agent.index.models import IndexConfig
-from lsp_agent.index.rows import text_hash
 from lsp_agent.index.store import SCHEMA_VERSION, IndexStore
 from lsp_agent.index.team_identity import repo_and_head
-from lsp_agent.workspace.walk import WalkedFile, walk_files
+from lsp_agent.index.tree_hashes import seed_candidates
+from lsp_agent.workspace.walk import WalkedFile
 
 if TYPE_CHECKING:  # psycopg is imported only when a team index is used
     from lsp_agent.index.team_store import TeamStore
@@ -35,8 +35,6 @@ log = logging.getLogger(__name__)
 PART_BYTES = 4 << 20  # compressed bytes per row of lsp_snapshot_parts
 ZSTD_LEVEL = 3
 FILES_KEPT = 3  # snapshot files kept per repository (each is about a third of its index's size)
-HASH_THREADS = 4  # files read and hashed at once while the tree is walked
-HASH_BATCH = 64
 MIN_MATCH = 0.5  # a snapshot file is used when at least this share of the working copy's files match it
 
 
@@ -171,12 +169,16 @@ def download(team: TeamStore, found: SnapshotFile, dest: Path) -> None:
     """Write a snapshot file to dest, decompressed as its parts arrive; SnapshotFileError when it is not whole.
 
     zstd checks the content against the frame's checksum (XXH64) as it decompresses; the end of the frame and the
-    size catch a file cut short.
+    size catch a file cut short. A thread writes while the next part is read and decompressed.
     """
     decompressor = zstd().ZstdDecompressor().decompressobj()
     size = 0
-    with team.errors(), open(dest, "wb") as out:
-        with team.conn.cursor(binary=True) as cur:
+    blocks: queue.Queue[bytes | None] = queue.Queue(maxsize=4)
+    failed: list[OSError] = []
+    writer = threading.Thread(target=_write_blocks, args=(dest, blocks, failed), name="lsp-agent-team-write")
+    writer.start()
+    try:
+        with team.errors(), team.conn.cursor(binary=True) as cur:
             for (data,) in cur.stream(
                 "SELECT data FROM lsp_snapshot_parts WHERE snapshot_id=%s ORDER BY part", (found.snapshot,)
             ):
@@ -184,12 +186,34 @@ def download(team: TeamStore, found: SnapshotFile, dest: Path) -> None:
                     block = decompressor.decompress(bytes(data))
                 except Exception as exc:  # zstd.ZstdError: a damaged part
                     raise SnapshotFileError(f"snapshot file {found.snapshot} is damaged: {exc}") from None
-                out.write(block)
+                blocks.put(block)
                 size += len(block)
+    finally:
+        blocks.put(None)
+        writer.join()
+    if failed:
+        raise failed[0]
     if not decompressor.eof or size != found.raw_bytes:
         raise SnapshotFileError(
             f"snapshot file {found.snapshot} is incomplete ({size} of {found.raw_bytes} bytes)"
         )
+
+
+def _write_blocks(dest: Path, blocks: queue.Queue[bytes | None], failed: list[OSError]) -> None:
+    """Write queued blocks to dest until None; a write error is kept in `failed` (the queue is still drained)."""
+    out = None
+    while (block := blocks.get()) is not None:
+        try:
+            if not failed:
+                out = out or open(dest, "wb")  # noqa: SIM115 - closed below, after the last block
+                out.write(block)
+        except OSError as exc:
+            failed.append(exc)
+    try:
+        if out is not None:
+            out.close()
+    except OSError as exc:
+        failed.append(exc)
 
 
 def stored_hashes(path: Path) -> dict[str, str]:
@@ -256,49 +280,6 @@ def keep_matching(
         else:
             store.conn.execute("DELETE FROM vectors")
     return matched
-
-
-def _hashes(paths: list[str]) -> list[str | None]:
-    """Content hashes of files (None for one that cannot be read)."""
-    out: list[str | None] = []
-    for path in paths:
-        try:
-            with open(path, "rb") as fh:
-                out.append(text_hash(fh.read()))
-        except OSError:
-            out.append(None)
-    return out
-
-
-def seed_candidates(
-    root: Path, config: IndexConfig, store: IndexStore, walked: list[WalkedFile]
-) -> list[tuple[str, int, int, str]]:
-    """(path, size, mtime, content hash) of the tree's files the local index lacks or holds another version of.
-
-    Every file the walk finds is appended to `walked` (the refresh that follows reuses the walk). Files are read
-    and hashed by a few threads while the walk goes on (reading and hashing release the GIL).
-    """
-    known = store.files()
-    todo: list[WalkedFile] = []
-    batches = []
-    with ThreadPoolExecutor(HASH_THREADS, thread_name_prefix="lsp-agent-hash") as pool:
-        for entry in walk_files(root, exclude=config.exclude, max_file_size=config.max_file_size):
-            walked.append(entry)
-            rec = known.get(entry.rel)
-            if rec is not None and rec.size == entry.size and rec.mtime_ns == entry.mtime_ns:
-                continue
-            todo.append(entry)
-            if len(todo) % HASH_BATCH == 0:
-                batches.append(pool.submit(_hashes, [e.path for e in todo[-HASH_BATCH:]]))
-        if len(todo) % HASH_BATCH:
-            batches.append(pool.submit(_hashes, [e.path for e in todo[-(len(todo) % HASH_BATCH) :]]))
-        digests = [digest for batch in batches for digest in batch.result()]
-    out = []
-    for entry, digest in zip(todo, digests, strict=True):
-        rec = known.get(entry.rel)
-        if digest is not None and (rec is None or rec.hash != digest):
-            out.append((entry.rel, entry.size, entry.mtime_ns, digest))
-    return out
 
 
 def join_from_file(

@@ -26,9 +26,10 @@ from lsp_agent.index.models import IndexConfig
 from lsp_agent.index.rows import FileRows
 from lsp_agent.index.store import IndexStore
 from lsp_agent.index.store_url import TeamStoreError, describe, is_team_url, redact
-from lsp_agent.index.team_file import join_from_file, keep_matching, publish_file, seed_candidates
+from lsp_agent.index.team_file import join_from_file, keep_matching, publish_file
 from lsp_agent.index.team_identity import tree_identity
 from lsp_agent.index.team_store import TeamStore, file_key
+from lsp_agent.index.tree_hashes import seed_candidates
 from lsp_agent.index.vector_cache import SharedVectors, cache_model_key
 from lsp_agent.workspace.walk import WalkedFile
 
