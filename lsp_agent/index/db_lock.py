@@ -22,10 +22,13 @@ except ImportError:  # Windows: no flock (the swap's WAL check still applies)
 @contextmanager
 def index_dir_lock(db_path: Path, exclusive: bool = False) -> Iterator[None]:
     """Hold the lock of the directory of `db_path`: shared while opening, exclusive while replacing the file."""
-    if fcntl is None:
+    try:
+        fd = os.open(db_path.parent, os.O_RDONLY) if fcntl is not None else -1
+    except OSError:  # a folder we may not read: SQLite reports what matters when it opens the file
+        fd = -1
+    if fd < 0:
         yield
         return
-    fd = os.open(db_path.parent, os.O_RDONLY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         yield
