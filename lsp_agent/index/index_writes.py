@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
@@ -15,7 +14,7 @@ from lsp_agent.index.pipeline import PARALLEL_MIN_FILES, FileJob, FileResult, Wo
 from lsp_agent.index.rows import FileRows, file_rows, text_hash
 from lsp_agent.index.store import BINARY_LANGUAGE, FileRecord, IndexStore
 from lsp_agent.index.vector_cache import SharedVectors
-from lsp_agent.workspace.walk import walk_workspace
+from lsp_agent.workspace.walk import WalkedFile, walk_files
 
 Progress = Callable[[int, int, str], None]
 EMBED_BATCH = 256
@@ -28,7 +27,7 @@ def changed_files(
     config: IndexConfig,
     known: dict[str, FileRecord],
     workers: Workers,
-    walked: list[Path] | None = None,
+    walked: list[WalkedFile] | None = None,
 ) -> tuple[list[FileJob], set[str]]:
     """Jobs for the files whose size or mtime differ from the index, and every indexable path the walk saw.
 
@@ -37,21 +36,15 @@ def changed_files(
     """
     jobs: list[FileJob] = []
     seen: set[str] = set()
-    paths: Iterable[Path] = walked
+    files: Iterable[WalkedFile] = walked
     if walked is None:  # walked lazily: the workers start while the walk goes on
-        paths = walk_workspace(root, exclude=config.exclude, max_file_size=config.max_file_size)
-    base = str(Path(root).absolute()) + os.sep  # the walk's paths start with it: cheaper than relative_to
-    for path in paths:
-        rel = relative_name(path, base, root)
-        try:
-            st = path.stat()
-        except OSError:
-            continue
+        files = walk_files(root, exclude=config.exclude, max_file_size=config.max_file_size)
+    for path, rel, size, mtime_ns in files:
         seen.add(rel)
         rec = known.get(rel)
-        if rec is not None and rec.size == st.st_size and rec.mtime_ns == st.st_mtime_ns:
+        if rec is not None and rec.size == size and rec.mtime_ns == mtime_ns:
             continue
-        jobs.append(FileJob(rel, str(path), st.st_size, st.st_mtime_ns, rec.hash if rec else None))
+        jobs.append(FileJob(rel, path, size, mtime_ns, rec.hash if rec else None))
         if len(jobs) == PARALLEL_MIN_FILES:
             workers.start()
     return jobs, seen
@@ -150,11 +143,3 @@ def store_buffers(
         removed.extend(gone)
         added.extend(new)
     return removed, added
-
-
-def relative_name(path: Path, base: str, root: Path) -> str:
-    """The workspace-relative posix name of a walked path (`base` is the root's absolute path plus a separator)."""
-    name = str(path)
-    return (
-        name[len(base) :].replace(os.sep, "/") if name.startswith(base) else path.relative_to(root).as_posix()
-    )

@@ -35,18 +35,23 @@ class LexicalIndex:
         self._avgdl = float(lengths.mean()) if n and lengths.sum() > 0 else 1.0
         packed = np.frombuffer(b"".join(blobs), dtype=np.int64)
         sizes = np.fromiter((len(b) // 8 for b in blobs), dtype=np.int64, count=n)
-        self._terms, columns = np.unique(packed >> 16, return_inverse=True)
-        tfs = (packed & COUNT_MASK).astype(np.float32)
-        docs = np.repeat(np.arange(n, dtype=np.int64), sizes)
-        df = np.bincount(columns, minlength=len(self._terms))
+        # One stable sort of the postings by term (np.unique would sort them a second time): columns in order.
+        order = np.argsort(packed >> 16, kind="stable")
+        packed = packed[order]
+        keys = packed >> 16
+        starts = np.ones(len(keys), dtype=bool)
+        starts[1:] = keys[1:] != keys[:-1]
+        self._terms = keys[starts]
+        columns = np.cumsum(starts) - 1
+        df = np.diff(np.append(np.flatnonzero(starts), len(keys)))
         self._df = df
+        tfs = (packed & COUNT_MASK).astype(np.float32)
+        docs = np.repeat(np.arange(n, dtype=np.int64), sizes)[order]
         # Lucene BM25: idf = ln(1 + (N - df + .5) / (df + .5)), tf / (tf + k1 * (1 - b + b * len / avglen)).
         idf = np.log1p((self._n - df + 0.5) / (df + 0.5)).astype(np.float32)
         norm = (K1 * ((1 - B) + B * lengths / self._avgdl)).astype(np.float32)
-        weights = idf[columns] * tfs / (tfs + norm[docs])
-        order = np.argsort(columns, kind="stable")
-        self._weights = weights[order]
-        self._docs = docs[order]
+        self._weights = idf[columns] * tfs / (tfs + norm[docs])
+        self._docs = docs
         self._indptr = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)
 
     @property

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lsp_agent.index.db_lock import index_dir_lock
 from lsp_agent.index.models import Chunk
 from lsp_agent.index.rows import FileRows
 
@@ -117,17 +118,18 @@ class IndexStore:
     def _open(self) -> None:
         """Connect and bring the schema up to date (wiping an index of another schema version)."""
         # Another process (the CLI next to the server) may hold the write lock for a while: wait, don't fail.
-        self.conn = sqlite3.connect(
-            str(self.path), isolation_level=None, check_same_thread=False, timeout=120
-        )
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=NORMAL")
-        self._next_chunk_id: int | None = None
-        row = self.conn.execute(
-            "SELECT value FROM meta WHERE key='schema'"
-            if self.conn.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone()
-            else "SELECT NULL WHERE 0"
-        ).fetchone()
+        with index_dir_lock(self.path):  # not while a joining laptop swaps the file in (team_file.adopt)
+            self.conn = sqlite3.connect(
+                str(self.path), isolation_level=None, check_same_thread=False, timeout=120
+            )
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self._next_chunk_id: int | None = None
+            row = self.conn.execute(
+                "SELECT value FROM meta WHERE key='schema'"
+                if self.conn.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone()
+                else "SELECT NULL WHERE 0"
+            ).fetchone()
         if row is None or row[0] != SCHEMA_VERSION:
             self.conn.execute(SCHEMA.split(";")[0])  # meta, so the check below can run in the transaction
             with self.transaction():

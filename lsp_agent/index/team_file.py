@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import queue
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
@@ -19,12 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lsp_agent.index.index_writes import relative_name
+from lsp_agent.index.db_lock import index_dir_lock
 from lsp_agent.index.models import IndexConfig
-from lsp_agent.index.rows import text_hash
 from lsp_agent.index.store import SCHEMA_VERSION, IndexStore
 from lsp_agent.index.team_identity import repo_and_head
-from lsp_agent.workspace.walk import walk_workspace
+from lsp_agent.index.tree_hashes import seed_candidates
+from lsp_agent.workspace.walk import WalkedFile
 
 if TYPE_CHECKING:  # psycopg is imported only when a team index is used
     from lsp_agent.index.team_store import TeamStore
@@ -168,12 +169,16 @@ def download(team: TeamStore, found: SnapshotFile, dest: Path) -> None:
     """Write a snapshot file to dest, decompressed as its parts arrive; SnapshotFileError when it is not whole.
 
     zstd checks the content against the frame's checksum (XXH64) as it decompresses; the end of the frame and the
-    size catch a file cut short.
+    size catch a file cut short. A thread writes while the next part is read and decompressed.
     """
     decompressor = zstd().ZstdDecompressor().decompressobj()
     size = 0
-    with team.errors(), open(dest, "wb") as out:
-        with team.conn.cursor(binary=True) as cur:
+    blocks: queue.Queue[bytes | None] = queue.Queue(maxsize=4)
+    failed: list[OSError] = []
+    writer = threading.Thread(target=_write_blocks, args=(dest, blocks, failed), name="lsp-agent-team-write")
+    writer.start()
+    try:
+        with team.errors(), team.conn.cursor(binary=True) as cur:
             for (data,) in cur.stream(
                 "SELECT data FROM lsp_snapshot_parts WHERE snapshot_id=%s ORDER BY part", (found.snapshot,)
             ):
@@ -181,12 +186,34 @@ def download(team: TeamStore, found: SnapshotFile, dest: Path) -> None:
                     block = decompressor.decompress(bytes(data))
                 except Exception as exc:  # zstd.ZstdError: a damaged part
                     raise SnapshotFileError(f"snapshot file {found.snapshot} is damaged: {exc}") from None
-                out.write(block)
+                blocks.put(block)
                 size += len(block)
+    finally:
+        blocks.put(None)
+        writer.join()
+    if failed:
+        raise failed[0]
     if not decompressor.eof or size != found.raw_bytes:
         raise SnapshotFileError(
             f"snapshot file {found.snapshot} is incomplete ({size} of {found.raw_bytes} bytes)"
         )
+
+
+def _write_blocks(dest: Path, blocks: queue.Queue[bytes | None], failed: list[OSError]) -> None:
+    """Write queued blocks to dest until None; a write error is kept in `failed` (the queue is still drained)."""
+    out = None
+    while (block := blocks.get()) is not None:
+        try:
+            if not failed:
+                out = out or open(dest, "wb")  # noqa: SIM115 - closed below, after the last block
+                out.write(block)
+        except OSError as exc:
+            failed.append(exc)
+    try:
+        if out is not None:
+            out.close()
+    except OSError as exc:
+        failed.append(exc)
 
 
 def stored_hashes(path: Path) -> dict[str, str]:
@@ -211,6 +238,7 @@ def adopt(path: Path, stores: Sequence[IndexStore], lock: threading.RLock) -> bo
     """Put the file at `path` in place of the (empty) database of `stores`, reopening them.
 
     False, with nothing changed, when another process has the database open (its WAL file outlives our close).
+    The check and the swap hold the index's directory lock, so no process opens the old file in between.
     """
     target = stores[0].path
     wal = [target.with_name(target.name + suffix) for suffix in ("-wal", "-shm")]
@@ -218,10 +246,11 @@ def adopt(path: Path, stores: Sequence[IndexStore], lock: threading.RLock) -> bo
         for store in stores:
             store.close()
         try:
-            if any(p.exists() for p in wal):
-                return False
-            os.replace(path, target)
-            return True
+            with index_dir_lock(target, exclusive=True):
+                if any(p.exists() for p in wal):
+                    return False
+                os.replace(path, target)
+                return True
         finally:
             for store in stores:
                 store._open()  # the same objects: their owners keep using them
@@ -253,40 +282,12 @@ def keep_matching(
     return matched
 
 
-def seed_candidates(
-    root: Path, config: IndexConfig, store: IndexStore, walked: list[Path]
-) -> list[tuple[str, int, int, str]]:
-    """(path, size, mtime, content hash) of the tree's files the local index lacks or holds another version of.
-
-    Every file the walk finds is appended to `walked` (the refresh that follows reuses the walk).
-    """
-    known = store.files()
-    out = []
-    base = (
-        str(Path(root).absolute()) + os.sep
-    )  # walk_workspace's paths start with it: cheaper than relative_to
-    for path in walk_workspace(root, exclude=config.exclude, max_file_size=config.max_file_size):
-        walked.append(path)
-        rel = relative_name(path, base, root)
-        try:
-            st = path.stat()
-            rec = known.get(rel)
-            if rec is not None and rec.size == st.st_size and rec.mtime_ns == st.st_mtime_ns:
-                continue
-            digest = text_hash(path.read_bytes())
-        except OSError:
-            continue
-        if rec is None or rec.hash != digest:
-            out.append((rel, st.st_size, st.st_mtime_ns, digest))
-    return out
-
-
 def join_from_file(
     root: Path,
     config: IndexConfig,
     stores: tuple[IndexStore, IndexStore],
     connect: Callable[[], TeamStore],
-    walked: list[Path],
+    walked: list[WalkedFile],
     lock: threading.RLock,
 ) -> tuple[list[tuple[str, int, int, str]], SnapshotFile | None]:
     """Find and download the tree's snapshot file while the tree is walked and hashed; put it in place of the

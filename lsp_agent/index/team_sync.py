@@ -26,10 +26,12 @@ from lsp_agent.index.models import IndexConfig
 from lsp_agent.index.rows import FileRows
 from lsp_agent.index.store import IndexStore
 from lsp_agent.index.store_url import TeamStoreError, describe, is_team_url, redact
-from lsp_agent.index.team_file import join_from_file, keep_matching, publish_file, seed_candidates
+from lsp_agent.index.team_file import join_from_file, keep_matching, publish_file
 from lsp_agent.index.team_identity import tree_identity
 from lsp_agent.index.team_store import TeamStore, file_key
+from lsp_agent.index.tree_hashes import seed_candidates
 from lsp_agent.index.vector_cache import SharedVectors, cache_model_key
+from lsp_agent.workspace.walk import WalkedFile
 
 if TYPE_CHECKING:  # workspace_index imports this module
     from lsp_agent.index.workspace_index import WorkspaceIndex
@@ -66,7 +68,7 @@ def seed_from_team(
     stores: tuple[IndexStore, IndexStore],
     connect: Callable[[], TeamStore],
     embedder: Embedder | None,
-    walked: list[Path],
+    walked: list[WalkedFile],
     lock: threading.RLock,
 ) -> int:
     """Bring the team's rows of every file of the tree it holds by content into the local index; returns how many.
@@ -190,10 +192,10 @@ class TeamLink:
         stores: tuple[IndexStore, IndexStore],
         embedder: Embedder | None,
         lock: threading.RLock,
-    ) -> tuple[int, list[Path] | None]:
+    ) -> tuple[int, list[WalkedFile] | None]:
         """seed_from_team(): (files copied, the files walked); on failure the local index goes on alone (0, None)
         and the reason is logged once."""
-        walked: list[Path] = []
+        walked: list[WalkedFile] = []
         if time.monotonic() < self._retry_at:
             return 0, None
         try:
@@ -235,7 +237,7 @@ def seed_team(
     stores: tuple[IndexStore, IndexStore],
     embedder: Embedder | None,
     lock: threading.RLock,
-) -> tuple[int, list[Path] | None]:
+) -> tuple[int, list[WalkedFile] | None]:
     """TeamLink.seed() when there is a team index: (files copied, the files walked); else (0, None)."""
     return link.seed(root, config, stores, embedder, lock) if link is not None else (0, None)
 

@@ -54,7 +54,6 @@ class SecretFiles:
     def __init__(self, extra: Iterable[str] = ()) -> None:
         self.extra = tuple(p for p in extra if isinstance(p, str) and p.strip())
         self.patterns = DEFAULT_SECRET_FILES + self.extra
-        self._defaults = pathspec.GitIgnoreSpec.from_lines(DEFAULT_SECRET_FILES)
         self._configured = pathspec.GitIgnoreSpec.from_lines(self.extra) if self.extra else None
 
     def is_secret(self, rel: str, is_dir: bool = False) -> bool:
@@ -66,7 +65,10 @@ class SecretFiles:
             verdict = self._configured.check_file(rel + "/" if is_dir else rel).include
             if verdict is not None:
                 return verdict
-        return not is_dir and self._defaults.match_file(PurePosixPath(rel).name)
+        if is_dir:
+            return False
+        name = rel.rsplit("/", 1)[-1]
+        return _secret_name(name if name not in (".", "..") else PurePosixPath(rel).name)
 
     def check(self, *names: str, is_dir: bool = False) -> None:
         """Raise SecretFileError when any of `names` (the path as given, the resolved path) is secret."""
@@ -77,6 +79,15 @@ class SecretFiles:
     def index_excludes(self) -> list[str]:
         """The configured patterns that hide files, for an exclude list (negations would re-include files)."""
         return [p for p in self.extra if not p.lstrip().startswith("!")]
+
+
+_DEFAULT_SPEC = pathspec.GitIgnoreSpec.from_lines(DEFAULT_SECRET_FILES)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _secret_name(name: str) -> bool:
+    """Whether a file of this name is secret by the default patterns (names repeat: a walk asks once each)."""
+    return _DEFAULT_SPEC.match_file(name)
 
 
 def refusal(rel: str) -> str:

@@ -7,6 +7,7 @@ import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import pathspec
 
@@ -106,10 +107,29 @@ def walk_workspace(
     as a walk from the root: nothing when the directory itself is ignored, hidden, a symlink or missing.
     Secret files (`secrets`; None walks them too) are left out.
     """
-    for path, _rel, _is_dir in _walk(
+    for path, _rel, _is_dir, _st in _walk(
         Path(root).absolute(), exclude, include_dirs, max_file_size, skip_binary, under, secrets
     ):
         yield Path(path)
+
+
+class WalkedFile(NamedTuple):
+    """A file the walk found: absolute path, POSIX path relative to the root, and the walk's stat of it."""
+
+    path: str
+    rel: str
+    size: int
+    mtime_ns: int
+
+
+def walk_files(
+    root: Path, *, exclude: Sequence[str] = (), max_file_size: int | None = None
+) -> Iterator[WalkedFile]:
+    """walk_workspace()'s files with their size and mtime, from the stat the walk made (no Path objects)."""
+    for path, rel, _is_dir, st in _walk(
+        Path(root).absolute(), exclude, False, max_file_size, False, "", DEFAULT_SECRETS
+    ):
+        yield WalkedFile(path, rel, st.st_size, st.st_mtime_ns)
 
 
 def walk_entries(
@@ -121,7 +141,7 @@ def walk_entries(
     secrets: SecretFiles | None = DEFAULT_SECRETS,
 ) -> Iterator[tuple[str, bool]]:
     """Like walk_workspace, but (POSIX path relative to the root, is_dir) pairs: no Path objects, no extra stat."""
-    for _path, rel, is_dir in _walk(
+    for _path, rel, is_dir, _st in _walk(
         Path(root).absolute(), exclude, include_dirs, None, False, under, secrets
     ):
         yield rel, is_dir
@@ -135,14 +155,14 @@ def _walk(
     skip_binary: bool,
     under: str,
     secrets: SecretFiles | None,
-) -> Iterator[tuple[str, str, bool]]:
-    """(absolute path, POSIX rel path, is_dir) of every walked entry."""
+) -> Iterator[tuple[str, str, bool, os.stat_result]]:
+    """(absolute path, POSIX rel path, is_dir, stat) of every walked entry."""
     root_real = os.path.realpath(root)
     extra = _exclude_layer(exclude)
 
     def walk(
         directory: str, rel_dir: str, layers: tuple[_IgnoreLayer, ...]
-    ) -> Iterator[tuple[str, str, bool]]:
+    ) -> Iterator[tuple[str, str, bool, os.stat_result]]:
         own = _load_gitignore(Path(directory), rel_dir)
         if own is not None:
             layers = layers + (own,)
@@ -167,7 +187,7 @@ def _walk(
                 if secrets is not None and secrets.is_secret(rel, is_dir=True):
                     continue  # a directory link inside the root only repeats files walked at their real path
                 if include_dirs:
-                    yield entry.path, rel, True
+                    yield entry.path, rel, True, st
                 yield from walk(entry.path, rel, layers)
             elif stat.S_ISREG(st.st_mode):
                 if _ignored(check, rel, False) or (secrets is not None and secrets.is_secret(rel)):
@@ -176,7 +196,7 @@ def _walk(
                     continue
                 if skip_binary and is_binary_file(Path(entry.path)):
                     continue
-                yield entry.path, rel, False
+                yield entry.path, rel, False, st
 
     start = _subtree_start(root, under, extra)
     if secrets is not None and secrets.is_secret(under.strip("/"), is_dir=True):

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import logging
+import os
 import shutil
+import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import psycopg
 import pytest
 
-from lsp_agent.index import IndexConfig, WorkspaceIndex
+from lsp_agent.index import IndexConfig, WorkspaceIndex, team_file
 from lsp_agent.index.team_file import FILES_KEPT
 from lsp_agent.index.team_store import TeamStore
 from lsp_agent.index.team_sync import publish_index
@@ -150,3 +155,43 @@ def test_only_the_newest_snapshot_files_of_a_repository_are_kept(
     with WorkspaceIndex(laptop, IndexConfig(store=pg_url), db_path=tmp_path / "laptop.sqlite3") as joined:
         assert joined.refresh().parsed == 2
         assert joined.search("RELEASE", 1)[0].path == "shop/release.py"
+
+
+OPENER = (  # another process opening the laptop's index: argv database; prints once started, then the file count
+    "import sys; from pathlib import Path; from lsp_agent.index.store import IndexStore; print('opening', flush=True); "
+    "store = IndexStore(Path(sys.argv[1])); print(store.conn.execute('SELECT count(*) FROM files').fetchone()[0])"
+)
+
+
+def test_a_process_opening_the_index_during_the_swap_waits_and_opens_the_joined_file(
+    shop_repo: Path, pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    publish(shop_repo, pg_url, tmp_path / "ci.sqlite3")
+    laptop = laptop_copy(shop_repo, tmp_path)
+    replace = os.replace
+    seen: dict = {}
+
+    def swap_while_another_process_opens(src: str, dst: str) -> None:
+        """Between the check and the swap, a second process starts opening the (still empty) index."""
+        child = subprocess.Popen(
+            [sys.executable, "-c", OPENER, str(dst)],
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        )
+        assert child.stdout is not None and child.stdout.readline() == "opening\n"
+        time.sleep(1.5)  # far longer than opening takes, had nothing held it
+        seen["waited"] = child.poll() is None
+        replace(src, dst)
+        seen["child"] = child
+
+    monkeypatch.setattr(team_file.os, "replace", swap_while_another_process_opens)
+    with WorkspaceIndex(laptop, IndexConfig(store=pg_url), db_path=tmp_path / "laptop.sqlite3") as joined:
+        stats = joined.refresh()
+        monkeypatch.undo()
+        out, _ = seen["child"].communicate(timeout=60)
+        assert seen["waited"] and seen["child"].returncode == 0
+        published = sqlite3.connect(tmp_path / "ci.sqlite3").execute("SELECT count(*) FROM files").fetchone()
+        assert int(out.split()[-1]) == published[0] > 0  # it opened the snapshot's file, not the empty index
+        assert stats.parsed == 2
+        assert joined.search("grand_total_with_tax", 1)[0].path == "shop/cart.py"
