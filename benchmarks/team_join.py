@@ -7,7 +7,9 @@ For the join's ratio where a full team_index.py run is too long to repeat.
 DIR is a working copy whose snapshot (or most of it) the store holds (team_index.py builds one: its v1 corpus
 published with `lsp-agent index --store`, and a copy with 50 files edited). Each round times, in child processes
 (driver import included), a cold local index of DIR, the join of this checkout and (with --baseline, e.g.
-`git archive` of main) the baseline's join, noting the 1-minute load average before each. Prints JSON.
+`git archive` of main) the baseline's join, noting the 1-minute load average before each. With --first-search,
+each child also times its index's first search (BM25 is built then, as after any fresh index): the index is
+usable once that answers. Prints JSON.
 """
 
 from __future__ import annotations
@@ -26,6 +28,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from team_index import REPO, join_in  # noqa: E402
 
+FIRST_SEARCH = (  # refresh then one search, timed apart in a child: argv tree, store URL or "", database, query
+    "import sys, time; from pathlib import Path; from lsp_agent.index import IndexConfig, WorkspaceIndex; "
+    "i = WorkspaceIndex(Path(sys.argv[1]), IndexConfig(store=sys.argv[2] or None), db_path=Path(sys.argv[3])); "
+    "t = time.perf_counter(); i.refresh(); r = time.perf_counter() - t; "
+    "t = time.perf_counter(); i.search(sys.argv[4]); print(r, time.perf_counter() - t); i.close()"
+)
+
 COLD = (  # one cold local index timed in a child process: argv tree, database
     "import sys, time; from pathlib import Path; from lsp_agent.index import IndexConfig, WorkspaceIndex; "
     "i = WorkspaceIndex(Path(sys.argv[1]), IndexConfig(), db_path=Path(sys.argv[2])); "
@@ -42,6 +51,47 @@ def cold_in(tree: Path, db: Path) -> float:
         [sys.executable, "-c", COLD, str(tree), str(db)], env=env, capture_output=True, text=True, check=True
     )
     return float(done.stdout.split()[-1])
+
+
+def with_search_in(code: Path, tree: Path, url: str, db: Path, query: str) -> tuple[float, float]:
+    """(refresh seconds, first search seconds) of a fresh index of `tree` (cold when `url` is "") in a child."""
+    for path in db.parent.glob(db.name + "*"):
+        path.unlink()
+    env = {**os.environ, "PYTHONPATH": str(code), "XDG_CACHE_HOME": str(db.parent / "cache")}
+    argv = [sys.executable, "-c", FIRST_SEARCH, str(tree), url, str(db), query]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+    refresh, search = done.stdout.split()[-2:]
+    return float(refresh), float(search)
+
+
+def first_search_rounds(
+    tree: Path, url: str, work: Path, baseline: Path | None, rounds: int, query: str
+) -> dict:
+    """--first-search: rounds of (cold, join, baseline's join), each to its first search answer."""
+    runs = [
+        ("cold", REPO, ""),
+        ("join", REPO, url),
+        *([("baseline_join", baseline, url)] if baseline else []),
+    ]
+    out: dict = {"load": []}
+    for _ in range(rounds):
+        for name, code, store in runs:
+            out["load"].append(load())
+            refresh, search = with_search_in(code, tree, store, work / f"{name}.sqlite3", query)
+            out.setdefault(f"{name}_refresh_s", []).append(round(refresh, 2))
+            out.setdefault(f"{name}_first_search_s", []).append(round(search, 2))
+        print(json.dumps(out), file=sys.stderr, flush=True)
+    usable = {
+        name: statistics.median(
+            a + b for a, b in zip(out[f"{name}_refresh_s"], out[f"{name}_first_search_s"], strict=True)
+        )
+        for name, _, _ in runs
+    }
+    out["usable_median_s"] = {name: round(v, 2) for name, v in usable.items()}
+    out["speedup_to_first_search"] = {
+        n: round(usable["cold"] / v, 1) for n, v in usable.items() if n != "cold"
+    }
+    return out
 
 
 def load() -> float:
@@ -75,9 +125,17 @@ def main() -> None:
     parser.add_argument("--store", required=True, help="the postgresql:// URL of the team index")
     parser.add_argument("--baseline", type=Path, help="a checkout whose lsp_agent joins too, for comparison")
     parser.add_argument("--rounds", type=int, default=2, help="rounds of cold, join, baseline join")
+    parser.add_argument(
+        "--first-search", metavar="QUERY", help="also time each index's first search of QUERY"
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="team-join-"))
-    figures = alternating(args.laptop.resolve(), args.store, work, args.baseline, args.rounds)
+    if args.first_search:
+        figures = first_search_rounds(
+            args.laptop.resolve(), args.store, work, args.baseline, args.rounds, args.first_search
+        )
+    else:
+        figures = alternating(args.laptop.resolve(), args.store, work, args.baseline, args.rounds)
     print(json.dumps(figures, indent=2))
     shutil.rmtree(work, ignore_errors=True)
 
