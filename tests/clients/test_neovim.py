@@ -56,19 +56,19 @@ def _kill_group(pgid: int) -> None:
         pass
 
 
-def run_scenario(mode: str, script: list[dict], tmp_path: Path, **extra: object) -> dict:
-    """Run scenario.lua (ghost.lua for mode "ghost") in headless Neovim against a fixture workspace; return what
-    it recorded. `extra`: more workspace `files`, and what goes to the scenario's config (settings, open, ...)."""
+def _workspace(tmp_path: Path, files: dict[str, str]) -> Path:
+    """The fixture workspace: greet.py and `files`, under a .git marker."""
     root = tmp_path / "workspace"
-    root.mkdir()
-    (root / ".git").mkdir()
-    (root / "greet.py").write_text(GREET, encoding="utf-8")
-    for rel, text in dict(extra.pop("files", None) or {}).items():
+    (root / ".git").mkdir(parents=True)
+    for rel, text in {"greet.py": GREET, **files}.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
-    out = tmp_path / "result.json"
+    return root
+
+
+def _nvim_env(tmp_path: Path) -> dict[str, str]:
+    """The environment without the user's settings: private home, config, state and data."""
     (tmp_path / "home").mkdir()
-    busy_flag = tmp_path / "model-received-a-request"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LSP_AGENT_", "NVIM"))}
     env.update(
         {
@@ -78,27 +78,45 @@ def run_scenario(mode: str, script: list[dict], tmp_path: Path, **extra: object)
             "XDG_DATA_HOME": str(tmp_path / "data"),
         }
     )
-    with ScriptedModelServer(script) as model:
-        config = {
-            "plugin": str(PLUGIN),
-            "python": sys.executable,
-            "repo": str(REPO),
-            "root": str(root),
-            "base_url": model.base_url,
-            "mode": mode,
-            "out": str(out),
-            "signal": str(busy_flag),
-            **extra,
-        }
-        (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
-        args = ["-l", str(SCENARIO), str(tmp_path / "config.json")]
-        if mode == "ghost":  # typed through Neovim's main loop (which -l never enters)
-            args = [
-                "-c",
-                f"lua CONFIG = {json.dumps(str(tmp_path / 'config.json'))}",
-                "-c",
-                f"luafile {GHOST}",
-            ]
+    return env
+
+
+def _serve_stages(proc: subprocess.Popen, model: ScriptedModelServer, scripts: dict, stages: Path) -> dict:
+    """While Neovim runs: load each scenario's script when it is ready, and tell it once the model has a request
+    (so a cancel is mid-request); return the model's requests by scenario."""
+    requests, current = {}, next(iter(scripts))
+    deadline = time.monotonic() + 300  # for each scenario
+    while proc.poll() is None and time.monotonic() < deadline:
+        for mode in scripts:
+            if (stages / f"{mode}.ready").exists() and not (stages / f"{mode}.go").exists():
+                requests[current] = list(model.requests)
+                model.reset(scripts[mode])
+                current = mode
+                (stages / f"{mode}.go").write_text("go", encoding="utf-8")
+                deadline = time.monotonic() + 300
+        if model.requests and not (stages / f"{current}.busy").exists():
+            (stages / f"{current}.busy").write_text("busy", encoding="utf-8")
+        time.sleep(0.05)
+    requests[current] = list(model.requests)
+    return requests
+
+
+def run_session(scripts: dict[str, list[dict]], tmp_path: Path, **extra: object) -> dict:
+    """Play the scenarios of scenario.lua (ghost.lua for "ghost") named by `scripts`, in turn in one headless Neovim
+    and one server, each with its own model script; return what each recorded, by mode, or the session's failure.
+    `extra`: more workspace `files`, and what goes to the scenario's config (settings, open, ...)."""
+    modes = list(scripts)
+    root = _workspace(tmp_path, dict(extra.pop("files", None) or {}))
+    out, stages, config_file = tmp_path / "result.json", tmp_path / "stages", tmp_path / "config.json"
+    stages.mkdir()
+    env = _nvim_env(tmp_path)
+    with ScriptedModelServer(scripts[modes[0]]) as model:
+        config = {"plugin": str(PLUGIN), "python": sys.executable, "repo": str(REPO), "root": str(root)}
+        config.update(base_url=model.base_url, modes=modes, out=str(out), stages=str(stages), **extra)
+        config_file.write_text(json.dumps(config), encoding="utf-8")
+        args = ["-l", str(SCENARIO), str(config_file)]
+        if modes == ["ghost"]:  # typed through Neovim's main loop (which -l never enters)
+            args = ["-c", f"lua CONFIG = {json.dumps(str(config_file))}", "-c", f"luafile {GHOST}"]
         proc = subprocess.Popen(
             [NVIM, "--clean", "--headless", *args],
             stdin=subprocess.DEVNULL,
@@ -110,38 +128,74 @@ def run_scenario(mode: str, script: list[dict], tmp_path: Path, **extra: object)
             start_new_session=True,
         )
         try:
-            # Tell the scenario (through a file) once the model has received a request, so a cancel is mid-request.
-            deadline = time.monotonic() + 150
-            while proc.poll() is None and time.monotonic() < deadline:
-                if model.requests and not busy_flag.exists():
-                    busy_flag.write_text("busy", encoding="utf-8")
-                time.sleep(0.05)
-            stdout, stderr = proc.communicate(timeout=5)
+            requests = _serve_stages(proc, model, scripts, stages)
         finally:
             if proc.poll() is None:
                 proc.kill()
-                proc.communicate()
+            stdout, stderr = proc.communicate()
             _kill_group(proc.pid)
-        requests = list(model.requests)
-    assert out.exists(), f"nvim exited {proc.returncode} without a result\n{stdout}\n{stderr}"
-    result = json.loads(out.read_text(encoding="utf-8"))
-    assert result["ok"], f"{result.get('error')}\n{stderr[-3000:]}"
-    assert proc.returncode == 0
-    result["requests"] = requests
-    result["disk"] = (root / "greet.py").read_text(encoding="utf-8")
-    result["root"] = str(root)
+    failure = f"nvim exited {proc.returncode}\n{stdout[-3000:]}\n{stderr[-3000:]}"
+    if not out.exists():
+        return {"failure": failure + "\nwithout a result"}
+    recorded = json.loads(out.read_text(encoding="utf-8"))
+    found = recorded["stages"] if "stages" in recorded else {modes[0]: recorded}
+    for mode, result in found.items():
+        result.update(requests=requests.get(mode, []), root=str(root), stderr=stderr[-3000:])
+        result.setdefault("disk", (root / "greet.py").read_text(encoding="utf-8"))
+    return {"stages": found, "failure": failure, "returncode": proc.returncode}
+
+
+def stage(session: dict, mode: str) -> dict:
+    """What scenario `mode` recorded in its session; the test fails with the scenario's error if it failed."""
+    result = session.get("stages", {}).get(mode)
+    assert result is not None, f"scenario {mode} did not run: {session['failure']}"
+    assert result["ok"], f"scenario {mode} failed: {result.get('error')}\n{result['stderr']}"
+    if all(r["ok"] for r in session["stages"].values()):
+        assert session["returncode"] == 0, session["failure"]
     return result
 
 
-@pytest.mark.timeout(170)
-def test_ask_then_apply_by_code_action_and_by_agent_apply(tmp_path: Path) -> None:
-    script = [
-        {"match": "APPLY-TASK", **_edit('return "Hello " + name', 'return f"Hello, {name}!"')},
-        {"match": "COMMAND-TASK", **_edit('return "Bye " + name', 'return f"Bye, {name}."')},
-        _complete("greeting uses an f-string"),
-        _complete("farewell uses an f-string"),
-    ]
-    r = run_scenario("apply", script, tmp_path)
+def run_scenario(mode: str, script: list[dict], tmp_path: Path, **extra: object) -> dict:
+    """Run one scenario in a Neovim and a server of its own; return what it recorded."""
+    session = run_session({mode: script}, tmp_path, **extra)
+    result = stage(session, mode)
+    assert session["returncode"] == 0, session["failure"]
+    return result
+
+
+@pytest.fixture(scope="module")
+def greet_session(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Seven scenarios on greet.py played in turn in one Neovim and one server (each start costs seconds)."""
+    scripts = {
+        "apply": [
+            {"match": "APPLY-TASK", **_edit('return "Hello " + name', 'return f"Hello, {name}!"')},
+            {"match": "COMMAND-TASK", **_edit('return "Bye " + name', 'return f"Bye, {name}."')},
+            _complete("greeting uses an f-string"),
+            _complete("farewell uses an f-string"),
+        ],
+        "reject": [
+            {"match": "REJECT-TASK", **_edit("def greet(name):", "def welcome(name):")},
+            _complete("renamed greet to welcome"),
+        ],
+        "cancel": [{"match": "CANCEL-TASK", "delay": 30, "content": "too late"}],
+        "hunks": HUNKS_SCRIPT,
+        "commands": COMMANDS_SCRIPT,
+        "conversation": CONVERSATION_SCRIPT,
+        "checks": [
+            {"match": "CHECKS-TASK", **_edit('return "Hello " + name', 'return "Hello " +* name')},
+            _complete("done"),
+            _complete("done"),
+        ],
+    }
+    return run_session(scripts, tmp_path_factory.mktemp("greet-session"))
+
+
+SESSION_TIMEOUT = 900  # the first of these tests plays all seven scenarios
+
+
+@pytest.mark.timeout(SESSION_TIMEOUT)
+def test_ask_then_apply_by_code_action_and_by_agent_apply(greet_session: dict) -> None:
+    r = stage(greet_session, "apply")
     assert r["root_dir"] == r["root"], "the .git marker makes the fixture the workspace root"
     first = r["after_ask"]
     assert first["state"] == "succeeded" and first["proposal"] == "pending"
@@ -180,13 +234,9 @@ def test_ask_then_apply_by_code_action_and_by_agent_apply(tmp_path: Path) -> Non
     assert any(p["kind"] == "begin" for p in r["progress"]) and any(p["kind"] == "end" for p in r["progress"])
 
 
-@pytest.mark.timeout(170)
-def test_reject_with_a_reason_drops_the_proposal(tmp_path: Path) -> None:
-    script = [
-        {"match": "REJECT-TASK", **_edit("def greet(name):", "def welcome(name):")},
-        _complete("renamed greet to welcome"),
-    ]
-    r = run_scenario("reject", script, tmp_path)
+@pytest.mark.timeout(SESSION_TIMEOUT)
+def test_reject_with_a_reason_drops_the_proposal(greet_session: dict) -> None:
+    r = stage(greet_session, "reject")
     assert r["after_ask"]["files"] == ["greet.py"]
     assert any(t.startswith("Apply agent edit: renamed greet") for t in r["actions_before"])
     assert not any(t.startswith(("Apply agent edit", "Reject agent edit")) for t in r["actions_after"])
@@ -194,10 +244,9 @@ def test_reject_with_a_reason_drops_the_proposal(tmp_path: Path) -> None:
     assert "edits rejected" in "\n".join(r["transcript"])
 
 
-@pytest.mark.timeout(170)
-def test_cancel_stops_a_run_waiting_on_the_model(tmp_path: Path) -> None:
-    script = [{"match": "CANCEL-TASK", "delay": 30, "content": "too late"}]
-    r = run_scenario("cancel", script, tmp_path)
+@pytest.mark.timeout(SESSION_TIMEOUT)
+def test_cancel_stops_a_run_waiting_on_the_model(greet_session: dict) -> None:
+    r = stage(greet_session, "cancel")
     assert r["input_prompt"] == "Ask agent about the selection: "
     user = [m["content"] for m in r["requests"][0]["messages"] if m["role"] == "user"][-1]
     assert "CANCEL-TASK" in user and "def greet(name):" in user, "the code action's selection went along"
@@ -235,16 +284,18 @@ def test_lua_unit_tests_pass() -> None:
 ANSWER = "greet returns a greeting for a name: it joins the word Hello and the name it is given."
 
 
-@pytest.mark.timeout(170)
-def test_commands_prompt_stream_the_transcript_plan_reject_and_reindex(tmp_path: Path) -> None:
-    plan = {"subtasks": [{"id": 1, "description": "SUBTASK: add a docstring to greet"}]}
-    script = [
-        {"match": "ASK-TASK", "content": ANSWER, "chunk_delay": 0.25},
-        {"match": "PLAN-TASK", "content": json.dumps(plan)},
-        _edit("def greet(name):\n", 'def greet(name):\n    """Greet someone."""\n'),
-        _complete("docstring added"),
-    ]
-    r = run_scenario("commands", script, tmp_path)
+PLAN = {"subtasks": [{"id": 1, "description": "SUBTASK: add a docstring to greet"}]}
+COMMANDS_SCRIPT = [
+    {"match": "ASK-TASK", "content": ANSWER, "chunk_delay": 0.25},
+    {"match": "PLAN-TASK", "content": json.dumps(PLAN)},
+    _edit("def greet(name):\n", 'def greet(name):\n    """Greet someone."""\n'),
+    _complete("docstring added"),
+]
+
+
+@pytest.mark.timeout(SESSION_TIMEOUT)
+def test_commands_prompt_stream_the_transcript_plan_reject_and_reindex(greet_session: dict) -> None:
+    r = stage(greet_session, "commands")
     assert r["prompts"] == ["Ask agent: ", "Plan and ask agent: ", "Reason (optional): "]
     window = r["transcript_window"]
     assert window["split"] and window["name"] == "lsp-agent://transcript" and window["buftype"] == "nofile"
@@ -282,34 +333,43 @@ def test_without_vim_lsp_enable_the_plugin_starts_the_client_with_vim_lsp_start(
     assert "nothing to undo" in r["undo_again"]
 
 
-@pytest.mark.timeout(170)
-def test_reject_one_hunk_by_code_action_then_the_four_permission_answers(tmp_path: Path) -> None:
-    hints = [
-        {
-            "name": "edit_file",
-            "arguments": {
-                "path": "greet.py",
-                "old_text": "def greet(name):",
-                "new_text": "def greet(name: str):",
+HUNKS_SCRIPT = [
+    {
+        "match": "HUNKS-TASK",
+        "tool_calls": [
+            {
+                "name": "edit_file",
+                "arguments": {
+                    "path": "greet.py",
+                    "old_text": "def greet(name):",
+                    "new_text": "def greet(name: str):",
+                },
             },
-        },
-        {
-            "name": "edit_file",
-            "arguments": {
-                "path": "greet.py",
-                "old_text": "def farewell(name):",
-                "new_text": "def farewell(name: str):",
+            {
+                "name": "edit_file",
+                "arguments": {
+                    "path": "greet.py",
+                    "old_text": "def farewell(name):",
+                    "new_text": "def farewell(name: str):",
+                },
             },
-        },
-        {"name": "task_complete", "arguments": {"summary": "type hints"}},
-    ]
-    echo = [
-        {"name": "run_command", "arguments": {"argv": ["echo", "-n", "tests/x"]}},
-        {"name": "run_command", "arguments": {"argv": ["echo", "-n", "tests/y"]}},
-        {"name": "task_complete", "arguments": {"summary": "echoed"}},
-    ]
-    script = [{"match": "HUNKS-TASK", "tool_calls": hints}, {"match": "PERMISSION-TASK", "tool_calls": echo}]
-    r = run_scenario("hunks", script, tmp_path)
+            {"name": "task_complete", "arguments": {"summary": "type hints"}},
+        ],
+    },
+    {
+        "match": "PERMISSION-TASK",
+        "tool_calls": [
+            {"name": "run_command", "arguments": {"argv": ["echo", "-n", "tests/x"]}},
+            {"name": "run_command", "arguments": {"argv": ["echo", "-n", "tests/y"]}},
+            {"name": "task_complete", "arguments": {"summary": "echoed"}},
+        ],
+    },
+]
+
+
+@pytest.mark.timeout(SESSION_TIMEOUT)
+def test_reject_one_hunk_by_code_action_then_the_four_permission_answers(greet_session: dict) -> None:
+    r = stage(greet_session, "hunks")
     assert "Reject this agent change (line 5)" in r["actions_farewell"]
     assert r["prompts"] == ["Reason (optional): "], "the code action's reject asks for an optional reason"
     assert r["after_reject"]["proposal"] == "pending", "the other hunk still waits"
@@ -331,17 +391,20 @@ def _user_message(request: dict) -> str:
     return [m["content"] for m in request["messages"] if m["role"] == "user"][0]
 
 
-@pytest.mark.timeout(170)
-def test_conversation_commands_mentions_and_diagnostics(tmp_path: Path) -> None:
-    answer = "greet joins Hello and the name; the type checker dislikes the + here. " * 8
-    script = [
-        {"match": "CONV-ONE", **_complete(answer)},
-        {"match": "CONV-TWO", **_complete("farewell says Bye")},
-        {"match": "CONV-TWO", **_complete("farewell says Bye (second try)")},
-        {"match": "Fix this problem", **_complete("use an f-string")},
-        {"match": "CONV-FIVE", **_complete("hello again")},
-    ]
-    r = run_scenario("conversation", script, tmp_path)
+CONV_ANSWER = "greet joins Hello and the name; the type checker dislikes the + here. " * 8
+CONVERSATION_SCRIPT = [
+    {"match": "CONV-ONE", **_complete(CONV_ANSWER)},
+    {"match": "CONV-TWO", **_complete("farewell says Bye")},
+    {"match": "CONV-TWO", **_complete("farewell says Bye (second try)")},
+    {"match": "Fix this problem", **_complete("use an f-string")},
+    {"match": "CONV-FIVE", **_complete("hello again")},
+]
+
+
+@pytest.mark.timeout(SESSION_TIMEOUT)
+def test_conversation_commands_mentions_and_diagnostics(greet_session: dict) -> None:
+    answer = CONV_ANSWER
+    r = stage(greet_session, "conversation")
     assert "@greet.py" in r["completion"] and r["completion_hash"] == ["#diagnostics"]
     one, two, retry, fix, five = (_user_message(q) for q in r["requests"])
     assert "greet.py (mentioned):" in one and "Diagnostics of the current file (from pyright):" in one
@@ -424,11 +487,9 @@ def test_typing_shows_ghost_text_from_the_server_and_the_keys_accept_and_dismiss
     assert "OK inline completion: openai/qwen2.5-coder-1.5b (" in health, health
 
 
-@pytest.mark.timeout(170)
-def test_a_run_whose_checks_failed_shows_checks_failed_not_an_error(tmp_path: Path) -> None:
-    broken = _edit('return "Hello " + name', 'return "Hello " +* name')
-    script = [{"match": "CHECKS-TASK", **broken}, _complete("done"), _complete("done")]
-    r = run_scenario("checks", script, tmp_path)
+@pytest.mark.timeout(SESSION_TIMEOUT)
+def test_a_run_whose_checks_failed_shows_checks_failed_not_an_error(greet_session: dict) -> None:
+    r = stage(greet_session, "checks")
     assert r["after_ask"]["state"] == "checks_failed" and r["after_ask"]["proposal"] == "pending"
     [check] = r["checks_failed"]
     assert check.startswith("syntax error: greet.py:2:"), check

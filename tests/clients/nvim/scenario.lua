@@ -1,12 +1,18 @@
 -- Drives the lsp_agent plugin in a real headless Neovim against the real server and the scripted model.
 -- Usage: nvim --clean --headless -l scenario.lua CONFIG.json ; writes CONFIG.out (JSON) for pytest to assert on.
+-- CONFIG.modes lists the scenarios to play in turn in this one Neovim and server (a server start costs seconds:
+-- litellm's import). Before each, the scenario writes STAGES/<mode>.ready and waits for STAGES/<mode>.go: pytest
+-- has then loaded that scenario's script into the model. Each starts on greet.py as on disk, in a new conversation,
+-- and records its own results, transcript lines and progress (CONFIG.out has them by mode).
 local cfg = vim.json.decode(assert(io.open(arg[1])):read("a"))
 vim.opt.rtp:prepend(cfg.plugin)
 vim.cmd("filetype on")
 
 local agent = require("lsp_agent")
 local runs = require("lsp_agent.runs")
-local results = { mode = cfg.mode, edits = {}, marks = {} }
+local results = { edits = {}, marks = {} } -- the current scenario's (see play)
+local stages = {}
+local stage_base -- the newest run before the current scenario began
 local t0 = vim.uv.hrtime()
 local function mark(name)
   results.marks[#results.marks + 1] = { name, math.floor((vim.uv.hrtime() - t0) / 1e6) }
@@ -31,8 +37,15 @@ local function newest_run()
   return runs.list()[1]
 end
 
+--- The newest run of the current scenario (nil before it started one).
+local function stage_run()
+  local r = newest_run()
+  return r and r.id ~= stage_base and r or nil
+end
+
 local function finished_run(before)
-  wait("the run to finish", 60000, function()
+  before = before or stage_base
+  wait("the run to finish", 120000, function()
     local r = newest_run()
     return r and r.id ~= before and r.state ~= "running" and vim.tbl_contains(r.kinds, "done")
   end)
@@ -113,7 +126,7 @@ local function commands_scenario(buf)
   wait("the model's first words in the transcript", 30000, function()
     return lines(tbuf):find("greet returns", 1, true) ~= nil
   end)
-  results.live = { kinds = vim.deepcopy(newest_run().kinds), transcript = lines(tbuf) }
+  results.live = { kinds = vim.deepcopy(stage_run().kinds), transcript = lines(tbuf) }
   local asked = finished_run(nil)
   results.ask = snapshot(asked)
   results.ask.answer = asked.answer
@@ -238,24 +251,25 @@ local function conversation_scenario(buf)
   vim.cmd("AgentAsk CONV-FIVE: fresh start")
   finished_run(fixed.id)
   vim.notify = default_notify
+  vim.diagnostic.reset(ns, buf)
 end
 
-local function scenario()
-  if cfg.mode == "health" then
-    -- No buffer opened: the health check must start the server itself to tell whether it works.
-    agent.setup({
-      cmd = { cfg.python, "-m", "lsp_agent", "serve" },
-      cmd_env = { PYTHONPATH = cfg.repo, LITELLM_LOCAL_MODEL_COST_MAP = "True" },
-      settings = {},
-    })
-    vim.cmd("checkhealth lsp_agent")
-    results.health = vim.api.nvim_buf_get_lines(0, 0, -1, false)
-    agent.setup({ cmd = { cfg.root .. "/no-such-server" }, settings = {} })
-    vim.cmd("checkhealth lsp_agent")
-    results.health_broken = vim.api.nvim_buf_get_lines(0, 0, -1, false)
-    return
-  end
-  if cfg.mode == "legacy" then
+local function health_scenario()
+  -- No buffer opened: the health check must start the server itself to tell whether it works.
+  agent.setup({
+    cmd = { cfg.python, "-m", "lsp_agent", "serve" },
+    cmd_env = { PYTHONPATH = cfg.repo, LITELLM_LOCAL_MODEL_COST_MAP = "True" },
+    settings = {},
+  })
+  vim.cmd("checkhealth lsp_agent")
+  results.health = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+  agent.setup({ cmd = { cfg.root .. "/no-such-server" }, settings = {} })
+  vim.cmd("checkhealth lsp_agent")
+  results.health_broken = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+end
+
+local function setup()
+  if cfg.modes[1] == "legacy" then
     -- Without vim.lsp.enable (as on Neovim 0.10) the plugin starts the client with vim.lsp.start on FileType.
     vim.lsp.enable = nil
   end
@@ -266,15 +280,32 @@ local function scenario()
       maxIterations = 5 }, cfg.settings or {}),
     progress = false,
   })
-  vim.cmd.edit(vim.fn.fnameescape(cfg.root .. "/" .. (cfg.open or "greet.py")))
+end
+
+local ui_input, ui_select, notify = vim.ui.input, vim.ui.select, vim.notify
+
+--- Open the scenario's file as on disk, attached, in a new conversation after the first scenario.
+local function start_stage(first)
+  vim.ui.input, vim.ui.select, vim.notify = ui_input, ui_select, notify
+  vim.cmd("silent! only")
+  vim.cmd("edit! " .. vim.fn.fnameescape(cfg.root .. "/" .. (cfg.open or "greet.py")))
   local buf = vim.api.nvim_get_current_buf()
   wait("the lsp_agent client to attach", 30000, function()
     return agent.client(buf) ~= nil and #vim.lsp.get_clients({ bufnr = buf, name = "lsp_agent" }) > 0
   end)
   results.root_dir = agent.client(buf).root_dir
   mark("attached")
+  if not first then
+    local old_session = agent.config.session_id
+    vim.cmd("AgentNew")
+    wait("a new conversation", 10000, function() return agent.config.session_id ~= old_session end)
+  end
+  stage_base = newest_run() and newest_run().id
+  return buf
+end
 
-  if cfg.mode == "apply" then
+local function scenario(mode, buf)
+  if mode == "apply" then
     vim.cmd("1,2AgentAsk APPLY-TASK: make greet use an f-string")
     local run = finished_run(nil)
     results.after_ask = snapshot(run)
@@ -308,7 +339,7 @@ local function scenario()
     vim.cmd("checkhealth lsp_agent")
     results.health = vim.api.nvim_buf_get_lines(0, 0, -1, false)
     vim.cmd("bwipeout")
-  elseif cfg.mode == "reject" then
+  elseif mode == "reject" then
     vim.cmd("AgentAsk REJECT-TASK: rename greet")
     local run = finished_run(nil)
     results.after_ask = snapshot(run)
@@ -320,7 +351,7 @@ local function scenario()
     results.actions_after = code_action_titles(buf, 0)
     results.buffer = lines(buf)
     results.modified = vim.bo[buf].modified
-  elseif cfg.mode == "cancel" then
+  elseif mode == "cancel" then
     -- Start the run from the "Ask agent about this selection" code action; the plugin asks for the task.
     vim.ui.input = function(opts, on_confirm)
       results.input_prompt = opts.prompt
@@ -332,20 +363,20 @@ local function scenario()
       apply = true,
     })
     wait("the run to start", 30000, function()
-      local r = newest_run()
+      local r = stage_run()
       return r and vim.tbl_contains(r.kinds, "start")
     end)
     mark("run started")
-    wait("the model to receive the request", 30000, function() return vim.uv.fs_stat(cfg.signal) ~= nil end)
+    wait("the model to receive the request", 30000, function() return vim.uv.fs_stat(cfg.stages .. "/cancel.busy") ~= nil end)
     local started = vim.uv.hrtime()
     vim.cmd("AgentCancel")
-    local run = newest_run()
+    local run = stage_run()
     wait("the run to end", 10000, function() return run.state ~= "running" end)
     results.cancel_ms = (vim.uv.hrtime() - started) / 1e6
     mark("cancelled")
     results.after_cancel = snapshot(run)
     results.buffer = lines(buf)
-  elseif cfg.mode == "legacy" then
+  elseif mode == "legacy" then
     results.enabled_by_config = vim.lsp.config ~= nil and vim.lsp.enable ~= nil
     vim.cmd("AgentAsk LEGACY-TASK: make greet use an f-string")
     local run = finished_run(nil)
@@ -356,13 +387,13 @@ local function scenario()
     results.undone = notified_after(function() vim.cmd("AgentUndo") end, "undid")
     results.after_undo = lines(buf)
     results.undo_again = notified_after(function() vim.cmd("AgentUndo") end, "undoApply")
-  elseif cfg.mode == "commands" then
+  elseif mode == "commands" then
     commands_scenario(buf)
-  elseif cfg.mode == "hunks" then
+  elseif mode == "hunks" then
     hunks_and_permissions_scenario(buf)
-  elseif cfg.mode == "conversation" then
+  elseif mode == "conversation" then
     conversation_scenario(buf)
-  elseif cfg.mode == "alternatives" then
+  elseif mode == "alternatives" then
     -- Two versions of the line pass the tests: the code action puts the other one in the proposal, then apply it.
     vim.cmd("AgentAsk " .. cfg.task)
     local run = finished_run(nil)
@@ -376,7 +407,7 @@ local function scenario()
     vim.lsp.buf.code_action({ filter = function(a) return a.title:find("^Apply agent edit") ~= nil end, apply = true })
     wait("the apply", 10000, function() return run.proposal == "applied" end)
     results.buffer = lines(buf)
-  elseif cfg.mode == "checks" then
+  elseif mode == "checks" then
     -- The run's edit leaves greet.py unparsable and it finishes anyway: the run's checks failed, not an error.
     vim.cmd("AgentAsk CHECKS-TASK: break greet")
     local run = finished_run(nil)
@@ -385,19 +416,67 @@ local function scenario()
     results.status_text = agent.statusline()
     results.checks_failed = run.checks_failed
   end
-  results.transcript = vim.api.nvim_buf_get_lines(runs.transcript_buffer(), 0, -1, false)
-  results.progress = agent.progress_seen
 end
 
-local ok, err = xpcall(scenario, debug.traceback)
-mark("scenario done")
-results.ok, results.error = ok, (not ok) and tostring(err) or nil
+--- The scenario's own part of a list that grows through the session.
+local function since(list, from)
+  return vim.list_slice(list, from + 1, #list)
+end
+
+local function write_out()
+  local f = assert(io.open(cfg.out, "w"))
+  f:write(vim.json.encode({ stages = stages }))
+  f:close()
+end
+
+--- Tell pytest the next scenario is about to begin; wait for it to load that scenario's script into the model.
+local function gate(mode)
+  local ready = assert(io.open(("%s/%s.ready"):format(cfg.stages, mode), "w"))
+  ready:close()
+  wait("pytest to load the script of " .. mode, 60000, function()
+    return vim.uv.fs_stat(("%s/%s.go"):format(cfg.stages, mode)) ~= nil
+  end)
+end
+
+local function play(mode, first)
+  results = { mode = mode, edits = {}, marks = {} }
+  stages[mode] = results
+  -- A run still going (a scenario that failed) would take the next scenario's script.
+  local running = function() return #runs.list(function(r) return r.state == "running" end) > 0 end
+  if not vim.wait(60000, function() return not running() end, 50) then
+    vim.cmd("AgentCancel")
+    vim.wait(10000, function() return not running() end, 50)
+  end
+  gate(mode)
+  local ok, err = xpcall(function()
+    if mode == "health" then
+      return health_scenario()
+    end
+    local tbuf = runs.transcript_buffer()
+    local buf = start_stage(first)
+    local transcript_from, progress_from = vim.api.nvim_buf_line_count(tbuf), #agent.progress_seen
+    scenario(mode, buf)
+    results.transcript = vim.api.nvim_buf_get_lines(tbuf, transcript_from, -1, false)
+    results.progress = since(agent.progress_seen, progress_from)
+    results.disk = assert(io.open(cfg.root .. "/greet.py")):read("a")
+  end, debug.traceback)
+  mark("scenario done")
+  results.ok, results.error = ok, (not ok) and tostring(err) or nil
+  write_out()
+  return ok
+end
+
+local all_ok = true
+if cfg.modes[1] ~= "health" then
+  setup()
+end
+for i, mode in ipairs(cfg.modes) do
+  all_ok = play(mode, i == 1) and all_ok
+end
 -- Ask the server to shut down without waiting: after a run it takes about 3 s to exit, so pytest, which started
 -- Neovim in a process group of its own, kills what is left of the group once Neovim has exited.
 for _, client in ipairs(vim.lsp.get_clients({ name = "lsp_agent" })) do
   client:stop()
 end
-local f = assert(io.open(cfg.out, "w"))
-f:write(vim.json.encode(results))
-f:close()
-os.exit(ok and 0 or 1)
+write_out()
+os.exit(all_ok and 0 or 1)
