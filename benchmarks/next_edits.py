@@ -20,12 +20,12 @@ import argparse
 import ast
 import inspect
 import re
-import subprocess
-import sys
 import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from registry_corpus import pip_download
 
 from lsp_agent.index import WorkspaceIndex
 from lsp_agent.index.edit_sites import EditSite, find_sites, uses
@@ -74,22 +74,7 @@ def wheel(package: str, version: str) -> Path:
     CACHE.mkdir(parents=True, exist_ok=True)
     found = [p for p in CACHE.glob("*.whl") if _wheel_matches(p, package, version)]
     if not found:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "-q",
-                "--no-deps",
-                "--only-binary",
-                ":all:",
-                "-d",
-                str(CACHE),
-                f"{package}=={version}",
-            ],
-            check=True,
-        )
+        pip_download(f"{package}=={version}", CACHE, binary=True)
         found = [p for p in CACHE.glob("*.whl") if _wheel_matches(p, package, version)]
     return found[0]
 

@@ -41,6 +41,14 @@ NPM = [
 ]
 
 
+def pip_download(spec: str, dest: Path, *, binary: bool) -> None:
+    """`pip download` of one pinned package without its dependencies: its wheel (binary) or its sdist."""
+    only = ["--only-binary" if binary else "--no-binary", ":all:"]
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", *only, "-d", str(dest), spec], check=True
+    )
+
+
 def fetch(dest: Path, release: int) -> Path:
     """Download and extract every package of a release under dest/rN; returns that folder."""
     downloads = dest / "downloads"
@@ -53,22 +61,7 @@ def fetch(dest: Path, release: int) -> Path:
         if folder.exists():
             continue
         before = set(downloads.iterdir())
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "-q",
-                "--no-deps",
-                "--no-binary",
-                ":all:",
-                "-d",
-                str(downloads),
-                spec,
-            ],
-            check=True,
-        )
+        pip_download(spec, downloads, binary=False)
         new = sorted(set(downloads.iterdir()) - before) or sorted(
             p
             for p in downloads.iterdir()

@@ -317,11 +317,11 @@ class LspAgentAcp:
 
     def _warm_model(self, root: Path) -> None:
         """Import litellm and warm its request path (seconds) in a worker thread while the user types, so the
-        first prompt does not wait for it."""
-        if self.model_warmup is None:
+        first prompt does not wait for it. Not without a model: nothing would use it."""
+        model = self._settings(root).model
+        if self.model_warmup is None and model:
             from lsp_agent.acp.warmup import warm_up_requests
 
-            model = self._settings(root).model
             self.model_warmup = asyncio.ensure_future(asyncio.to_thread(warm_up_requests, model))
             # a failed import is reported by the prompt that needs litellm, not here
             self.model_warmup.add_done_callback(lambda done: done.cancelled() or done.exception())

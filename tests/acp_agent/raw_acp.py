@@ -4,66 +4,39 @@ from __future__ import annotations
 
 import json
 import os
-import queue
-import subprocess
 import sys
-import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+
+from raw_peer import RawPeer
 
 
-class RawAcp:
-    """The agent over stdio; its permission questions are answered with `permission_answer` (a raw result)."""
+class RawAcp(RawPeer):
+    """The agent over stdio (JSON lines); its permission questions are answered with `permission_answer` (a raw
+    result)."""
 
     def __init__(self, env: dict[str, str], cwd: Path, permission_answer: Any = None) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "lsp_agent", "acp"],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
         self.permission_answer = permission_answer or {
             "outcome": {"outcome": "selected", "optionId": "allow_once"}
         }
-        self.replies: queue.Queue[dict] = queue.Queue()
-        self.notifications: list[dict] = []
         self.questions: list[dict] = []
-        self.stderr: list[str] = []
         self._next_id = 1000
-        self._write_lock = threading.Lock()
-        threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        super().__init__([sys.executable, "-m", "lsp_agent", "acp"], cwd, env)
 
-    def _read_stdout(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            message = json.loads(line)
-            if "method" in message and "id" in message:
-                self.questions.append(message)
-                self.send({"jsonrpc": "2.0", "id": message["id"], "result": self.permission_answer})
-            elif "method" in message:
-                self.notifications.append(message)
-            else:
-                self.replies.put(message)
+    def frame(self, payload: Any) -> bytes:
+        """One JSON line."""
+        return json.dumps(payload).encode() + b"\n"
 
-    def _read_stderr(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.stderr.append(line.decode(errors="replace"))
+    def messages(self, out: IO[bytes]) -> Iterator[dict]:
+        """One message a line."""
+        return (json.loads(line) for line in out)
 
-    def send_raw(self, data: bytes) -> None:
-        """Write bytes as they are (add the newline yourself)."""
-        assert self.proc.stdin is not None
-        with self._write_lock:
-            self.proc.stdin.write(data)
-            self.proc.stdin.flush()
-
-    def send(self, message: Any) -> None:
-        """Write one JSON line."""
-        self.send_raw(json.dumps(message).encode() + b"\n")
+    def answer(self, request: dict) -> Any:
+        """Every request of the agent is a permission question here."""
+        self.questions.append(request)
+        return self.permission_answer
 
     def request(self, method: str, params: Any, timeout: float = 60) -> dict:
         """Send a request and return its response (result or error)."""
@@ -72,19 +45,6 @@ class RawAcp:
         reply = self.reply(timeout)
         assert reply.get("id") == self._next_id, reply
         return reply
-
-    def reply(self, timeout: float = 30) -> dict:
-        """The next response the agent sends."""
-        return self.replies.get(timeout=timeout)
-
-    def no_reply(self, wait: float = 0.5) -> bool:
-        """True when no response arrives within `wait` seconds."""
-        try:
-            extra = self.replies.get(timeout=wait)
-        except queue.Empty:
-            return True
-        self.replies.put(extra)
-        return False
 
     def initialize(self) -> dict:
         """A valid initialize; its result."""

@@ -72,7 +72,7 @@ def raw(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawAcp]:
 def test_hostile_line_is_answered_and_the_agent_keeps_serving(
     raw: RawAcp, line: bytes, code: int, msg_id: object
 ) -> None:
-    raw.send_raw(line + b"\n")
+    raw.write(line + b"\n")
     reply = raw.reply()
     assert reply["jsonrpc"] == "2.0"
     assert reply["error"]["code"] == code, reply
@@ -96,14 +96,14 @@ def test_hostile_line_is_answered_and_the_agent_keeps_serving(
     ],
 )
 def test_bad_notifications_and_responses_get_no_answer_and_end_nothing(raw: RawAcp, line: bytes) -> None:
-    raw.send_raw(line + b"\n")
+    raw.write(line + b"\n")
     assert raw.no_reply(0.3)
     assert raw.initialize()["protocolVersion"] == 1
 
 
 def test_an_oversized_line_is_refused_with_its_id_and_not_held(raw: RawAcp) -> None:
     padding = b"x" * (MAX_MESSAGE_BYTES + 10)
-    raw.send_raw(
+    raw.write(
         b'{"jsonrpc": "2.0", "id": 77, "method": "initialize", "params": {"pad": "' + padding + b'"}}\n'
     )
     reply = raw.reply(60)
@@ -114,8 +114,8 @@ def test_an_oversized_line_is_refused_with_its_id_and_not_held(raw: RawAcp) -> N
 
 def test_a_line_in_several_writes_and_two_lines_in_one_write(raw: RawAcp) -> None:
     first, second = req(501), req(502)
-    raw.send_raw(first[:10])
-    raw.send_raw(first[10:] + b"\n" + second + b"\n")
+    raw.write(first[:10])
+    raw.write(first[10:] + b"\n" + second + b"\n")
     assert {raw.reply()["id"], raw.reply()["id"]} == {501, 502}
 
 
@@ -176,7 +176,7 @@ def test_stdin_closed_during_a_command_leaves_no_process(tmp_path: Path, project
                 "sessionId"
             ]
             prompt = {"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}
-            agent.send_raw(req(600, "session/prompt", prompt) + b"\n")
+            agent.write(req(600, "session/prompt", prompt) + b"\n")
             children: set[int] = set()
             for _ in range(600):  # the command starts after litellm's import and the permission question
                 children = {pid for pid in agent.children() if "sleep" in _cmdline(pid)}

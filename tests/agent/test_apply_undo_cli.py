@@ -51,6 +51,8 @@ def last_line(proc: subprocess.CompletedProcess) -> str:
 
 
 def test_apply_writes_the_proposal_ask_showed_and_undo_restores_the_exact_text(workspace):
+    """One ask serves both: apply first refuses a file changed since the ask (writing nothing), then, the file as
+    the agent read it again, writes the proposal."""
     calc = workspace / "pkg" / "calc.py"
     with ScriptedModelServer(FIX_AND_NOTE) as server:
         shown = ask(workspace, server)
@@ -58,6 +60,14 @@ def test_apply_writes_the_proposal_ask_showed_and_undo_restores_the_exact_text(w
         assert shown.returncode == 0, shown.stderr
         assert calc.read_text() == ORIGINAL and not (workspace / "NOTES.md").exists()
 
+        calc.write_text(ORIGINAL + "# mine\n")
+        refused = cli("apply", "--repo", str(workspace))
+        assert refused.returncode == 1
+        assert "pkg/calc.py: changed on disk since the agent read it" in refused.stdout
+        assert last_line(refused).startswith("not applied:")
+        assert calc.read_text() == ORIGINAL + "# mine\n" and not (workspace / "NOTES.md").exists()
+
+        calc.write_text(ORIGINAL)
         applied = cli("apply", "--repo", str(workspace))
         assert len(server.requests) == requests  # the model was not asked again
     assert applied.returncode == 0, applied.stdout + applied.stderr
@@ -84,18 +94,6 @@ def test_apply_without_a_last_proposal_says_how_to_get_one(workspace):
     assert proc.returncode == 1
     assert "no proposal to apply" in last_line(proc) and "lsp-agent ask" in last_line(proc)
     assert (workspace / "pkg" / "calc.py").read_text() == ORIGINAL
-
-
-def test_apply_refuses_a_file_changed_since_the_ask_and_writes_nothing(workspace):
-    with ScriptedModelServer(FIX_AND_NOTE) as server:
-        assert ask(workspace, server).returncode == 0
-    calc = workspace / "pkg" / "calc.py"
-    calc.write_text(ORIGINAL + "# mine\n")
-    proc = cli("apply", "--repo", str(workspace))
-    assert proc.returncode == 1
-    assert "pkg/calc.py: changed on disk since the agent read it" in proc.stdout
-    assert last_line(proc).startswith("not applied:")
-    assert calc.read_text() == ORIGINAL + "# mine\n" and not (workspace / "NOTES.md").exists()
 
 
 def test_undo_refuses_a_file_changed_since_the_apply_and_changes_nothing(workspace):

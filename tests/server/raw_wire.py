@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import queue
-import subprocess
 import sys
-import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
+from raw_peer import RawPeer
 from server_editor import REPO, server_env
 
 
@@ -19,32 +18,19 @@ def frame(payload: Any) -> bytes:
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
-class RawServer:
-    """The server over stdio; server requests (progress, configuration, registration) are answered with null."""
+class RawServer(RawPeer):
+    """The server over stdio (Content-Length framing); server requests (progress, configuration, registration) are
+    answered with null."""
 
     def __init__(self, cache: Path, root: Path | None = None) -> None:
         self.root = root
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "lsp_agent", "serve"],
-            cwd=REPO,
-            env=server_env(cache),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        self.replies: queue.Queue[dict] = queue.Queue()
-        self.notifications: list[dict] = []
-        self.stderr: list[str] = []
         self._next_id = 1000
-        self._write_lock = threading.Lock()  # the reader thread answers server requests too
-        threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        super().__init__([sys.executable, "-m", "lsp_agent", "serve"], REPO, server_env(cache))
 
-    # ----- reading --------------------------------------------------------------------------------------------
+    frame = staticmethod(frame)
 
-    def _read_stdout(self) -> None:
-        out = self.proc.stdout
-        assert out is not None
+    def messages(self, out: IO[bytes]) -> Iterator[dict]:
+        """Each header block's Content-Length bytes, as JSON."""
         while True:
             length = 0
             while (line := out.readline()) not in (b"\r\n", b""):
@@ -52,42 +38,11 @@ class RawServer:
                     length = int(line.split(b":")[1])
             if not line:
                 return
-            message = json.loads(out.read(length))
-            if "method" in message and "id" in message:
-                self.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
-            elif "method" in message:
-                self.notifications.append(message)
-            else:
-                self.replies.put(message)
+            yield json.loads(out.read(length))
 
-    def _read_stderr(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.stderr.append(line.decode(errors="replace"))
-
-    def reply(self, timeout: float = 30) -> dict:
-        """The next response (result or error) the server sends."""
-        return self.replies.get(timeout=timeout)
-
-    def no_reply(self, wait: float = 0.5) -> bool:
-        """True when no response arrives within `wait` seconds."""
-        try:
-            extra = self.replies.get(timeout=wait)
-        except queue.Empty:
-            return True
-        self.replies.put(extra)
-        return False
-
-    # ----- sending --------------------------------------------------------------------------------------------
-
-    def write(self, data: bytes) -> None:
-        assert self.proc.stdin is not None
-        with self._write_lock:
-            self.proc.stdin.write(data)
-            self.proc.stdin.flush()
-
-    def send(self, payload: Any) -> None:
-        self.write(frame(payload))
+    def answer(self, request: dict) -> None:
+        """null, whatever the server asks."""
+        return None
 
     def request(self, method: str, params: Any = None) -> dict:
         """Send a well-formed request and return its response (result or error)."""

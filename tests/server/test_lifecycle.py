@@ -30,6 +30,7 @@ async def editor(tmp_path_factory):
         init_options={
             "lspAgent": {"maxIterations": "lots", "toolCalling": "psychic", "index": {"exclude": ["*.md"]}}
         },
+        measure_startup=True,
     )
     yield ed
     await stop_editor(ed)

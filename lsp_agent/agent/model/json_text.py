@@ -8,22 +8,39 @@ _JSON_WORD_RE = re.compile(r"(true|false|null)\b")
 _TRAILING_COMMA_RE = re.compile(r",\s*[}\]]")
 
 
+class _Strings:
+    """Where a left-to-right scan stands: inside a '...' or "..." string (backslash escapes kept) or not."""
+
+    __slots__ = ("escape", "quote")
+
+    def __init__(self) -> None:
+        self.quote: str | None = None
+        self.escape = False
+
+    def feed(self, ch: str) -> bool:
+        """Step over `ch`; True when it belongs to a string (its quotes included)."""
+        if self.quote:
+            if self.escape:
+                self.escape = False
+            elif ch == "\\":
+                self.escape = True
+            elif ch == self.quote:
+                self.quote = None
+            return True
+        if ch in "\"'":
+            self.quote = ch
+            return True
+        return False
+
+
 def balanced_object(text: str) -> str:
     """The text of the first balanced {...} object (string-aware); the whole text if it never closes."""
     depth = 0
-    quote: str | None = None
-    escape = False
+    strings = _Strings()
     for i, ch in enumerate(text):
-        if quote:
-            if escape:
-                escape = False
-            elif ch == "\\":
-                escape = True
-            elif ch == quote:
-                quote = None
-        elif ch in "\"'":
-            quote = ch
-        elif ch == "{":
+        if strings.feed(ch):
+            continue
+        if ch == "{":
             depth += 1
         elif ch == "}":
             depth -= 1
@@ -35,24 +52,12 @@ def balanced_object(text: str) -> str:
 def python_literal_form(text: str) -> str | None:
     """JSON-ish text turned into a Python literal: true/false/null mapped, trailing commas dropped (outside strings)."""
     out: list[str] = []
-    quote: str | None = None
-    escape = False
+    strings = _Strings()
     i = 0
     changed = False
     while i < len(text):
         ch = text[i]
-        if quote:
-            out.append(ch)
-            if escape:
-                escape = False
-            elif ch == "\\":
-                escape = True
-            elif ch == quote:
-                quote = None
-            i += 1
-            continue
-        if ch in "\"'":
-            quote = ch
+        if strings.feed(ch):
             out.append(ch)
             i += 1
             continue
