@@ -324,6 +324,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--first", type=int, default=0, help="skip the tasks before this one (of the list)")
     parser.add_argument("--limit", type=int, default=0, help="ask only this many tasks (0: all)")
+    parser.add_argument(
+        "--context-only",
+        action="store_true",
+        help="ask only the repository-context prompt (the prefix/suffix prompt is greedy and unchanged by a context "
+        "change, so an earlier run's rows can stand for it; say so when reporting)",
+    )
     parser.add_argument("--out", type=Path, help="append every row here as a JSON line as it comes")
     parser.add_argument(
         "--context-recall",
@@ -359,6 +365,8 @@ def main(argv: list[str] | None = None) -> int:
             "repository context": base.replace(completion_context_tokens=args.context_tokens),
             "prefix/suffix only": base.replace(completion_context_tokens=0),
         }
+        if args.context_only:
+            del configs["prefix/suffix only"]
         results = asyncio.run(run_paired(tasks, roots, configs, indexes, args.out, args.first))
         for index in indexes.values():
             index.close()
