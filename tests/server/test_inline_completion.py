@@ -77,6 +77,21 @@ def set_text(editor, uri: str, text: str) -> None:
         )
 
 
+def replace_line(editor, uri: str, line: int, text: str, whole: str) -> None:
+    """An incremental didChange (version 2) replacing one line with `text`; `whole` is the document after it."""
+    editor.client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[
+                types.TextDocumentContentChangePartial(
+                    range=types.Range(types.Position(line, 0), types.Position(line + 1, 0)), text=text
+                )
+            ],
+        )
+    )
+    editor.docs[uri] = (whole, 2)
+
+
 async def test_the_server_advertises_inline_completion():
     server = create_server()
     features = server.protocol.fm
@@ -203,18 +218,7 @@ async def test_recent_edits_elsewhere_reach_the_prompt_and_secrets_do_not(editor
     set_text(editor, notes, "".join(f"# line {i}\n" for i in range(20)))
     edited = "".join(f"# line {i}\n" for i in range(10)) + "RATE_LIMIT = 17  # edited just now\n"
     edited += "".join(f"# line {i}\n" for i in range(11, 20))
-    editor.client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=notes, version=2),
-            content_changes=[
-                types.TextDocumentContentChangePartial(
-                    range=types.Range(types.Position(10, 0), types.Position(11, 0)),
-                    text="RATE_LIMIT = 17  # edited just now\n",
-                )
-            ],
-        )
-    )
-    editor.docs[notes] = (edited, 2)
+    replace_line(editor, notes, 10, "RATE_LIMIT = 17  # edited just now\n", edited)
     env = editor.root / ".env"
     env.write_text("SERVICE_TOKEN=tok-1234567890abcdef\n")
     uri = editor.uri("main.py")

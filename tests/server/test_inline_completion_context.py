@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import pytest
 import pytest_asyncio
-from lsprotocol import types
 from server_editor import start_editor, stop_editor, write_tree
-from test_inline_completion import SETTINGS, complete, set_text
+from test_inline_completion import SETTINGS, complete, replace_line, set_text
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -140,18 +139,7 @@ async def test_an_edit_of_one_context_file_leaves_the_prompt_before_it_as_it_was
     set_text(editor, uri, "\n".join(lines))
     before = await prompt_of(editor, model, uri, 2, 4)
     zeta = editor.open("zeta.py")
-    editor.client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=zeta, version=2),
-            content_changes=[
-                types.TextDocumentContentChangePartial(
-                    range=types.Range(types.Position(1, 0), types.Position(2, 0)),
-                    text='    """Zeta, edited."""\n',
-                )
-            ],
-        )
-    )
-    editor.docs[zeta] = (ZETA.replace("Zeta.", "Zeta, edited."), 2)
+    replace_line(editor, zeta, 1, '    """Zeta, edited."""\n', ZETA.replace("Zeta.", "Zeta, edited."))
     set_text(editor, uri, "\n".join([*lines[:2], "    r"]))  # a keystroke: not the cached suggestion
     after = await prompt_of(editor, model, uri, 2, 5)
     assert "Zeta, edited." in after and "Zeta, edited." not in before
