@@ -40,6 +40,7 @@ def seed_candidates(
     """
     known = store.files()
     todo: list[WalkedFile] = []
+    pending: list[str] = []  # paths of the batch being filled
     batches = []
     with ThreadPoolExecutor(HASH_THREADS, thread_name_prefix="lsp-agent-hash") as pool:
         for entry in walk_files(root, exclude=config.exclude, max_file_size=config.max_file_size):
@@ -48,10 +49,12 @@ def seed_candidates(
             if rec is not None and rec.size == entry.size and rec.mtime_ns == entry.mtime_ns:
                 continue
             todo.append(entry)
-            if len(todo) % HASH_BATCH == 0:
-                batches.append(pool.submit(_hashes, [e.path for e in todo[-HASH_BATCH:]]))
-        if len(todo) % HASH_BATCH:
-            batches.append(pool.submit(_hashes, [e.path for e in todo[-(len(todo) % HASH_BATCH) :]]))
+            pending.append(entry.path)
+            if len(pending) == HASH_BATCH:
+                batches.append(pool.submit(_hashes, pending))
+                pending = []
+        if pending:
+            batches.append(pool.submit(_hashes, pending))
         digests = [digest for batch in batches for digest in batch.result()]
     out = []
     for entry, digest in zip(todo, digests, strict=True):
