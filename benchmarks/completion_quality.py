@@ -33,6 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from lsp_agent.completion import context as context_module  # noqa: E402
 from lsp_agent.completion import engine as engine_module  # noqa: E402
 from lsp_agent.completion.engine import CompletionEngine, CompletionRequest  # noqa: E402
 from lsp_agent.config import Settings  # noqa: E402
@@ -252,7 +253,7 @@ def task_list(tasks: list[Task]) -> dict:
     """The tasks without their documents (rebuilt from the same package versions and seed), with those versions."""
     from importlib.metadata import version
 
-    names = {"dotenv": "python-dotenv"}
+    names = {"dotenv": "python-dotenv", "markdown_it": "markdown-it-py"}
     versions = {t.package: version(names.get(t.package, t.package)) for t in tasks}
     return {
         "versions": versions,
@@ -330,6 +331,11 @@ def main(argv: list[str] | None = None) -> int:
         help="ask only the repository-context prompt (the prefix/suffix prompt is greedy and unchanged by a context "
         "change, so an earlier run's rows can stand for it; say so when reporting)",
     )
+    parser.add_argument(
+        "--shares",
+        help="HEAD,OWN: the context budget's shares for the import head and the open file's outline "
+        f"(default {context_module.HEAD_SHARE},{context_module.OWN_SHARE}; for development runs)",
+    )
     parser.add_argument("--out", type=Path, help="append every row here as a JSON line as it comes")
     parser.add_argument(
         "--context-recall",
@@ -345,6 +351,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.api_base:
         parser.error("--api-base is required (or --report FILE)")
     engine_module.CONTEXT_WAIT_SECONDS = args.context_wait  # measure the context, not a busy machine's index
+    if args.shares:
+        context_module.HEAD_SHARE, context_module.OWN_SHARE = (float(x) for x in args.shares.split(","))
     if args.out:
         args.out.write_text("", encoding="utf-8")
     with tempfile.TemporaryDirectory(prefix="completion-quality-") as tmp:
