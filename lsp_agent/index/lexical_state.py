@@ -69,9 +69,8 @@ def current_postings(conn: sqlite3.Connection) -> Postings:
     try:
         stored = load(conn)
         if stored is not None:
-            ids = np.fromiter(
-                (r[0] for r in conn.execute("SELECT id FROM chunks ORDER BY id")), dtype=np.int64
-            )
+            rows = conn.execute("SELECT id FROM chunks").fetchall()  # from the small (file_id) index
+            ids = np.sort(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)))
             added = np.setdiff1d(ids, stored.ids, assume_unique=True)
             removed = len(stored.ids) - (len(ids) - len(added))
             if len(added) + removed <= STALE_SHARE * max(len(ids), 1):

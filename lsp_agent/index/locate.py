@@ -102,10 +102,10 @@ class FileMap:
         self.paths = [r[1] for r in rows]
         self.position = {p: i for i, p in enumerate(self.paths)}
         self.id_position = {int(fid): i for i, fid in enumerate(self.file_ids)}
-        pairs = np.array(
-            conn.execute("SELECT id, file_id FROM chunks ORDER BY id").fetchall(), dtype=np.int64
+        pairs = np.array(conn.execute("SELECT id, file_id FROM chunks").fetchall(), dtype=np.int64).reshape(
+            -1, 2
         )
-        chunk_ids, owners = pairs.reshape(-1, 2).T
+        chunk_ids, owners = pairs[np.argsort(pairs[:, 0])].T  # read from the small (file_id) index, unordered
         at = np.minimum(np.searchsorted(self.file_ids, owners), max(len(self.file_ids) - 1, 0))
         owned = self.file_ids[at] == owners if len(self.file_ids) else np.zeros(len(owners), dtype=bool)
         self.chunk_positions = ChunkFiles(chunk_ids[owned], at[owned])
