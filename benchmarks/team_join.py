@@ -49,7 +49,12 @@ def cold_in(tree: Path, db: Path) -> float:
         path.unlink()
     env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(db.parent / "cache")}
     done = subprocess.run(
-        [sys.executable, "-c", COLD, str(tree), str(db)], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", COLD, str(tree), str(db)],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return float(done.stdout.split()[-1])
 
@@ -62,7 +67,8 @@ def with_search_in(code: Path, tree: Path, url: str, db: Path, query: str) -> tu
     env = {**os.environ, "PYTHONPATH": str(code), "XDG_CACHE_HOME": str(db.parent / "cache")}
     argv = [sys.executable, "-c", FIRST_SEARCH, str(tree), url, str(db), query]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+    # cwd too: `python -c` puts the working directory ahead of PYTHONPATH, which ran the baseline on this code
+    done = subprocess.run(argv, env=env, cwd=code, capture_output=True, text=True, check=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     refresh, search = done.stdout.split()[-2:]
