@@ -56,6 +56,7 @@ def load(conn: sqlite3.Connection) -> Postings | None:
         and len(postings.df) == len(postings.terms)
         and len(postings.tfs) == postings_count == int(postings.df.sum())
         and (not postings_count or 0 <= int(postings.docs.min()) <= int(postings.docs.max()) < n)
+        and bool(np.all(np.diff(postings.terms) > 0) and np.all(np.diff(postings.ids) > 0))
     )
     if not consistent:
         log.warning("the stored BM25 build of this index is inconsistent; building it afresh")
