@@ -201,6 +201,7 @@ def join_in(code: Path, tree: Path, url: str, db: Path) -> float:
     done = subprocess.run(
         [sys.executable, "-c", JOIN, str(tree), url, str(db)],
         env=env,
+        cwd=code,  # `python -c` puts the working directory ahead of PYTHONPATH
         capture_output=True,
         text=True,
         check=True,

@@ -9,7 +9,7 @@ published with `lsp-agent index --store`, and a copy with 50 files edited). Each
 (driver import included), a cold local index of DIR, the join of this checkout and (with --baseline, e.g.
 `git archive` of main) the baseline's join, noting the 1-minute load average before each. With --first-search,
 each child also times its index's first search (BM25 is built then, as after any fresh index): the index is
-usable once that answers. Prints JSON.
+usable once that answers; CPU seconds of each child (and its worker processes) are noted too. Prints JSON.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -48,20 +49,30 @@ def cold_in(tree: Path, db: Path) -> float:
         path.unlink()
     env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(db.parent / "cache")}
     done = subprocess.run(
-        [sys.executable, "-c", COLD, str(tree), str(db)], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", COLD, str(tree), str(db)],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return float(done.stdout.split()[-1])
 
 
-def with_search_in(code: Path, tree: Path, url: str, db: Path, query: str) -> tuple[float, float]:
-    """(refresh seconds, first search seconds) of a fresh index of `tree` (cold when `url` is "") in a child."""
+def with_search_in(code: Path, tree: Path, url: str, db: Path, query: str) -> tuple[float, float, float]:
+    """(refresh seconds, first search seconds, CPU seconds of the child and its workers, start-up included) of
+    a fresh index of `tree` (cold when `url` is "") in a child; PostgreSQL's own CPU is not counted."""
     for path in db.parent.glob(db.name + "*"):
         path.unlink()
     env = {**os.environ, "PYTHONPATH": str(code), "XDG_CACHE_HOME": str(db.parent / "cache")}
     argv = [sys.executable, "-c", FIRST_SEARCH, str(tree), url, str(db), query]
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # cwd too: `python -c` puts the working directory ahead of PYTHONPATH, which ran the baseline on this code
+    done = subprocess.run(argv, env=env, cwd=code, capture_output=True, text=True, check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     refresh, search = done.stdout.split()[-2:]
-    return float(refresh), float(search)
+    return float(refresh), float(search), cpu
 
 
 def first_search_rounds(
@@ -77,9 +88,10 @@ def first_search_rounds(
     for _ in range(rounds):
         for name, code, store in runs:
             out["load"].append(load())
-            refresh, search = with_search_in(code, tree, store, work / f"{name}.sqlite3", query)
+            refresh, search, cpu = with_search_in(code, tree, store, work / f"{name}.sqlite3", query)
             out.setdefault(f"{name}_refresh_s", []).append(round(refresh, 2))
             out.setdefault(f"{name}_first_search_s", []).append(round(search, 2))
+            out.setdefault(f"{name}_cpu_s", []).append(round(cpu, 2))
         print(json.dumps(out), file=sys.stderr, flush=True)
     usable = {
         name: statistics.median(
@@ -91,6 +103,9 @@ def first_search_rounds(
     out["speedup_to_first_search"] = {
         n: round(usable["cold"] / v, 1) for n, v in usable.items() if n != "cold"
     }
+    cpu = {name: statistics.median(out[f"{name}_cpu_s"]) for name, _, _ in runs}
+    out["cpu_median_s"] = {name: round(v, 2) for name, v in cpu.items()}
+    out["cpu_ratio"] = {n: round(cpu["cold"] / v, 1) for n, v in cpu.items() if n != "cold"}
     return out
 
 

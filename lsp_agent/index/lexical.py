@@ -13,7 +13,8 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from lsp_agent.index.tokens import COUNT_MASK, term_hash
+from lsp_agent.index.postings import Postings
+from lsp_agent.index.tokens import term_hash
 
 K1 = 1.2
 B = 0.75
@@ -25,34 +26,31 @@ class LexicalIndex:
 
     def __init__(self, doc_ids: np.ndarray, lengths: np.ndarray, blobs: Sequence[bytes]) -> None:
         """Build from stored chunks: `blobs[i]` holds document `doc_ids[i]`'s packed term counts."""
-        self._ids = np.asarray(doc_ids, dtype=np.int64)
-        self._pos = {int(doc_id): i for i, doc_id in enumerate(self._ids)}
+        self._load(Postings.from_blobs(doc_ids, lengths, blobs))
+
+    @classmethod
+    def from_postings(cls, postings: Postings) -> LexicalIndex:
+        """The index of sorted postings (a build's or an exact update of one: the same arrays either way)."""
+        index = cls.__new__(cls)
+        index._load(postings)
+        return index
+
+    def _load(self, postings: Postings) -> None:
+        self._ids = postings.ids
+        self._pos = dict(zip(self._ids.tolist(), range(len(self._ids)), strict=True))
         self._alive = np.ones(len(self._ids), dtype=np.float32)
         self._delta: dict[int, tuple[Mapping[int, int], int]] = {}
         n = len(self._ids)
         self._n = max(n, 1)
-        lengths = np.asarray(lengths, dtype=np.float32)
+        lengths = postings.lengths.astype(np.float32)
         self._avgdl = float(lengths.mean()) if n and lengths.sum() > 0 else 1.0
-        packed = np.frombuffer(b"".join(blobs), dtype=np.int64)
-        sizes = np.fromiter((len(b) // 8 for b in blobs), dtype=np.int64, count=n)
-        # One stable sort of the postings by term (np.unique would sort them a second time): columns in order.
-        order = np.argsort(packed >> 16, kind="stable")
-        packed = packed[order]
-        keys = packed >> 16
-        starts = np.ones(len(keys), dtype=bool)
-        starts[1:] = keys[1:] != keys[:-1]
-        self._terms = keys[starts]
-        columns = np.cumsum(starts) - 1
-        df = np.diff(np.append(np.flatnonzero(starts), len(keys)))
-        self._df = df
-        tfs = (packed & COUNT_MASK).astype(np.float32)
-        docs = np.repeat(np.arange(n, dtype=np.int64), sizes)[order]
+        self._terms, self._df, self._docs = postings.terms, postings.df, postings.docs
+        tfs = postings.tfs.astype(np.float32)
         # Lucene BM25: idf = ln(1 + (N - df + .5) / (df + .5)), tf / (tf + k1 * (1 - b + b * len / avglen)).
-        idf = np.log1p((self._n - df + 0.5) / (df + 0.5)).astype(np.float32)
+        idf = np.log1p((self._n - self._df + 0.5) / (self._df + 0.5)).astype(np.float32)
         norm = (K1 * ((1 - B) + B * lengths / self._avgdl)).astype(np.float32)
-        self._weights = idf[columns] * tfs / (tfs + norm[docs])
-        self._docs = docs
-        self._indptr = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)
+        self._weights = np.repeat(idf, self._df) * tfs / (tfs + norm[self._docs])
+        self._indptr = np.concatenate([[0], np.cumsum(self._df)]).astype(np.int64)
 
     @property
     def delta_size(self) -> int:

@@ -15,7 +15,9 @@ import math
 import re
 import sqlite3
 from collections import defaultdict
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -72,6 +74,25 @@ def file_kind(path: str) -> str:
     return "code"
 
 
+class ChunkFiles(Mapping[int, int]):
+    """Chunk id -> file position over sorted arrays (a dict of every chunk took a second on 3M lines)."""
+
+    def __init__(self, ids: np.ndarray, positions: np.ndarray) -> None:
+        self.ids, self.positions = ids, positions
+
+    def __getitem__(self, chunk_id: int) -> int:
+        i = int(np.searchsorted(self.ids, chunk_id))
+        if i < len(self.ids) and self.ids[i] == chunk_id:
+            return int(self.positions[i])
+        raise KeyError(chunk_id)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.ids.tolist())
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
 class FileMap:
     """Which file each chunk belongs to (positions into `paths`), and each file's kind."""
 
@@ -81,19 +102,33 @@ class FileMap:
         self.paths = [r[1] for r in rows]
         self.position = {p: i for i, p in enumerate(self.paths)}
         self.id_position = {int(fid): i for i, fid in enumerate(self.file_ids)}
-        position = self.id_position
-        self.chunk_positions = {c: position[f] for c, f in conn.execute("SELECT id, file_id FROM chunks")}
-        get = self.chunk_positions.get
-        self.chunk_file = np.fromiter(
-            (get(int(c), -1) for c in lexical.ids), dtype=np.int64, count=len(lexical.ids)
+        pairs = np.array(conn.execute("SELECT id, file_id FROM chunks").fetchall(), dtype=np.int64).reshape(
+            -1, 2
         )
-        self.kinds = [file_kind(p) for p in self.paths]
-        self.by_tail: dict[str, list[int]] = defaultdict(list)  # every path tail (a/b.py, b.py) -> positions
+        chunk_ids, owners = pairs[np.argsort(pairs[:, 0])].T  # read from the small (file_id) index, unordered
+        at = np.minimum(np.searchsorted(self.file_ids, owners), max(len(self.file_ids) - 1, 0))
+        owned = self.file_ids[at] == owners if len(self.file_ids) else np.zeros(len(owners), dtype=bool)
+        self.chunk_positions = ChunkFiles(chunk_ids[owned], at[owned])
+        ids = self.chunk_positions.ids
+        at = np.minimum(np.searchsorted(ids, lexical.ids), max(len(ids) - 1, 0))
+        found = ids[at] == lexical.ids if len(ids) else np.zeros(len(lexical.ids), dtype=bool)
+        self.chunk_file = np.where(found, self.chunk_positions.positions[at] if len(ids) else -1, -1)
+        self._factors: dict[tuple, np.ndarray] = {}
+
+    @cached_property
+    def kinds(self) -> list[str]:
+        """file_kind() of every file (on first use: search needs it only for the files it reranks)."""
+        return [file_kind(p) for p in self.paths]
+
+    @cached_property
+    def by_tail(self) -> dict[str, list[int]]:
+        """Every path tail (a/b.py, b.py) -> positions of the files it ends."""
+        tails: dict[str, list[int]] = defaultdict(list)
         for i, p in enumerate(self.paths):
             parts = p.split("/")
             for start in range(len(parts)):
-                self.by_tail["/".join(parts[start:])].append(i)
-        self._factors: dict[tuple, np.ndarray] = {}
+                tails["/".join(parts[start:])].append(i)
+        return tails
 
     def kind_factors(self, analysis: QueryAnalysis) -> np.ndarray:
         """kind_factor() of every file for this query (cached per kind of query)."""
@@ -115,7 +150,7 @@ def kind_factor(kind: str, analysis: QueryAnalysis, test_factor: float | None = 
 
 
 def text_scores(
-    lexical: LexicalIndex, files: FileMap, terms: list[str], delta_files: dict[int, int]
+    lexical: LexicalIndex, files: FileMap, terms: list[str], delta_files: Mapping[int, int]
 ) -> tuple[np.ndarray, dict[int, int]]:
     """Per-file text score (best chunk + a share of the next ones) and the best chunk id of each scored file."""
     scores = lexical.base_scores(terms)
@@ -283,7 +318,7 @@ def rank_files(
     files: FileMap,
     conn: sqlite3.Connection,
     analysis: QueryAnalysis,
-    delta_files: dict[int, int],
+    delta_files: Mapping[int, int],
     limit: int,
     dense: np.ndarray | None = None,
 ) -> list[tuple[int, float, int | None, list[str], list[tuple[str, int]]]]:

@@ -135,7 +135,14 @@ class IndexStore:
             with self.transaction():
                 row = self.conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
                 if row is None or row[0] != SCHEMA_VERSION:
-                    for table in ("files", "chunks", "symbols", "vectors", "terms"):  # terms: schema 5-6
+                    for table in (
+                        "files",
+                        "chunks",
+                        "symbols",
+                        "vectors",
+                        "terms",
+                        "lexical_state",
+                    ):  # terms: 5-6
                         self.conn.execute(f"DROP TABLE IF EXISTS {table}")
                     for statement in SCHEMA.split(";"):
                         if statement.strip():
@@ -302,13 +309,6 @@ class IndexStore:
         chunk_id = self._next_chunk_id
         self._next_chunk_id += 1
         return chunk_id
-
-    def lexical_snapshot(self) -> tuple[np.ndarray, np.ndarray, list[bytes]]:
-        """(chunk ids, token counts, packed terms) read in one snapshot, for building BM25."""
-        rows = self.conn.execute("SELECT id, length, terms FROM chunks ORDER BY id").fetchall()
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        lengths = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
-        return ids, lengths, [r[2] for r in rows]
 
     def chunks_by_id(self, ids: Iterable[int]) -> dict[int, ChunkRow]:
         """Stored chunks with their paths."""

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsp_agent.index.db_lock import index_dir_lock
+from lsp_agent.index.lexical_state import chunk_postings
+from lsp_agent.index.lexical_state import save as save_postings
 from lsp_agent.index.models import IndexConfig
 from lsp_agent.index.store import SCHEMA_VERSION, IndexStore
 from lsp_agent.index.team_identity import repo_and_head
@@ -79,6 +81,9 @@ def build_file(store: IndexStore, dest: Path, local_model: str | None, model: st
         db.execute("COMMIT")
         if dropped:
             db.execute("VACUUM")
+        db.execute("BEGIN")  # the BM25 build too: a first search on the laptop updates it instead of sorting
+        save_postings(db, chunk_postings(db))
+        db.execute("COMMIT")
     finally:
         db.close()
 

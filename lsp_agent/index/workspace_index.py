@@ -18,6 +18,7 @@ from lsp_agent.index.embeddings import EmbeddingError
 from lsp_agent.index.exact import base_key, override_key
 from lsp_agent.index.index_writes import Progress, changed_files, embed_missing, store_buffers, store_result
 from lsp_agent.index.lexical import LexicalIndex
+from lsp_agent.index.lexical_state import current_postings
 from lsp_agent.index.locate import FileHit, FileMap, rank_files
 from lsp_agent.index.mentions import Mentions
 from lsp_agent.index.models import Chunk, FileAnalysis, IndexConfig, IndexStats, SearchHit, SymbolHit
@@ -198,7 +199,7 @@ class WorkspaceIndex:
     def _ensure_rankers(self) -> None:
         """Build the BM25 (and vector) index from the database when missing."""
         if self._lexical is None:
-            self._lexical = LexicalIndex(*self._reader.lexical_snapshot())
+            self._lexical = LexicalIndex.from_postings(current_postings(self._reader.conn))
         if self._embedder is not None and self._vectors is None:
             ids, matrix = self._reader.chunk_vectors(self._embedder.name)
             self._vectors = VectorIndex(ids, matrix)

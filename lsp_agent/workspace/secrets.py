@@ -84,10 +84,23 @@ class SecretFiles:
 _DEFAULT_SPEC = pathspec.GitIgnoreSpec.from_lines(DEFAULT_SECRET_FILES)
 
 
+def _needle(pattern: str) -> str:
+    """Text a name must contain (lowercased) to match a name pattern: its longest literal run ("" if unsure)."""
+    if any(c in pattern for c in "?[\\/"):
+        return ""
+    return max(pattern.lower().split("*"), key=len)
+
+
+# A name that contains no positive pattern's literal cannot be secret ("!" patterns only make names readable);
+# the check costs a fraction of the pattern match most names would otherwise go through.
+_NEEDLES = tuple(sorted({_needle(p) for p in DEFAULT_SECRET_FILES if not p.startswith("!")}))
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _secret_name(name: str) -> bool:
     """Whether a file of this name is secret by the default patterns (names repeat: a walk asks once each)."""
-    return _DEFAULT_SPEC.match_file(name)
+    lowered = name.lower()
+    return any(n in lowered for n in _NEEDLES) and _DEFAULT_SPEC.match_file(name)
 
 
 def refusal(rel: str) -> str:

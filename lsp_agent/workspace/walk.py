@@ -163,15 +163,15 @@ def _walk(
     def walk(
         directory: str, rel_dir: str, layers: tuple[_IgnoreLayer, ...]
     ) -> Iterator[tuple[str, str, bool, os.stat_result]]:
-        own = _load_gitignore(Path(directory), rel_dir)
-        if own is not None:
-            layers = layers + (own,)
-        check = layers + ((extra,) if extra else ())
         try:
             with os.scandir(directory) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError:
             return
+        own = _load_gitignore(Path(directory), rel_dir) if any(e.name == GITIGNORE for e in entries) else None
+        if own is not None:
+            layers = layers + (own,)
+        check = layers + ((extra,) if extra else ())
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             try:

@@ -11,10 +11,13 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import psycopg
 import pytest
 
 from lsp_agent.index import IndexConfig, WorkspaceIndex, team_file
+from lsp_agent.index.lexical import LexicalIndex
+from lsp_agent.index.lexical_state import chunk_postings
 from lsp_agent.index.team_file import FILES_KEPT
 from lsp_agent.index.team_store import TeamStore
 from lsp_agent.index.team_sync import publish_index
@@ -62,6 +65,18 @@ def answers(index: WorkspaceIndex) -> list:
     return out + [sorted((s.path, s.line) for s in index.find_symbol("ShoppingCart"))]
 
 
+def assert_built_as_afresh(index: WorkspaceIndex) -> None:
+    """The index's BM25 arrays are those of a build over its database's chunks, to the last bit."""
+    conn = sqlite3.connect(index.db_path)
+    fresh = LexicalIndex.from_postings(chunk_postings(conn))
+    conn.close()
+    ours = index._lexical
+    assert ours is not None
+    for name in ("_ids", "_terms", "_df", "_docs", "_indptr"):
+        assert np.array_equal(getattr(ours, name), getattr(fresh, name)), name
+    assert ours._weights.tobytes() == fresh._weights.tobytes()
+
+
 def test_a_join_from_the_snapshot_file_answers_like_a_cold_index_of_the_same_tree(
     shop_repo: Path, pg_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -80,7 +95,10 @@ def test_a_join_from_the_snapshot_file_answers_like_a_cold_index_of_the_same_tre
             cold_stats.chunks,
             cold_stats.symbols,
         )
+        caplog.set_level(logging.DEBUG, logger="lsp_agent.index.lexical_state")
         assert answers(joined) == answers(cold)
+        assert "BM25 from the stored build" in caplog.text  # the snapshot's, updated with the 2 files
+        assert_built_as_afresh(joined)
         assert joined.search("grand_total_with_tax", 1)[0].path == "shop/cart.py"  # the working copy wins
         assert all(h.path != "shop/emails.py" for h in joined.search("render_template email", 20))
         (laptop / "shop" / "late.py").write_text("def arrived_after_the_join():\n    pass\n")
