@@ -191,6 +191,8 @@ async def ask_one(engine: CompletionEngine, i: int, task: Task, root: Path) -> d
     sent = len(engine.stats.prompt_tokens_evaluated)
     started = time.perf_counter()
     suggestion = await engine.complete(request)
+    if engine._model_down:  # a row of a model that is not there would score as a wrong answer
+        raise SystemExit(f"task {i}: the model server did not answer; rerun from here with --first {i}")
     text = suggestion.text if suggestion else ""
     exact, similarity = score(text, task)
     prompt_tokens = engine.stats.prompt_tokens_evaluated[sent:]
