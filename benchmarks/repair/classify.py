@@ -126,15 +126,15 @@ def _differential(
     steady = [i for i, (a, b) in enumerate(zip(first, again, strict=False)) if a == b]
     if not steady:
         return {"class": "undetermined", "evidence": "no input to compare", "inputs": 0}
-    if len(fixed) != len(first):  # the original ran them all, twice
-        evidence = f"{name} could not be run on the recorded inputs with the patch (the original could)"
-        return {"class": "plausible", "evidence": evidence, "inputs": len(steady)}
     for index in steady:
-        if first[index][1] != fixed[index][1]:
+        if index < len(fixed) and first[index][1] != fixed[index][1]:
             described, was = first[index]
             was, now = _where_they_differ(was, fixed[index][1])
             evidence = f"{name}{described}: the original {was}; the patch {now}"
             return {"class": "plausible", "evidence": evidence, "inputs": len(steady)}
+    if len(fixed) != len(first):  # the original ran them all, twice
+        evidence = f"{name} could not be run on the recorded inputs with the patch (the original could)"
+        return {"class": "plausible", "evidence": evidence, "inputs": len(steady)}
     return {"class": "equivalent", "evidence": f"same outcome on {len(steady)} inputs", "inputs": len(steady)}
 
 

@@ -25,10 +25,12 @@ import sys
 MAX_CALLS = 60  # distinct recorded inputs kept
 MAX_INPUTS = 400  # inputs run (recorded and varied)
 CALL_SECONDS = 2
+MAX_TIMEOUTS = 3  # calls that run out of time before the probe stops
 MAX_ITEMS = 1000  # items of a returned iterator compared
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 SAMPLE_ARGUMENTS = ((), (0,), (1,), (1,), (2, 3), ("a",), (None,))  # the calls a returned callable gets
 CALLED_DEPTH = 2  # how deep in a returned value callables are still called
+PLAIN_STATE = (dict, list, tuple, set, frozenset, str, int, float, bool, type(None))  # attributes shown
 
 
 def _resolve(module_name, qualname):
@@ -206,7 +208,7 @@ def _probe_target(*args, **kwargs):
 def behaviour(value, depth):
     """A returned callable (a decorator, a closure, a bound method) by what it does, as text: called with a plain
     function (as a decorator is), then with each of SAMPLE_ARGUMENTS in turn (twice 1: a cache shows its hit),
-    then its public attributes shown (state it keeps, such as a cache's contents) or, when they take no argument,
+    then its public attributes shown (plain state it keeps, such as a dict of results) or, when they take no argument,
     called (a cache's cache_info()); each result compared as a returned value, a callable it returns again by its
     behaviour up to CALLED_DEPTH."""
     outcomes = []
@@ -222,8 +224,9 @@ def behaviour(value, depth):
         attribute = attributes[name]
         if name.startswith("_") or inspect.isclass(attribute):
             continue
-        if not callable(attribute):  # state it keeps (a cache's contents) after the calls
-            outcomes.append(f"{name} = " + canonical(attribute, depth + 1))
+        if not callable(attribute):  # plain state it keeps (a dict of cached results) after the calls
+            if type(attribute) in PLAIN_STATE:  # not objects: their clocks and locks differ from run to run
+                outcomes.append(f"{name} = " + canonical(attribute, depth + 1))
             continue
         if _required(attribute):
             continue
@@ -305,7 +308,7 @@ def run(module_name, qualname, calls_path, out):
     function, owner, _, kind = _resolve(module_name, qualname)
     call = owner if kind == "init" else function
     signal.signal(signal.SIGALRM, _timeout)
-    results = []
+    results, timeouts = [], 0
     for positional, keywords in inputs(calls):
         arguments = positional[1:] if kind == "classmethod" else positional
         described = "(arguments that cannot be shown)"
@@ -323,6 +326,9 @@ def run(module_name, qualname, calls_path, out):
         finally:
             signal.alarm(0)
         results.append([described, outcome[:2000]])
+        timeouts += outcome == "raised TimeoutError"
+        if timeouts >= MAX_TIMEOUTS:  # code that hangs: the inputs so far tell (the rest would cost minutes)
+            break
     shown = owner.__qualname__ if kind == "init" else getattr(function, "__qualname__", qualname)
     with open(out, "w") as handle:
         json.dump({"function": shown, "results": results}, handle)
