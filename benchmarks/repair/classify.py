@@ -167,7 +167,10 @@ def _outcomes(
 
 def _probe(python: Path, project: Project, tree: Path, arguments: list[str]) -> None:
     """Run probe.py in the project's test environment, in `tree`."""
-    env = suite_environment(tree, python, project)
+    env = {
+        **suite_environment(tree, python, project),
+        "PYTHONHASHSEED": "0",
+    }  # sets shown in one order each run
     try:
         subprocess.run(
             [str(python), str(PROBE), *arguments],

@@ -281,9 +281,10 @@ def canonical(value, depth=0, consume=False):
     attributes = getattr(value, "__dict__", None)
     if isinstance(attributes, dict) and not inspect.isroutine(value) and not inspect.isclass(value):
         return type(value).__name__ + canonical(attributes, depth + 1, consume)
-    text = _ADDRESS.sub("", repr(value))
-    slots = _slots(value) if text.endswith(" object>") else None  # the default repr: nothing but the type
-    return type(value).__name__ + canonical(slots, depth + 1, consume) if slots else text
+    slots = None if inspect.isroutine(value) or inspect.isclass(value) else _slots(value)
+    if slots:  # by its fields: a repr shows nothing but the type, or a set's order (complement({'b', 'a'}))
+        return type(value).__name__ + canonical(slots, depth + 1, consume)
+    return _ADDRESS.sub("", repr(value))
 
 
 def _is_iterator(value):
