@@ -249,7 +249,8 @@ class Settings(EditorFeatureSettings):
         "small profile: the model's fill-in-the-middle prompt (auto: by the model's name, for Qwen2.5-Coder, "
         "CodeGemma, StarCoder, DeepSeek-Coder and Code Llama behind an OpenAI-compatible server; qwen, starcoder, "
         "deepseek, codellama, or a template with {prefix} and {suffix}); set, line repairs first have the model "
-        "fill in each line in its place, through the server's text completions (empty: off)",
+        "fill in each line in its place, through the server's text completions, and when several versions "
+        "pass, the server's log-probabilities of each in its place break token-count ties (empty: off)",
         infill_template,
         env="LSP_AGENT_INFILL_TEMPLATE",
     )

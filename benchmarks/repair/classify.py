@@ -7,7 +7,8 @@ run of a results file (its `patch`, the lines the agent changed, recorded by jud
   under test behaves as the original on generated inputs: the suite's own calls to it, recorded on the original
   code, each again with its defaulted parameters left out, and each with one argument varied (probe.py), run on the original code (twice: inputs whose outcome
   changes between two runs are dropped) and on the patched one in the project's test environment, comparing the
-  returned values, the arguments afterwards and the exceptions raised;
+  returned values, the arguments afterwards and the exceptions raised; a returned callable (a decorator, a
+  closure) by its behaviour: what it returns for the same sample calls (probe.py's `behaviour`);
 - `plausible`: some input behaves differently (the first one is the evidence);
 - `undetermined`: no input could be recorded (the suite never calls the function with arguments that pickle), or
   `unknown` for a results file from before patches were recorded.
@@ -125,15 +126,27 @@ def _differential(
     steady = [i for i, (a, b) in enumerate(zip(first, again, strict=False)) if a == b]
     if not steady:
         return {"class": "undetermined", "evidence": "no input to compare", "inputs": 0}
+    for index in steady:
+        if index < len(fixed) and first[index][1] != fixed[index][1]:
+            described, was = first[index]
+            was, now = _where_they_differ(was, fixed[index][1])
+            evidence = f"{name}{described}: the original {was}; the patch {now}"
+            return {"class": "plausible", "evidence": evidence, "inputs": len(steady)}
     if len(fixed) != len(first):  # the original ran them all, twice
         evidence = f"{name} could not be run on the recorded inputs with the patch (the original could)"
         return {"class": "plausible", "evidence": evidence, "inputs": len(steady)}
-    for index in steady:
-        if first[index][1] != fixed[index][1]:
-            described, was = first[index]
-            evidence = f"{name}{described}: the original {was[:300]}; the patch {fixed[index][1][:300]}"
-            return {"class": "plausible", "evidence": evidence, "inputs": len(steady)}
     return {"class": "equivalent", "evidence": f"same outcome on {len(steady)} inputs", "inputs": len(steady)}
+
+
+def _where_they_differ(was: str, now: str, shown: int = 300, before: int = 80) -> tuple[str, str]:
+    """Two outcomes cut to where they start to differ (a long common beginning, such as a returned decorator's
+    calls that agree, is elided), at most `shown` characters each."""
+    same = next(
+        (i for i, (a, b) in enumerate(zip(was, now, strict=False)) if a != b), min(len(was), len(now))
+    )
+    start = max(0, same - before) if same > shown - before else 0
+    cut = "..." if start else ""
+    return cut + was[start : start + shown], cut + now[start : start + shown]
 
 
 def _pytest_args(project: Project) -> list[str]:
@@ -154,7 +167,10 @@ def _outcomes(
 
 def _probe(python: Path, project: Project, tree: Path, arguments: list[str]) -> None:
     """Run probe.py in the project's test environment, in `tree`."""
-    env = suite_environment(tree, python, project)
+    env = {
+        **suite_environment(tree, python, project),
+        "PYTHONHASHSEED": "0",
+    }  # sets shown in one order each run
     try:
         subprocess.run(
             [str(python), str(PROBE), *arguments],

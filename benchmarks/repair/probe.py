@@ -9,12 +9,14 @@ when it was called; a nested function's enclosing one, an __init__'s class); `ru
 it (each argument changed in turn: numbers moved by one, zeroed and negated, strings emptied, upper-cased and
 doubled, sequences emptied, reversed and extended, booleans flipped), and writes per input its description and
 the outcome: the returned value and the arguments afterwards, or the exception's type, as canonical text (object
-addresses masked). benchmarks/repair/classify.py compares the outcomes of the original and the patched code.
+addresses masked; a returned callable, such as a decorator or a closure, by its behaviour: the results of calling
+it with the same sample arguments, see `behaviour`). benchmarks/repair/classify.py compares the outcomes of the original and the patched code.
 """
 
 import inspect
 import itertools
 import json
+import os
 import pickle
 import re
 import signal
@@ -23,8 +25,12 @@ import sys
 MAX_CALLS = 60  # distinct recorded inputs kept
 MAX_INPUTS = 400  # inputs run (recorded and varied)
 CALL_SECONDS = 2
+MAX_TIMEOUTS = 3  # calls that run out of time before the probe stops
 MAX_ITEMS = 1000  # items of a returned iterator compared
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+SAMPLE_ARGUMENTS = ((), (0,), (1,), (1,), (2, 3), ("a",), (None,))  # the calls a returned callable gets
+CALLED_DEPTH = 2  # how deep in a returned value callables are still called
+PLAIN_STATE = (dict, list, tuple, set, frozenset, str, int, float, bool, type(None))  # attributes shown
 
 
 def _resolve(module_name, qualname):
@@ -36,6 +42,8 @@ def _resolve(module_name, qualname):
     for part in qualname.split("."):
         if owner is not None and inspect.isfunction(target):
             break  # a function nested in `target`: probe `target`
+        if inspect.isclass(target) and part.startswith("__") and not part.endswith("__"):
+            part = "_" + target.__name__.lstrip("_") + part  # a private method, by its mangled name
         owner, name, target = target, part, getattr(target, part)
     static = inspect.getattr_static(owner, name) if inspect.isclass(owner) else None
     if isinstance(static, classmethod):
@@ -108,10 +116,28 @@ def _arguments(frame, kind, defaults):
     defaulted = [n for n in (*names, *kwonly) if n in defaults and _same(values.get(n), defaults[n])]
     if kind == "init":
         positional = positional[1:]
+    shown = list(names[1:] if kind == "init" else names)
     try:
-        return pickle.dumps((positional, keywords, defaulted, list(names[1:] if kind == "init" else names)))
+        return pickle.dumps((positional, keywords, defaulted, shown))
+    except Exception:
+        pass
+    try:  # a function that does not pickle (a lambda, a local function) given as an argument: a stand-in
+        positional = [_portable(value) for value in positional]
+        keywords = {key: _portable(value) for key, value in keywords.items()}
+        return pickle.dumps((positional, keywords, defaulted, shown))
     except Exception:
         return None
+
+
+def _portable(value):
+    """An argument as it can be recorded: a function that does not pickle becomes _probe_target."""
+    if not (inspect.isfunction(value) or inspect.ismethod(value)):
+        return value
+    try:
+        pickle.dumps(value)
+        return value
+    except Exception:
+        return _probe_target
 
 
 def _same(value, default):
@@ -141,7 +167,12 @@ def inputs(calls):
     shows), then each with one argument varied: [(positional, keywords)]."""
     found = []
     for blob in calls:
-        positional, keywords, defaulted, names = pickle.loads(blob)
+        try:
+            positional, keywords, defaulted, names = pickle.loads(blob)
+        except (
+            Exception
+        ):  # an argument that cannot be rebuilt here (a function of a test module that is gone)
+            continue
         found.append((positional, keywords))
         if defaulted:
             found.append(_without_defaults(positional, keywords, defaulted, names))
@@ -169,11 +200,72 @@ def _without_defaults(positional, keywords, defaulted, names):
     return kept, by_name
 
 
+def _probe_target(*args, **kwargs):
+    """A plain function handed to a returned callable first (a decorator wraps it): what reaches it shows."""
+    return ("called with", args, sorted(kwargs.items()))
+
+
+def behaviour(value, depth):
+    """A returned callable (a decorator, a closure, a bound method) by what it does, as text: called with a plain
+    function (as a decorator is), then with each of SAMPLE_ARGUMENTS in turn (twice 1: a cache shows its hit),
+    then its public attributes shown (plain state it keeps, such as a dict of results) or, when they take no argument,
+    called (a cache's cache_info()); each result compared as a returned value, a callable it returns again by its
+    behaviour up to CALLED_DEPTH."""
+    outcomes = []
+    for arguments in ((_probe_target,),) + SAMPLE_ARGUMENTS:
+        try:
+            outcomes.append("returned " + canonical(value(*arguments), depth + 1, consume=True))
+        except TimeoutError:
+            raise
+        except Exception as error:
+            outcomes.append("raised " + type(error).__name__)
+    attributes = getattr(value, "__dict__", None)
+    for name in sorted(attributes) if isinstance(attributes, dict) else []:
+        attribute = attributes[name]
+        if name.startswith("_") or inspect.isclass(attribute):
+            continue
+        if not callable(attribute):  # plain state it keeps (a dict of cached results) after the calls
+            if type(attribute) in PLAIN_STATE:  # not objects: their clocks and locks differ from run to run
+                outcomes.append(f"{name} = " + canonical(attribute, depth + 1))
+            continue
+        if _required(attribute):
+            continue
+        try:
+            outcomes.append(f"{name}() returned " + canonical(attribute(), depth + 1, consume=True))
+        except TimeoutError:
+            raise
+        except Exception as error:
+            outcomes.append(f"{name}() raised " + type(error).__name__)
+    return "called[" + "; ".join(outcomes) + "]"
+
+
+def _required(function):
+    """Whether a callable needs an argument (or its signature cannot be read)."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    kinds = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    return any(p.default is inspect.Parameter.empty and p.kind not in kinds for p in parameters)
+
+
+def _slots(value):
+    """{slot: value} of an object whose class declares __slots__ (no __dict__ to show), or None."""
+    names = [n for cls in type(value).__mro__ for n in getattr(cls, "__slots__", ()) if isinstance(n, str)]
+    if not names or "__weakref__" in names and len(names) == 1:
+        return None
+    return {n: getattr(value, n) for n in names if n not in ("__weakref__", "__dict__") and hasattr(value, n)}
+
+
 def canonical(value, depth=0, consume=False):
-    """Comparable text of a value: containers item by item, objects by type and attributes, addresses masked; an
-    iterator's items when `consume` (a returned one), else its type."""
+    """Comparable text of a value: containers item by item, objects by type and attributes (or slots), addresses
+    masked; an iterator's items when `consume` (a returned one), else its type; a returned callable also by its
+    behaviour (how it answers the same calls), up to CALLED_DEPTH levels in."""
     if depth > 6:
         return "..."
+    if consume and depth <= CALLED_DEPTH and callable(value) and not inspect.isclass(value):
+        shown = value.__qualname__ if inspect.isroutine(value) and hasattr(value, "__qualname__") else None
+        return (shown or type(value).__name__) + " " + behaviour(value, depth)
     if not inspect.isclass(value) and (inspect.isgenerator(value) or _is_iterator(value)):
         if not consume:
             return type(value).__name__
@@ -189,6 +281,9 @@ def canonical(value, depth=0, consume=False):
     attributes = getattr(value, "__dict__", None)
     if isinstance(attributes, dict) and not inspect.isroutine(value) and not inspect.isclass(value):
         return type(value).__name__ + canonical(attributes, depth + 1, consume)
+    slots = None if inspect.isroutine(value) or inspect.isclass(value) else _slots(value)
+    if slots:  # by its fields: a repr shows nothing but the type, or a set's order (complement({'b', 'a'}))
+        return type(value).__name__ + canonical(slots, depth + 1, consume)
     return _ADDRESS.sub("", repr(value))
 
 
@@ -208,10 +303,13 @@ def run(module_name, qualname, calls_path, out):
     """Call the function on every input; write [description, outcome] per input."""
     with open(calls_path, "rb") as handle:
         calls = pickle.load(handle)
+    sys.path.append(
+        os.getcwd()
+    )  # the project's root, as pytest had it: arguments may be its tests' functions
     function, owner, _, kind = _resolve(module_name, qualname)
     call = owner if kind == "init" else function
     signal.signal(signal.SIGALRM, _timeout)
-    results = []
+    results, timeouts = [], 0
     for positional, keywords in inputs(calls):
         arguments = positional[1:] if kind == "classmethod" else positional
         described = "(arguments that cannot be shown)"
@@ -229,6 +327,9 @@ def run(module_name, qualname, calls_path, out):
         finally:
             signal.alarm(0)
         results.append([described, outcome[:2000]])
+        timeouts += outcome == "raised TimeoutError"
+        if timeouts >= MAX_TIMEOUTS:  # code that hangs: the inputs so far tell (the rest would cost minutes)
+            break
     shown = owner.__qualname__ if kind == "init" else getattr(function, "__qualname__", qualname)
     with open(out, "w") as handle:
         json.dump({"function": shown, "results": results}, handle)

@@ -16,6 +16,7 @@ from lsp_agent.testing.scripted_replies import (
     MODEL_ID,
     apply_request_limits,
     completion,
+    echo_completion,
     estimate_tokens,
     last_user_or_tool_text,
     stream_chunks,
@@ -130,6 +131,9 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             self._embeddings(body)
             return
         owner = self.server.owner
+        if "prompt" in body and body.get("echo"):  # scoring its prompt: no step consumed
+            self._send_json(200, echo_completion(body, owner.score(body), len(owner.scored)))
+            return
         index, step = owner.take_step(body, {k.lower(): v for k, v in self.headers.items()})
         if step is None:
             last = last_user_or_tool_text(body.get("messages") or [])[:200]

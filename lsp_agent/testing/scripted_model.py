@@ -26,6 +26,11 @@ in `streams` as (chunks sent, chunks in the reply), so a test sees where the ser
 Requests are answered as OpenAI-compatible servers do: the content ends before the first of the request's `stop`
 strings (finish reason "stop"), else after `max_tokens` tokens of four characters (finish reason "length").
 
+A text completion sent with `echo` scores its prompt and consumes no step: the prompt comes back with one token and
+`logprobs` as `prompt_scores` says (e.g. {"return hi": -0.1}: the tokens of the last place that text takes in the
+prompt get -0.1, the others -2.0; a function of the prompt returns the field itself; None: `logprobs` null, as a
+server without prompt log-probabilities answers); such requests are recorded in `scored`.
+
 POST /v1/embeddings answers every input with a deterministic vector (by default a hashed bag of words, see
 `hashed_embedding`; pass `embed=` for another) and records the inputs in `embedding_inputs`; set
 `embedding_error = (status, message)` to make it fail instead. Embedding requests consume no script steps.
@@ -40,6 +45,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from lsp_agent.testing.scripted_http import ScriptedHandler, ScriptedHTTPServer
 from lsp_agent.testing.scripted_replies import (
@@ -47,6 +53,7 @@ from lsp_agent.testing.scripted_replies import (
     MODEL_ID,
     hashed_embedding,
     last_user_or_tool_text,
+    prompt_logprobs,
 )
 
 __all__ = ["EMBEDDING_DIM", "MODEL_ID", "ScriptedModelServer", "hashed_embedding", "load_script", "main"]
@@ -61,6 +68,7 @@ class ScriptedModelServer:
         host: str = "127.0.0.1",
         port: int = 0,
         embed: Callable[[str], list[float]] | None = None,
+        prompt_scores: dict[str, float] | Callable[[str], Any] | None = None,
     ) -> None:
         for i, step in enumerate(script):
             if not isinstance(step, dict):
@@ -71,6 +79,8 @@ class ScriptedModelServer:
         self.embed = embed or hashed_embedding
         self.embedding_inputs: list[str] = []
         self.embedding_error: tuple[int, str] | None = None
+        self.prompt_scores = prompt_scores  # how prompts sent with `echo` are scored (None: no logprobs)
+        self.scored: list[dict] = []  # those requests
         self.disconnects = 0  # replies cut short because the client went away
         self.headers: list[dict[str, str]] = []  # each chat request's headers (Authorization, ...)
         self.request_times: list[float] = []  # time.monotonic() when each chat request arrived
@@ -157,6 +167,16 @@ class ScriptedModelServer:
                 return -1, None
             self.used[chosen] = True
             return chosen, self.script[chosen]
+
+    def score(self, body: dict) -> Any:
+        """Record a request that scores its prompt and give the `logprobs` it is answered with: by `prompt_scores`
+        (scored texts, see prompt_logprobs; a function of the prompt gives the field as sent), else none."""
+        with self._lock:
+            self.scored.append(body)
+        prompt = str(body.get("prompt") or "")
+        if callable(self.prompt_scores):
+            return self.prompt_scores(prompt)
+        return None if self.prompt_scores is None else prompt_logprobs(prompt, self.prompt_scores)
 
     def record_stream(self, sent: int, total: int) -> None:
         """Note how much of a streamed reply went out."""

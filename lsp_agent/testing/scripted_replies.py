@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 import zlib
 from collections.abc import Iterable
@@ -146,6 +147,34 @@ def text_completion(body: dict, step: dict, index: int) -> dict:
         "choices": [choice],
         "usage": counted,
     }
+
+
+PROMPT_TOKEN = re.compile(r"\s+|\w+|[^\w\s]")  # a scored prompt's tokens: runs of space, words, punctuation
+UNSCORED = -2.0  # the log-probability of a prompt token no scored text covers
+
+
+def prompt_logprobs(prompt: str, scores: dict[str, float], generated: str = "\n") -> dict:
+    """OpenAI's legacy `logprobs` of an echoed prompt and one generated token: each token inside the last place a
+    scored text takes in the prompt gets its score, the others UNSCORED, the first none (as servers send it)."""
+    tokens = [*PROMPT_TOKEN.findall(prompt), generated]
+    offsets = [sum(len(t) for t in tokens[:i]) for i in range(len(tokens))]
+    values: list[float | None] = [UNSCORED] * len(tokens)
+    for text, score in scores.items():
+        at = prompt.rfind(text)
+        for i, offset in enumerate(offsets):
+            if at >= 0 and at <= offset < at + len(text):
+                values[i] = float(score)
+    values[0] = None
+    tops = [None if v is None else {t: v} for t, v in zip(tokens, values, strict=True)]
+    return {"tokens": tokens, "token_logprobs": values, "top_logprobs": tops, "text_offset": offsets}
+
+
+def echo_completion(body: dict, logprobs: Any, index: int) -> dict:
+    """The reply to a request that scores its prompt (`echo`): the prompt echoed, one token, and `logprobs`."""
+    prompt = str(body.get("prompt") or "")
+    reply = text_completion(body, {"content": prompt + "\n"}, index)
+    reply["choices"][0]["logprobs"] = logprobs
+    return reply
 
 
 def stream_chunks(body: dict, step: dict, index: int) -> Iterable[dict]:

@@ -31,6 +31,7 @@ class Outcome:
     events: list[Any]
     requests: list[dict]
     kinds: list[str] = field(default_factory=list)
+    scored: list[dict] = field(default_factory=list)  # the requests that scored a prompt (`echo`)
 
     def of(self, kind: str) -> list[dict]:
         """Data of the events of one kind."""
@@ -38,7 +39,8 @@ class Outcome:
 
 
 async def run_scripted(root: Path, script: list[dict], task: str, **kw: Any) -> Outcome:
-    """An AgentRun against the scripted model through litellm; keyword arguments go to Settings or AgentRun."""
+    """An AgentRun against the scripted model through litellm; keyword arguments go to Settings or AgentRun (and
+    `prompt_scores` to the server: how it scores prompts sent with `echo`)."""
     from lsp_agent.agent.loop.run import AgentRun
     from lsp_agent.agent.model.client import ModelClient
     from lsp_agent.config import Settings
@@ -46,12 +48,12 @@ async def run_scripted(root: Path, script: list[dict], task: str, **kw: Any) -> 
 
     run_kw = {k: kw.pop(k) for k in list(kw) if k in ("permission", "registry", "overlay", "index")}
     events: list[Any] = []
-    with ScriptedModelServer(script) as server:
+    with ScriptedModelServer(script, prompt_scores=kw.pop("prompt_scores", None)) as server:
         settings = Settings(**{"model": "openai/scripted", **kw}, api_base=server.base_url, api_key="test")
         client = ModelClient(settings, retry_base=0.01, max_retries=1)
         run = AgentRun(task, settings, root, sink=events.append, model_client=client, **run_kw)
         result = await run.run()
-    return Outcome(result, events, server.requests, [e.kind for e in events])
+    return Outcome(result, events, server.requests, [e.kind for e in events], server.scored)
 
 
 def asker(answer: str, log: list[tuple[str, dict]] | None = None) -> Any:

@@ -179,6 +179,19 @@ class Conversation:
         self._account(reply)
         return reply
 
+    async def score(self, prompt: str) -> ModelReply | None:
+        """The prompt's tokens' log-probabilities (`reply.logprobs`), or None when the server would not give them;
+        its tokens count in the run's usage, but it is no request of the conversation (no request event: a
+        replayed run's recorded replies are not shifted by it)."""
+        try:
+            reply = await self.cancellation.guard(self.client.infill(prompt, [], score=True))
+        except ModelError:
+            return None  # the caller says so: no likelihood
+        self.usage.prompt_tokens += reply.prompt_tokens
+        self.usage.completion_tokens += reply.completion_tokens
+        self.usage.cost += reply.cost
+        return reply
+
     async def _send(
         self,
         messages: list[Message],

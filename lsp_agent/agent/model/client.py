@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 NO_NATIVE_TOOLS = ("gemma", "deepseek-r1", "deepseek-reasoner", "phi-2", "tinyllama")
 NO_SYSTEM_ROLE = ("gemma",)
 DEFAULT_CONTEXT_WINDOW = 32_768
+SCORED_TOP = 5  # alternatives per token asked for when scoring a prompt (OpenAI allows up to 5)
 KEYLESS_PROVIDERS = ("openai", "text-completion-openai", "custom_openai")
 # Provider errors that mean "no system role for this model".
 SYSTEM_REJECTED = re.compile(
@@ -147,11 +148,17 @@ class ModelClient:
         reply.attempts = attempts
         return reply
 
-    async def infill(self, prompt: str, stop: list[str]) -> ModelReply:
-        """One fill-in-the-middle text completion (short, so not streamed), retried like a chat; raises ModelError."""
+    async def infill(self, prompt: str, stop: list[str], *, score: bool = False) -> ModelReply:
+        """One fill-in-the-middle text completion (short, so not streamed), retried like a chat; raises ModelError.
+        With `score`, the prompt itself is what is asked for: echoed with its tokens' log-probabilities
+        (`reply.logprobs`; OpenAI's `echo`, `logprobs`, one token generated since some servers take 0 as no
+        limit), tried once."""
         chat = self._params([], None)  # the same endpoint, key, limits and extra parameters, not streamed
         params = {k: v for k, v in chat.items() if k not in ("messages", "stream", "stream_options")}
         params.update(prompt=prompt, stop=stop)
+        if score:
+            params.update(echo=True, logprobs=SCORED_TOP, max_tokens=1, temperature=0)
+            params.pop("stop")
         start = time.perf_counter()
 
         async def once() -> ModelReply:
@@ -163,7 +170,7 @@ class ModelClient:
             except Exception as exc:  # noqa: BLE001 - classified here
                 raise classify_error(exc, self.model, self.settings.api_base) from None
 
-        policy = RetryPolicy(self.max_retries, self.retry_base, self.retry_cap)
+        policy = RetryPolicy(0 if score else self.max_retries, self.retry_base, self.retry_cap)
         reply, attempts = await with_retries(
             once, policy, deadline=self.deadline, on_retry=self._report_retry
         )

@@ -29,6 +29,9 @@ class ModelReply:
     finish_reason: str | None = None
     usage_estimated: bool = False  # the provider sent no usage: tokens counted locally
     refusal: str | None = None  # the provider's explicit refusal text (OpenAI's `refusal` field)
+    logprobs: Any = (
+        None  # a text completion's `logprobs` as the server sent it (asked for when scoring a prompt)
+    )
 
     @property
     def refused(self) -> bool:
@@ -204,4 +207,5 @@ def reply_from_text(response: Any) -> ModelReply:
         prompt_tokens=_count(getattr(usage, "prompt_tokens", 0)),
         completion_tokens=_count(getattr(usage, "completion_tokens", 0)),
         finish_reason=getattr(choices[0], "finish_reason", None),
+        logprobs=getattr(choices[0], "logprobs", None),
     )

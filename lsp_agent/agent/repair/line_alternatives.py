@@ -5,13 +5,15 @@ patch): the recorded `if word.islower() and len(word) > len(best):` passes `long
 line repairs (agent/repair/line_repair.py) keep testing the versions a reply already brought once one passes, try the
 simpler versions between the line and a passing one (each part of the change alone: GenProg's patch minimization on
 Python tokens), and choose among those that pass the one that changes the fewest tokens of the line (a one-token bug
-is most often fixed by a one-token change); the summary says how many different versions pass, and names them, so
-the user knows the tests did not decide between them.
+is most often fixed by a one-token change), and among those that change as many tokens the one the code model
+finds likelier in the line's place (line_likelihood.py, when the server gives log-probabilities); the summary says
+how many different versions pass, and names them, so the user knows the tests did not decide between them.
 """
 
 from __future__ import annotations
 
 import io
+import math
 import tokenize
 from difflib import SequenceMatcher
 from itertools import combinations
@@ -100,24 +102,44 @@ def _with_parts(
     return "".join(pieces).rstrip()
 
 
-def ranked(original: str, versions: list[str]) -> list[str]:
-    """Passing versions, the smallest change to `original` first (ties in the order they were found)."""
-    return sorted(versions, key=lambda version: token_distance(original, version))
+def ranked(original: str, versions: list[str], scores: dict[str, float] | None = None) -> list[str]:
+    """Passing versions, the smallest change to `original` first; among versions that change as many tokens, the one
+    the model finds likelier in the line's place first (`scores`: mean log-probabilities, line_likelihood.py), else
+    in the order they were found."""
+    scores = scores or {}
+    return sorted(
+        versions, key=lambda version: (token_distance(original, version), -scores.get(version, -math.inf))
+    )
 
 
-def alternatives_note(original: str, versions: list[str]) -> str:
-    """What the summary says when more than one version passes: how many, which was chosen and why, the others."""
+def alternatives_note(original: str, versions: list[str], scores: dict[str, float] | None = None) -> str:
+    """What the summary says when more than one version passes: how many, which was chosen and why, the others,
+    and which the model prefers when it scored them."""
     if len(versions) < 2:
         return ""
+    scores = scores or {}
 
     def size(version: str) -> str:
         count = token_distance(original, version)
-        return f"{count} token{'s' if count != 1 else ''} changed"
+        shown = f"{count} token{'s' if count != 1 else ''} changed"
+        return f"{shown}, mean log-probability {scores[version]:.2f}" if version in scores else shown
 
     chosen, *others = versions
+    tied = [v for v in others if token_distance(original, v) == token_distance(original, chosen)]
+    why = "the smallest change"
+    if tied and chosen in scores:
+        why += ", and the one the model finds likeliest of those as small"
     listed = "; ".join(f"`{other.strip()}` ({size(other)})" for other in others)
     return (
         f"{len(versions)} different versions of the line pass the tests, so the tests do not decide which is "
-        f"right: chosen `{chosen.strip()}` ({size(chosen)}, the smallest change); also passing: {listed}. "
-        "Check the change before you keep it."
+        f"right: chosen `{chosen.strip()}` ({size(chosen)}, {why}); also passing: {listed}. "
+        f"{_preferred(scores)}Check the change before you keep it."
     )
+
+
+def _preferred(scores: dict[str, float]) -> str:
+    """The sentence naming the version the model finds likeliest."""
+    if len(scores) < 2:
+        return ""
+    best = max(scores, key=lambda version: scores[version])
+    return f"The model prefers `{best.strip()}` (per token, in the line's place; higher is likelier). "

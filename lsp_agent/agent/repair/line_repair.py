@@ -8,8 +8,9 @@ code around the line) asks for a few corrected versions of that line, sampled wa
 the line). Each version that parses goes through the tested edit_file (tools/tested_edit.py): the permission gate,
 then the named tests. Once a version passes (the named tests and the whole suite), the reply's other versions are
 tested too, and the simpler versions between the line and a passing one (agent/repair/line_alternatives.py), with no more
-requests; the run ends proposing the passing version that changes the fewest tokens, its summary naming the others
-when several pass. Every tested version is undone meanwhile (even one that helps: the loop's first message shows
+requests; the run ends proposing the passing version that changes the fewest tokens (among as small ones, the one the code
+model finds likeliest in the line's place: agent/repair/line_likelihood.py), its summary naming the others when
+several pass. Every tested version is undone meanwhile (even one that helps: the loop's first message shows
 the code as it was). A version the named tests pass with while
 the whole suite still fails tests that may share the bug (tools/suite_check.py's `unfinished`) is a partial fix: it is
 undone too and the search goes on, up to EXTRA_SITES more lines, for a version that fixes those as well; failing that,
@@ -54,6 +55,7 @@ from lsp_agent.agent.repair.line_insertions import (
     insertion_gaps,
     insertion_prompt,
 )
+from lsp_agent.agent.repair.line_likelihood import likelihoods
 from lsp_agent.agent.repair.line_sites import repair_sites, second_requests, site_budget
 from lsp_agent.tools.syntax_check import introduced_errors
 
@@ -105,6 +107,7 @@ async def repair_lines(
             template = infill if filling else None
             versions = await _versions(run, report, site, lines, done, template, kind)
             if versions is None:  # the server has no text completions: line requests from here on
+                infill = None  # and no scoring either
                 later = [(s, LINE) for s, k in requests[index + 1 :] if k in (INFILL, LINE)]
                 requests[index + 1 :] = later
                 retry = kind == INFILL  # an addition has no line request of its own
@@ -114,7 +117,7 @@ async def repair_lines(
             best = await _try_versions(run, testing, site, lines, versions, index, best, passing)
             if passing:
                 passing += await _simpler(run, testing, site, lines, passing, index, done)
-                return _finish_fix(run, testing, passing)
+                return await _finish_fix(run, testing, passing, infill)
         if best is not None:
             return _finish_partial(run, testing, best)
     except _Refused:
@@ -170,17 +173,27 @@ def _finish_partial(run: Any, testing: EditTesting, partial: _Passing) -> Outcom
     )  # its checks failed: testing.kept
 
 
-def _finish_fix(run: Any, testing: EditTesting, passing: list[_Passing]) -> Outcome:
-    """End the run with the passing version that changes the line least; the summary names the others."""
-    by_version = {fix.version: fix for fix in passing}  # in the order found: ties keep it
-    versions = ranked(passing[0].original, list(by_version))
+async def _finish_fix(
+    run: Any, testing: EditTesting, passing: list[_Passing], template: str | None
+) -> Outcome:
+    """End the run with the passing version that changes the line least (of those as small, the one the model
+    finds likeliest, when it can say: `template` set and log-probabilities sent); the summary names the others."""
+    by_version = {fix.version: fix for fix in passing}  # in the order found: ties keep it without scores
+    first = passing[0]
+    versions = ranked(first.original, list(by_version))
+    scores: dict[str, float] = {}
+    if len(versions) > 1 and template is not None:
+        lines = run.ctx.overlay.read_text(first.path).splitlines()  # as it was: each tried version was undone
+        scores = await likelihoods(run, template, lines, first.line, versions)
+        versions = ranked(first.original, versions, scores)
     chosen = by_version[versions[0]]
     _adopt(run, testing, chosen)
-    note = alternatives_note(chosen.original, versions)
+    note = alternatives_note(chosen.original, versions, scores)
     run.thought(f"{chosen.change} {note}".strip())
     if note:  # the front-ends get the versions themselves too
         where = {"path": chosen.path, "line": chosen.line}
-        run.events.emit("context", what="alternatives", status=note, versions=versions, **where)
+        likelihood = {"likelihood": [scores.get(v) for v in versions]} if scores else {}
+        run.events.emit("context", what="alternatives", status=note, versions=versions, **where, **likelihood)
     return Outcome("complete", run.profile.finished_answer(run) or run.last_text, True)
 
 
