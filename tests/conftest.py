@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import compileall
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# lsp_agent's bytecode, written once (__pycache__/, ignored by git): the hundreds of Python processes a run starts
+# (servers, `ask`, scripted models) read it instead of compiling their imports again, ~0.2 s of CPU each, where
+# PYTHONDONTWRITEBYTECODE=1 (CI's machine has it) stops Python writing it itself. The variable stays: nothing else
+# (the tests' projects) gets a __pycache__/.
+compileall.compile_dir(Path(__file__).resolve().parents[1] / "lsp_agent", quiet=1)
 for _var in (
     "LSP_AGENT_MODEL",
     "LSP_AGENT_API_BASE",

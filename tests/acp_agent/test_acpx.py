@@ -43,7 +43,11 @@ def acpx() -> Path:
     ).hexdigest()
     if not stamp.exists() or stamp.read_text(encoding="utf-8").strip() != digest:
         proc = subprocess.run(
-            [NPM, "install", "--no-audit", "--no-fund"], cwd=HERE, capture_output=True, text=True, timeout=600
+            [NPM, "install", "--no-audit", "--no-fund", "--prefer-offline", "--progress=false"],
+            cwd=HERE,
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
         assert proc.returncode == 0, f"npm install failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
         stamp.write_text(digest + "\n", encoding="utf-8")
