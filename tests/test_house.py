@@ -95,3 +95,18 @@ def test_the_checks_catch_what_they_should() -> None:
     nested = ast.parse("class A:\n    def f(self):\n        def g():\n            pass\n")
     assert [name for name, _ in _functions(nested)] == ["A.f", "A.f.g"]
     assert PLACEHOLDER.match("agent room.") and not PLACEHOLDER.match("The agent loop and its collaborators.")
+
+
+def test_test_files_have_names_of_their_own() -> None:
+    # tests/ folders are no packages: pytest imports each test file by its bare name, so a second file of the
+    # same name in another folder fails to collect ("import file mismatch")
+    tests = Path(__file__).resolve().parent
+    seen: dict[str, Path] = {}
+    clashes = []
+    for path in sorted(tests.rglob("test_*.py")):
+        if "node_modules" in path.parts:
+            continue
+        if path.name in seen:
+            clashes.append(f"{seen[path.name].relative_to(tests)} and {path.relative_to(tests)}")
+        seen.setdefault(path.name, path)
+    assert not clashes, clashes

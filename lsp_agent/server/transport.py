@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import stat
 import sys
 import threading
 from typing import Any, BinaryIO
@@ -111,8 +113,10 @@ async def _read_stdin(stdin: BinaryIO, reader: FramedReader) -> None:
     """Deliver stdin to `reader` until EOF: through the loop when it is a pipe, else from a worker thread."""
     loop = asyncio.get_running_loop()
     try:
+        if not _pollable(stdin):  # the loop's selector cannot wait on it: it would never see its end
+            raise ValueError("not a pipe, socket or terminal")
         transport, _ = await loop.connect_read_pipe(lambda: reader, stdin)
-    except (ValueError, OSError) as exc:  # a regular file or a terminal: read it in a thread
+    except (ValueError, OSError) as exc:  # a regular file, /dev/null: read it in a thread
         log.info("stdin is no pipe (%s): reading it in a worker thread", exc)
         read = getattr(stdin, "read1", stdin.read)
         while not reader.stop.is_set():
@@ -125,6 +129,16 @@ async def _read_stdin(stdin: BinaryIO, reader: FramedReader) -> None:
         await reader.closed
     finally:
         transport.close()
+
+
+def _pollable(stdin: BinaryIO) -> bool:
+    """Whether the event loop can wait on stdin: a pipe, a socket or a terminal (not a file or /dev/null)."""
+    try:
+        fd = stdin.fileno()
+        mode = os.fstat(fd).st_mode
+    except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is both OSError and ValueError
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
 
 
 class HardenedServer(LanguageServer):

@@ -128,3 +128,21 @@ def test_serve_started_by_hand_on_a_terminal_says_what_it_is(tmp_path):
         proc.wait()
         os.close(leader)
         os.close(follower)
+
+
+def test_serve_with_stdin_from_dev_null_ends_at_once(tmp_path):
+    # /dev/null is a character device the event loop cannot wait on: read as a file, its end ends the server
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lsp_agent", "serve"],
+        cwd=REPO,
+        env=server_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.wait(timeout=60) == 0
+    finally:
+        proc.kill()
+        proc.wait()
