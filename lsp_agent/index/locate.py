@@ -86,6 +86,15 @@ class ChunkFiles(Mapping[int, int]):
             return int(self.positions[i])
         raise KeyError(chunk_id)
 
+    def found(self, chunk_ids: list[int]) -> dict[int, int]:
+        """The positions of those of `chunk_ids` that are here, in one search (a search's candidates at once)."""
+        if not chunk_ids or not len(self.ids):
+            return {}
+        wanted = np.asarray(chunk_ids, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.ids, wanted), len(self.ids) - 1)
+        hit = self.ids[at] == wanted
+        return dict(zip(wanted[hit].tolist(), self.positions[at[hit]].tolist(), strict=True))
+
     def __iter__(self) -> Iterator[int]:
         return iter(self.ids.tolist())
 

@@ -269,10 +269,11 @@ class WorkspaceIndex:
     ) -> list[tuple[Hashable, float]]:
         """Named definitions and paths first, tests and docs after definitions (see rerank.py); hold the read lock."""
         files = self._file_map()
+        known = files.chunk_positions.found([k for k, _ in ranked if type(k) is int])  # one search for all
 
         def path_of(chunk_id: int) -> str | None:
             """The chunk's path, None for unknown chunks and those hidden by overrides."""
-            pos = files.chunk_positions.get(chunk_id)
+            pos = known.get(chunk_id) if chunk_id in known else files.chunk_positions.get(chunk_id)
             return None if pos is None or chunk_id in exclude else files.paths[pos]
 
         paths = {k: extra_chunks[k][0] if k in extra_chunks else path_of(k) or "" for k, _ in ranked}  # type: ignore[arg-type]
