@@ -74,6 +74,14 @@ def file_kind(path: str) -> str:
     return "code"
 
 
+def sorted_lookup(keys: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(index into the ascending `keys` of each wanted value, whether it is there); indexes of misses are any."""
+    if not len(keys):
+        return np.zeros(len(wanted), dtype=np.int64), np.zeros(len(wanted), dtype=bool)
+    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    return at, keys[at] == wanted
+
+
 class ChunkFiles(Mapping[int, int]):
     """Chunk id -> file position over sorted arrays (a dict of every chunk took a second on 3M lines)."""
 
@@ -88,11 +96,8 @@ class ChunkFiles(Mapping[int, int]):
 
     def found(self, chunk_ids: list[int]) -> dict[int, int]:
         """The positions of those of `chunk_ids` that are here, in one search (a search's candidates at once)."""
-        if not chunk_ids or not len(self.ids):
-            return {}
         wanted = np.asarray(chunk_ids, dtype=np.int64)
-        at = np.minimum(np.searchsorted(self.ids, wanted), len(self.ids) - 1)
-        hit = self.ids[at] == wanted
+        at, hit = sorted_lookup(self.ids, wanted)
         return dict(zip(wanted[hit].tolist(), self.positions[at[hit]].tolist(), strict=True))
 
     def __iter__(self) -> Iterator[int]:
@@ -115,13 +120,11 @@ class FileMap:
             -1, 2
         )
         chunk_ids, owners = pairs[np.argsort(pairs[:, 0])].T  # read from the small (file_id) index, unordered
-        at = np.minimum(np.searchsorted(self.file_ids, owners), max(len(self.file_ids) - 1, 0))
-        owned = self.file_ids[at] == owners if len(self.file_ids) else np.zeros(len(owners), dtype=bool)
+        at, owned = sorted_lookup(self.file_ids, owners)
         self.chunk_positions = ChunkFiles(chunk_ids[owned], at[owned])
-        ids = self.chunk_positions.ids
-        at = np.minimum(np.searchsorted(ids, lexical.ids), max(len(ids) - 1, 0))
-        found = ids[at] == lexical.ids if len(ids) else np.zeros(len(lexical.ids), dtype=bool)
-        self.chunk_file = np.where(found, self.chunk_positions.positions[at] if len(ids) else -1, -1)
+        at, found = sorted_lookup(self.chunk_positions.ids, lexical.ids)
+        positions = self.chunk_positions.positions
+        self.chunk_file = np.where(found, positions[at] if len(positions) else -1, -1)
         self._factors: dict[tuple, np.ndarray] = {}
 
     @cached_property
