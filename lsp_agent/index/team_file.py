@@ -16,6 +16,7 @@ import queue
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,8 +26,9 @@ from lsp_agent.index.lexical_state import chunk_postings
 from lsp_agent.index.lexical_state import save as save_postings
 from lsp_agent.index.models import IndexConfig
 from lsp_agent.index.store import SCHEMA_VERSION, IndexStore
+from lsp_agent.index.team_git import BLOB_TABLE, record_blobs, stored_blobs, unmodified_blobs
 from lsp_agent.index.team_identity import repo_and_head
-from lsp_agent.index.tree_hashes import seed_candidates
+from lsp_agent.index.tree_hashes import Candidate, seed_candidates, vouched_candidates
 from lsp_agent.workspace.walk import WalkedFile
 
 if TYPE_CHECKING:  # psycopg is imported only when a team index is used
@@ -66,14 +68,17 @@ def zstd():  # noqa: ANN201 - the zstandard module, or None without the postgres
 # --- the indexer ---------------------------------------------------------------------------------------------
 
 
-def build_file(store: IndexStore, dest: Path, local_model: str | None, model: str | None) -> None:
-    """A copy of the local index fit to share: no sizes or mtimes, vectors under the team's model name only."""
+def build_file(store: IndexStore, dest: Path, models: tuple[str | None, str | None], root: Path) -> None:
+    """A copy of the local index of `root` fit to share: no sizes or mtimes, the blob ids of the files git
+    reports unmodified, vectors under the team's model name only. `models`: (the local and the team's name)."""
+    local_model, model = models
     dest.unlink(missing_ok=True)
     store.conn.execute("VACUUM INTO ?", (str(dest),))
     db = sqlite3.connect(str(dest), isolation_level=None)
     try:
         db.execute("PRAGMA journal_mode=DELETE")
         db.execute("BEGIN")
+        record_blobs(db, root)  # before sizes go: a file's stat must still be the one it was indexed with
         db.execute("UPDATE files SET size=-1, mtime_ns=0")  # never equal to a working copy's: hashes decide
         db.execute("DELETE FROM vectors WHERE model IS NOT ?", (local_model if model else None,))
         dropped = db.execute("SELECT changes()").fetchone()[0]
@@ -120,15 +125,15 @@ def upload_file(team: TeamStore, snapshot: int, path: Path, model: str | None) -
 
 
 def publish_file(
-    team: TeamStore, store: IndexStore, snapshot: int, local_model: str | None, model: str | None
+    team: TeamStore, store: IndexStore, snapshot: int, models: tuple[str | None, str | None], root: Path
 ) -> bool:
     """build_file() and upload_file() for a snapshot (nothing without zstandard); whether a file was stored."""
     if zstd() is None:
         return False
     tmp = store.path.with_name(store.path.name + ".snapshot")
     try:
-        build_file(store, tmp, local_model, model)
-        stored = upload_file(team, snapshot, tmp, model)
+        build_file(store, tmp, models, root)
+        stored = upload_file(team, snapshot, tmp, models[1])
     finally:
         tmp.unlink(missing_ok=True)
     prune_files(team, snapshot)
@@ -221,8 +226,9 @@ def _write_blocks(dest: Path, blocks: queue.Queue[bytes | None], failed: list[OS
         failed.append(exc)
 
 
-def stored_hashes(path: Path) -> dict[str, str]:
-    """path -> content hash of every file a downloaded snapshot file holds (SnapshotFileError if unusable)."""
+def stored_hashes(path: Path) -> tuple[dict[str, str], dict[str, tuple[str, int]]]:
+    """(path -> content hash of every file a downloaded snapshot file holds, path -> (git blob id, size) of
+    those its indexer's git had unmodified); SnapshotFileError if it is unusable."""
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
@@ -232,7 +238,7 @@ def stored_hashes(path: Path) -> dict[str, str]:
                     f"snapshot file has index schema {row and row[0]}, not {SCHEMA_VERSION}"
                 )
             db.execute("SELECT id, file_id, terms FROM chunks LIMIT 1").fetchall()
-            return dict(db.execute("SELECT path, hash FROM files"))
+            return dict(db.execute("SELECT path, hash FROM files")), stored_blobs(db)
         finally:
             db.close()
     except sqlite3.Error as exc:
@@ -263,7 +269,7 @@ def adopt(path: Path, stores: Sequence[IndexStore], lock: threading.RLock) -> bo
 
 def keep_matching(
     store: IndexStore,
-    candidates: list[tuple[str, int, int, str]],
+    candidates: list[Candidate],
     models: tuple[str | None, str | None],
     found: SnapshotFile,
 ) -> int:
@@ -274,6 +280,7 @@ def keep_matching(
     """
     local_model, model = models
     with store.transaction():
+        store.conn.execute(f"DROP TABLE IF EXISTS {BLOB_TABLE}")  # the publisher's, read by the join
         cur = store.conn.executemany(
             "UPDATE files SET size=?, mtime_ns=? WHERE path=? AND hash=?",
             [(size, mtime, rel, digest) for rel, size, mtime, digest in candidates],
@@ -294,14 +301,15 @@ def join_from_file(
     connect: Callable[[], TeamStore],
     walked: list[WalkedFile],
     lock: threading.RLock,
-) -> tuple[list[tuple[str, int, int, str]], SnapshotFile | None]:
+) -> tuple[list[Candidate], SnapshotFile | None]:
     """Find and download the tree's snapshot file while the tree is walked and hashed; put it in place of the
     empty index.
 
-    Connecting (and importing the driver) happens in the download's thread too. Returns (the walk's candidates,
-    the adopted file; None when the rows must be copied instead: no file, a damaged file or one of another
-    schema, too little of the tree matching it, or another process holding the index). A database failure
-    raises TeamStoreError.
+    Connecting (and importing the driver) happens in the download's thread too; git lists the files it
+    vouches for in another (team_git.py), which are hashed only where the snapshot holds another blob. Returns
+    (the walk's candidates, the adopted file; None when the rows must be copied instead: no file, a damaged
+    file or one of another schema, too little of the tree matching it, or another process holding the index).
+    A database failure raises TeamStoreError.
     """
     tmp = stores[0].path.with_name(stores[0].path.name + ".team")
     found: list[SnapshotFile] = []
@@ -322,32 +330,48 @@ def join_from_file(
     reader = threading.Thread(target=fetch, name="lsp-agent-team-file", daemon=True)
     reader.start()
     try:
-        candidates = seed_candidates(root, config, stores[0], walked)
+        with ThreadPoolExecutor(1, thread_name_prefix="lsp-agent-git") as git:
+            candidates, vouched = seed_candidates(
+                root, config, stores[0], walked, git.submit(unmodified_blobs, root)
+            )
     finally:
         reader.join()
     try:
         if failed:
             raise failed[0]
-        if not found or not _adopted(tmp, found[0], candidates, stores, lock):
+        held = _held(tmp) if found else None
+        candidates = _in_walk_order(walked, candidates + vouched_candidates(vouched, *(held or ({}, {}))))
+        if held is None or not _adopted(tmp, found[0], held[0], candidates, stores, lock):
             return candidates, None
     finally:
         tmp.unlink(missing_ok=True)
     return candidates, found[0]
 
 
+def _held(tmp: Path) -> tuple[dict[str, str], dict[str, tuple[str, int]]] | None:
+    """stored_hashes() of a downloaded snapshot file; None (with a warning) when it is unusable."""
+    try:
+        return stored_hashes(tmp)
+    except SnapshotFileError as exc:
+        log.warning("%s; copying the team's rows instead", exc)
+        return None
+
+
+def _in_walk_order(walked: list[WalkedFile], candidates: list[Candidate]) -> list[Candidate]:
+    """Candidates in the order the walk found them (files copied as rows get their ids in that order)."""
+    order = {entry.rel: n for n, entry in enumerate(walked)}
+    return sorted(candidates, key=lambda candidate: order[candidate[0]])
+
+
 def _adopted(
     tmp: Path,
     found: SnapshotFile,
-    candidates: list[tuple[str, int, int, str]],
+    held: dict[str, str],
+    candidates: list[Candidate],
     stores: tuple[IndexStore, IndexStore],
     lock: threading.RLock,
 ) -> bool:
     """Check a downloaded snapshot file against the tree and put it in place of the empty index; whether it was."""
-    try:
-        held = stored_hashes(tmp)
-    except SnapshotFileError as exc:
-        log.warning("%s; copying the team's rows instead", exc)
-        return False
     matched = sum(held.get(rel) == digest for rel, _, _, digest in candidates)
     if not matched or matched < MIN_MATCH * len(candidates):
         log.info(

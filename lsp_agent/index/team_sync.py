@@ -84,7 +84,7 @@ def seed_from_team(
         if found is not None:
             return keep_matching(store, candidates, (vectors_of, model), found)
     else:
-        candidates = seed_candidates(root, config, store, walked)
+        candidates, _ = seed_candidates(root, config, store, walked)
     team = connect()
     if not candidates:
         return 0
@@ -295,7 +295,7 @@ def publish(
         done.vectors, done.reused_vectors = len(hashes), len(known)
     done.snapshot = team.complete_snapshot(snapshot, repo, commit, sorted(keys.items()))
     local = embedder.name if embedder is not None and model is not None else None
-    done.file = publish_file(team, store, done.snapshot, local, model)
+    done.file = publish_file(team, store, done.snapshot, (local, model), root)
     return done
 
 
