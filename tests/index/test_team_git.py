@@ -197,7 +197,7 @@ def test_the_publisher_records_blob_ids_only_for_files_git_has_unmodified(
     try:
         found = find_file(team, ORIGIN, None)
         assert found is not None
-        download(team, found, laptop)
+        download(team, found.snapshot, found.raw_bytes, laptop)
     finally:
         team.close()
     conn = sqlite3.connect(laptop)
