@@ -106,7 +106,9 @@ def record_blobs(db: sqlite3.Connection, root: Path) -> int:
     """Store in a snapshot file the blob id and size of each indexed file git reports unmodified and whose
     stat is still the one it was indexed with (so its indexed content is that blob); returns how many."""
     blobs = unmodified_blobs(root)
-    db.execute(f"CREATE TABLE {BLOB_TABLE}(path TEXT PRIMARY KEY, blob TEXT NOT NULL, size INTEGER NOT NULL)")
+    db.execute(
+        f"CREATE TABLE {BLOB_TABLE}(path TEXT PRIMARY KEY, blob TEXT NOT NULL, size INTEGER NOT NULL) WITHOUT ROWID"
+    )
     rows = []
     for path, size, mtime_ns in db.execute("SELECT path, size, mtime_ns FROM files"):
         blob = blobs.get(path)
