@@ -25,7 +25,7 @@ from lsp_agent.index.lexical_state import chunk_postings
 from lsp_agent.index.lexical_state import save as save_postings
 from lsp_agent.index.models import IndexConfig
 from lsp_agent.index.store import SCHEMA_VERSION, IndexStore
-from lsp_agent.index.team_git import BLOB_TABLE, record_blobs, stored_blobs, unmodified_blobs
+from lsp_agent.index.team_git import BLOB_TABLE, record_blobs, stored_blobs, vouched_files
 from lsp_agent.index.team_identity import repo_and_head
 from lsp_agent.index.team_transfer import SnapshotFileError, download, upload_file, zstd
 from lsp_agent.index.tree_hashes import Candidate, seed_candidates, vouched_candidates
@@ -242,7 +242,7 @@ def join_from_file(
     try:
         with ThreadPoolExecutor(1, thread_name_prefix="lsp-agent-git") as git:
             candidates, vouched = seed_candidates(
-                root, config, stores[0], walked, git.submit(unmodified_blobs, root)
+                root, config, stores[0], walked, git.submit(vouched_files, root)
             )
     finally:
         reader.join()

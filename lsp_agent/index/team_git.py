@@ -14,6 +14,7 @@ import logging
 import os
 import sqlite3
 import subprocess
+import time
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -22,6 +23,9 @@ BLOB_TABLE = "team_git_blobs"  # in a snapshot file: path, blob id and size of f
 GIT_TIMEOUT = 30
 CONVERTING = ("text", "eol", "filter", "ident", "working-tree-encoding")
 REGULAR_MODES = ("100644", "100755")
+SETTLED_NS = (
+    2_000_000_000  # a file modified this shortly before git looked may have changed after: it is read
+)
 
 
 def _start(root: Path, *args: str, stdin: int | None = None) -> subprocess.Popen[bytes]:
@@ -100,6 +104,13 @@ def unmodified_blobs(root: Path) -> dict[str, str]:
     for path in [*modified.split(b"\0"), *map(os.fsencode, _converted(attributes))]:
         blobs.pop(os.fsdecode(path), None)
     return blobs
+
+
+def vouched_files(root: Path) -> tuple[int, dict[str, str]]:
+    """(the latest mtime in ns a vouched file may have, unmodified_blobs()): a file whose walk stat is newer may
+    have changed after git looked at it (the walk comes later), so only older ones are taken on git's word."""
+    settled = time.time_ns() - SETTLED_NS
+    return settled, unmodified_blobs(root)
 
 
 def record_blobs(db: sqlite3.Connection, root: Path) -> int:

@@ -54,26 +54,28 @@ def seed_candidates(
     config: IndexConfig,
     store: IndexStore,
     walked: list[WalkedFile],
-    vouched_by: Future[dict[str, str]] | None = None,
+    vouched_by: Future[tuple[int, dict[str, str]]] | None = None,
 ) -> tuple[list[Candidate], list[Vouched]]:
     """(path, size, mtime, content hash) of the tree's files the local index lacks or holds another version of.
 
     Every file the walk finds is appended to `walked` (the refresh that follows reuses the walk). With
-    `vouched_by` (rel path -> blob id of the files git reports unmodified, arriving while the walk runs), the
-    files it names are returned apart, unread, with their blob ids: (hashed candidates, vouched files).
+    `vouched_by` (team_git.vouched_files(): the latest mtime it vouches for and rel path -> blob id of the files
+    git reports unmodified, arriving while the walk runs), the files it names are returned apart, unread, with
+    their blob ids: (hashed candidates, vouched files).
     """
     known = store.files()
     todo: list[WalkedFile] = []
     vouched: list[Vouched] = []
     waiting: list[WalkedFile] = []  # walked before git answered
     blobs: dict[str, str] | None = None if vouched_by is not None else {}
+    settled = 0  # the latest mtime git vouches for
     pending: list[str] = []  # paths of the batch being filled
     batches = []
 
     def take(entry: WalkedFile) -> None:
         nonlocal pending
         blob = blobs.get(entry.rel)  # type: ignore[union-attr]
-        if blob is not None:
+        if blob is not None and entry.mtime_ns <= settled:
             vouched.append((entry, blob))
             return
         todo.append(entry)
@@ -89,7 +91,7 @@ def seed_candidates(
             if rec is not None and rec.size == entry.size and rec.mtime_ns == entry.mtime_ns:
                 continue
             if blobs is None and vouched_by.done():  # type: ignore[union-attr]
-                blobs = vouched_by.result()  # type: ignore[union-attr]
+                settled, blobs = vouched_by.result()  # type: ignore[union-attr]
                 for early in waiting:
                     take(early)
             if blobs is None:
@@ -97,7 +99,7 @@ def seed_candidates(
             else:
                 take(entry)
         if blobs is None:
-            blobs = vouched_by.result()  # type: ignore[union-attr]
+            settled, blobs = vouched_by.result()  # type: ignore[union-attr]
             for early in waiting:
                 take(early)
         if pending:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -39,6 +41,15 @@ def shop_git(shop_repo: Path) -> Path:
     return shop_repo
 
 
+def settle(repo: Path) -> None:
+    """Date the working files a minute back (git vouches only for files older than a moment) and let git see it."""
+    past = time.time() - 60
+    for path in repo.rglob("*"):
+        if path.is_file() and ".git" not in path.relative_to(repo).parts:
+            os.utime(path, (past, past))
+    subprocess.run(["git", "-C", str(repo), "update-index", "-q", "--refresh"], check=False)
+
+
 def clone(shop_git: Path, tmp_path: Path) -> Path:
     """A laptop's clone of the shop (same origin), with every kind of local change: cart.py edited,
     payments.py edited and staged, returns.py untracked, emails.py deleted; inventory.py as committed."""
@@ -53,6 +64,7 @@ def clone(shop_git: Path, tmp_path: Path) -> Path:
     git(laptop, "add", "shop/payments.py")
     (laptop / "shop" / "returns.py").write_text("def refund_parcel(order):\n    return order.total\n")
     (laptop / "shop" / "emails.py").unlink()
+    settle(laptop)
     return laptop
 
 
@@ -136,6 +148,7 @@ def test_files_git_cannot_vouch_for_are_read_and_the_join_stays_exact(
     git(laptop, "update-index", "--assume-unchanged", "shop/inventory.py")  # git will not look at it
     inventory.write_text(inventory.read_text() + "\n\ndef restock_quietly(item):\n    return item\n")
     (laptop / ".gitattributes").write_text("__init__.py ident\n")  # checkout would rewrite $Id$
+    settle(laptop)
     assert "shop/inventory.py" not in git(laptop, "diff-files", "--name-only")
     vouched = unmodified_blobs(laptop)
     assert "shop/inventory.py" not in vouched and "shop/__init__.py" not in vouched
@@ -155,6 +168,7 @@ def test_a_blob_the_snapshot_does_not_hold_is_read(shop_git: Path, pg_url: str, 
     inventory = laptop / "shop" / "inventory.py"
     inventory.write_text(inventory.read_text() + "\n\ndef committed_later(item):\n    return item\n")
     git(laptop, "commit", "-q", "-am", "a later commit the team index has not seen")
+    settle(laptop)
     assert "shop/inventory.py" in unmodified_blobs(
         laptop
     )  # vouched for, but another blob than the snapshot's
@@ -209,3 +223,19 @@ def test_the_publisher_records_blob_ids_only_for_files_git_has_unmodified(
         git(shop_git, "rev-parse", "HEAD:shop/payments.py").strip(),
         (shop_git / "shop" / "payments.py").stat().st_size,
     )
+
+
+def test_a_file_written_moments_before_git_looked_is_read(
+    shop_git: Path, pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    publish(shop_git, pg_url, tmp_path / "ci.sqlite3")
+    laptop = clone(shop_git, tmp_path)
+    readme = laptop / "README.md"
+    readme.write_bytes(readme.read_bytes())  # the same bytes, just written: it could still be changing
+    subprocess.run(["git", "-C", str(laptop), "update-index", "-q", "--refresh"], check=False)
+    assert "README.md" in unmodified_blobs(laptop)  # git vouches for it...
+    seen = read_while(monkeypatch)
+    joined, cold = join_and_cold(laptop, pg_url, tmp_path)
+    with joined, cold:
+        assert "README.md" in seen and "inventory.py" not in seen  # ...but it is read all the same
+        assert rows(tmp_path / "laptop.sqlite3") == rows(tmp_path / "cold.sqlite3")
