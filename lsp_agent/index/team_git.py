@@ -117,6 +117,7 @@ def record_blobs(db: sqlite3.Connection, root: Path) -> int:
     """Store in a snapshot file the blob id and size of each indexed file git reports unmodified and whose
     stat is still the one it was indexed with (so its indexed content is that blob); returns how many."""
     blobs = unmodified_blobs(root)
+    db.execute(f"DROP TABLE IF EXISTS {BLOB_TABLE}")  # a local index that once joined may hold one
     db.execute(
         f"CREATE TABLE {BLOB_TABLE}(path TEXT PRIMARY KEY, blob TEXT NOT NULL, size INTEGER NOT NULL) WITHOUT ROWID"
     )

@@ -86,18 +86,21 @@ def download(team: TeamStore, snapshot: int, raw_bytes: int, dest: Path) -> None
     catch a file cut short.
     """
     with team.errors(), team.conn.cursor(binary=True) as cur:
-        rows = (
-            bytes(data)
-            for (data,) in cur.stream(
-                "SELECT data FROM lsp_snapshot_parts WHERE snapshot_id=%s ORDER BY part", (snapshot,)
-            )
+        stream = cur.stream(
+            "SELECT data FROM lsp_snapshot_parts WHERE snapshot_id=%s ORDER BY part", (snapshot,)
         )
-        first = next(rows, b"")
-        whole = _chain([first], rows)
-        if _content_size(snapshot, first) < 0:  # one stream, of size unknown when it began
-            size = _one_stream(snapshot, whole, dest)
-        else:
-            size = _frames(snapshot, whole, dest)
+        try:
+            rows = (bytes(data) for (data,) in stream)
+            first = next(rows, b"")
+            whole = _chain([first], rows)
+            if _content_size(snapshot, first) < 0:  # one stream, of size unknown when it began
+                size = _one_stream(snapshot, whole, dest)
+            else:
+                size = _frames(snapshot, whole, dest)
+        finally:
+            # Stopped early (a damaged frame): the stream holds the connection's lock until closed, which
+            # garbage collection would do only some time later (its frames are in the error's traceback).
+            stream.close()
     if size != raw_bytes:
         raise SnapshotFileError(f"snapshot file {snapshot} is incomplete ({size} of {raw_bytes} bytes)")
 
@@ -113,7 +116,7 @@ def _content_size(snapshot: int, data: bytes) -> int:
 def _frames(snapshot: int, rows: Iterator[bytes], dest: Path) -> int:
     """Decompress rows that are independent frames in threads, each written at its offset; the bytes written."""
     z = zstd()
-    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)  # as open(): the umask applies
 
     def write_frame(data: bytes, offset: int, size: int) -> None:
         try:

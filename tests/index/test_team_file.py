@@ -8,6 +8,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -281,3 +282,29 @@ def test_a_snapshot_file_missing_a_frame_falls_back_to_the_rows(
         cold.refresh()
         assert "is incomplete" in caplog.text and "from snapshot file" not in caplog.text
         assert answers(joined) == answers(cold)
+
+
+def test_a_download_stopped_by_a_damaged_frame_leaves_the_connection_usable(
+    shop_repo: Path, pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(team_transfer, "FRAME_BYTES", 4096)
+    publish(shop_repo, pg_url, tmp_path / "ci.sqlite3")
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("UPDATE lsp_snapshot_parts SET data = substring(data from 1 for 20) WHERE part = 2")
+    team = TeamStore(pg_url)
+    try:
+        found = team_file.find_file(team, "shop", None)
+        assert found is not None
+        with pytest.raises(team_transfer.SnapshotFileError) as failure:
+            team_transfer.download(team, found.snapshot, found.raw_bytes, tmp_path / "dl")
+        kept = failure.value  # as a log record keeps it, with its traceback and the download's frames
+        answer: list = []
+        probe = threading.Thread(
+            target=lambda: answer.append(team.conn.execute("SELECT 1").fetchone()), daemon=True
+        )
+        probe.start()
+        probe.join(20)
+        assert answer == [(1,)], "the connection is still held by the stopped download"
+        assert kept is not None
+    finally:
+        team.close()
