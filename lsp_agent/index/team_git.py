@@ -110,7 +110,11 @@ def vouched_files(root: Path) -> tuple[int, dict[str, str]]:
     """(the latest mtime in ns a vouched file may have, unmodified_blobs()): a file whose walk stat is newer may
     have changed after git looked at it (the walk comes later), so only older ones are taken on git's word."""
     settled = time.time_ns() - SETTLED_NS
-    return settled, unmodified_blobs(root)
+    try:
+        return settled, unmodified_blobs(root)
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:  # git misbehaving: read every file
+        log.debug("git could not vouch for the files of %s: %s", root, exc)
+        return settled, {}
 
 
 def record_blobs(db: sqlite3.Connection, root: Path) -> int:

@@ -105,12 +105,17 @@ def seed_candidates(
         if pending:
             batches.append(pool.submit(_hashes, pending))
         digests = [digest for batch in batches for digest in batch.result()]
+    return _changed(todo, digests, known), vouched
+
+
+def _changed(todo: list[WalkedFile], digests: list[str | None], known: dict) -> list[Candidate]:
+    """Candidates of the hashed files that could be read and that the local index lacks or holds another version of."""
     out = []
     for entry, digest in zip(todo, digests, strict=True):
         rec = known.get(entry.rel)
         if digest is not None and (rec is None or rec.hash != digest):
             out.append((entry.rel, entry.size, entry.mtime_ns, digest))
-    return out, vouched
+    return out
 
 
 def vouched_candidates(
