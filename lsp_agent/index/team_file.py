@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import logging
 import os
-import queue
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,8 +25,10 @@ from lsp_agent.index.lexical_state import chunk_postings
 from lsp_agent.index.lexical_state import save as save_postings
 from lsp_agent.index.models import IndexConfig
 from lsp_agent.index.store import SCHEMA_VERSION, IndexStore
+from lsp_agent.index.team_git import BLOB_TABLE, record_blobs, stored_blobs, vouched_files
 from lsp_agent.index.team_identity import repo_and_head
-from lsp_agent.index.tree_hashes import seed_candidates
+from lsp_agent.index.team_transfer import SnapshotFileError, download, upload_file, zstd
+from lsp_agent.index.tree_hashes import Candidate, seed_candidates, vouched_candidates
 from lsp_agent.workspace.walk import WalkedFile
 
 if TYPE_CHECKING:  # psycopg is imported only when a team index is used
@@ -34,14 +36,8 @@ if TYPE_CHECKING:  # psycopg is imported only when a team index is used
 
 log = logging.getLogger(__name__)
 
-PART_BYTES = 4 << 20  # compressed bytes per row of lsp_snapshot_parts
-ZSTD_LEVEL = 3
 FILES_KEPT = 3  # snapshot files kept per repository (each is about a third of its index's size)
 MIN_MATCH = 0.5  # a snapshot file is used when at least this share of the working copy's files match it
-
-
-class SnapshotFileError(RuntimeError):
-    """A downloaded snapshot file is unusable (checksum, size, schema or format); the rows are copied instead."""
 
 
 @dataclass(frozen=True)
@@ -54,26 +50,20 @@ class SnapshotFile:
     model: str | None
 
 
-def zstd():  # noqa: ANN201 - the zstandard module, or None without the postgres extra
-    """The zstandard module, or None when it is not installed (snapshot files are then skipped)."""
-    try:
-        import zstandard
-    except ImportError:
-        return None
-    return zstandard
-
-
 # --- the indexer ---------------------------------------------------------------------------------------------
 
 
-def build_file(store: IndexStore, dest: Path, local_model: str | None, model: str | None) -> None:
-    """A copy of the local index fit to share: no sizes or mtimes, vectors under the team's model name only."""
+def build_file(store: IndexStore, dest: Path, models: tuple[str | None, str | None], root: Path) -> None:
+    """A copy of the local index of `root` fit to share: no sizes or mtimes, the blob ids of the files git
+    reports unmodified, vectors under the team's model name only. `models`: (the local and the team's name)."""
+    local_model, model = models
     dest.unlink(missing_ok=True)
     store.conn.execute("VACUUM INTO ?", (str(dest),))
     db = sqlite3.connect(str(dest), isolation_level=None)
     try:
         db.execute("PRAGMA journal_mode=DELETE")
         db.execute("BEGIN")
+        record_blobs(db, root)  # before sizes go: a file's stat must still be the one it was indexed with
         db.execute("UPDATE files SET size=-1, mtime_ns=0")  # never equal to a working copy's: hashes decide
         db.execute("DELETE FROM vectors WHERE model IS NOT ?", (local_model if model else None,))
         dropped = db.execute("SELECT changes()").fetchone()[0]
@@ -88,47 +78,16 @@ def build_file(store: IndexStore, dest: Path, local_model: str | None, model: st
         db.close()
 
 
-def upload_file(team: TeamStore, snapshot: int, path: Path, model: str | None) -> bool:
-    """Store a snapshot file in one transaction (False when the snapshot has one already)."""
-    z = zstd()
-    raw = path.stat().st_size
-    with team.errors(), team.conn.transaction():
-        mine = team.conn.execute(
-            "INSERT INTO lsp_snapshot_dbs(snapshot_id, schema, model, raw_bytes) "
-            "VALUES(%s,%s,%s,%s) ON CONFLICT DO NOTHING RETURNING snapshot_id",
-            (snapshot, SCHEMA_VERSION, model, raw),
-        ).fetchone()
-        if mine is None:
-            return False
-        compressor = z.ZstdCompressor(level=ZSTD_LEVEL, threads=-1, write_checksum=True).compressobj()
-        part = 0
-        with (
-            open(path, "rb") as src,
-            team.conn.cursor().copy("COPY lsp_snapshot_parts(snapshot_id, part, data) FROM STDIN") as copy,
-        ):
-            pending = b""
-            while block := src.read(PART_BYTES):
-                pending += compressor.compress(block)
-                while len(pending) >= PART_BYTES:
-                    copy.write_row((snapshot, part, pending[:PART_BYTES]))
-                    pending, part = pending[PART_BYTES:], part + 1
-            pending += compressor.flush()  # a threaded compressor hands over much of its output only here
-            for start in range(0, max(len(pending), 1), PART_BYTES):
-                copy.write_row((snapshot, part, pending[start : start + PART_BYTES]))
-                part += 1
-    return True
-
-
 def publish_file(
-    team: TeamStore, store: IndexStore, snapshot: int, local_model: str | None, model: str | None
+    team: TeamStore, store: IndexStore, snapshot: int, models: tuple[str | None, str | None], root: Path
 ) -> bool:
     """build_file() and upload_file() for a snapshot (nothing without zstandard); whether a file was stored."""
     if zstd() is None:
         return False
     tmp = store.path.with_name(store.path.name + ".snapshot")
     try:
-        build_file(store, tmp, local_model, model)
-        stored = upload_file(team, snapshot, tmp, model)
+        build_file(store, tmp, models, root)
+        stored = upload_file(team, snapshot, tmp, models[1])
     finally:
         tmp.unlink(missing_ok=True)
     prune_files(team, snapshot)
@@ -170,59 +129,9 @@ def find_file(team: TeamStore, repo: str, head: str | None) -> SnapshotFile | No
     return SnapshotFile(*row) if row else None
 
 
-def download(team: TeamStore, found: SnapshotFile, dest: Path) -> None:
-    """Write a snapshot file to dest, decompressed as its parts arrive; SnapshotFileError when it is not whole.
-
-    zstd checks the content against the frame's checksum (XXH64) as it decompresses; the end of the frame and the
-    size catch a file cut short. A thread writes while the next part is read and decompressed.
-    """
-    decompressor = zstd().ZstdDecompressor().decompressobj()
-    size = 0
-    blocks: queue.Queue[bytes | None] = queue.Queue(maxsize=4)
-    failed: list[OSError] = []
-    writer = threading.Thread(target=_write_blocks, args=(dest, blocks, failed), name="lsp-agent-team-write")
-    writer.start()
-    try:
-        with team.errors(), team.conn.cursor(binary=True) as cur:
-            for (data,) in cur.stream(
-                "SELECT data FROM lsp_snapshot_parts WHERE snapshot_id=%s ORDER BY part", (found.snapshot,)
-            ):
-                try:
-                    block = decompressor.decompress(bytes(data))
-                except Exception as exc:  # zstd.ZstdError: a damaged part
-                    raise SnapshotFileError(f"snapshot file {found.snapshot} is damaged: {exc}") from None
-                blocks.put(block)
-                size += len(block)
-    finally:
-        blocks.put(None)
-        writer.join()
-    if failed:
-        raise failed[0]
-    if not decompressor.eof or size != found.raw_bytes:
-        raise SnapshotFileError(
-            f"snapshot file {found.snapshot} is incomplete ({size} of {found.raw_bytes} bytes)"
-        )
-
-
-def _write_blocks(dest: Path, blocks: queue.Queue[bytes | None], failed: list[OSError]) -> None:
-    """Write queued blocks to dest until None; a write error is kept in `failed` (the queue is still drained)."""
-    out = None
-    while (block := blocks.get()) is not None:
-        try:
-            if not failed:
-                out = out or open(dest, "wb")  # noqa: SIM115 - closed below, after the last block
-                out.write(block)
-        except OSError as exc:
-            failed.append(exc)
-    try:
-        if out is not None:
-            out.close()
-    except OSError as exc:
-        failed.append(exc)
-
-
-def stored_hashes(path: Path) -> dict[str, str]:
-    """path -> content hash of every file a downloaded snapshot file holds (SnapshotFileError if unusable)."""
+def stored_hashes(path: Path) -> tuple[dict[str, str], dict[str, tuple[str, int]]]:
+    """(path -> content hash of every file a downloaded snapshot file holds, path -> (git blob id, size) of
+    those its indexer's git had unmodified); SnapshotFileError if it is unusable."""
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
@@ -232,7 +141,7 @@ def stored_hashes(path: Path) -> dict[str, str]:
                     f"snapshot file has index schema {row and row[0]}, not {SCHEMA_VERSION}"
                 )
             db.execute("SELECT id, file_id, terms FROM chunks LIMIT 1").fetchall()
-            return dict(db.execute("SELECT path, hash FROM files"))
+            return dict(db.execute("SELECT path, hash FROM files")), stored_blobs(db)
         finally:
             db.close()
     except sqlite3.Error as exc:
@@ -262,29 +171,35 @@ def adopt(path: Path, stores: Sequence[IndexStore], lock: threading.RLock) -> bo
 
 
 def keep_matching(
-    store: IndexStore,
-    candidates: list[tuple[str, int, int, str]],
-    models: tuple[str | None, str | None],
-    found: SnapshotFile,
-) -> int:
-    """Give the files whose path and hash match the working copy its size and mtime; returns how many match.
+    path: Path, candidates: list[Candidate], models: tuple[str | None, str | None], found: SnapshotFile
+) -> None:
+    """Give the files of a downloaded snapshot file whose path and hash match the working copy its size and
+    mtime, before it is put in place (no journal: a failure leaves only a download to drop).
 
     The others keep size -1, so the refresh re-reads them. `models`: (our embedder's name, the team's name for
     it); the file's vectors are kept under our name when they are of the same model, else dropped.
     """
     local_model, model = models
-    with store.transaction():
-        cur = store.conn.executemany(
+    db = sqlite3.connect(str(path), isolation_level=None)
+    try:
+        db.execute("PRAGMA journal_mode=OFF")
+        db.execute("PRAGMA synchronous=OFF")
+        db.execute("BEGIN")
+        db.execute(f"DROP TABLE IF EXISTS {BLOB_TABLE}")  # the publisher's, read by the join
+        db.executemany(
             "UPDATE files SET size=?, mtime_ns=? WHERE path=? AND hash=?",
             [(size, mtime, rel, digest) for rel, size, mtime, digest in candidates],
         )
-        matched = cur.rowcount
         if local_model is not None and model is not None and found.model == model:
-            store.conn.execute("DELETE FROM vectors WHERE model IS NOT ?", (found.model,))
-            store.conn.execute("UPDATE vectors SET model=?", (local_model,))
+            db.execute("DELETE FROM vectors WHERE model IS NOT ?", (found.model,))
+            db.execute("UPDATE vectors SET model=?", (local_model,))
         else:
-            store.conn.execute("DELETE FROM vectors")
-    return matched
+            db.execute("DELETE FROM vectors")
+        db.execute("COMMIT")
+    except sqlite3.Error as exc:
+        raise SnapshotFileError(f"snapshot file {found.snapshot} could not be prepared: {exc}") from None
+    finally:
+        db.close()
 
 
 def join_from_file(
@@ -294,14 +209,17 @@ def join_from_file(
     connect: Callable[[], TeamStore],
     walked: list[WalkedFile],
     lock: threading.RLock,
-) -> tuple[list[tuple[str, int, int, str]], SnapshotFile | None]:
+    models: tuple[str | None, str | None],
+) -> tuple[list[Candidate], int | None]:
     """Find and download the tree's snapshot file while the tree is walked and hashed; put it in place of the
-    empty index.
+    empty index, its files that match the working copy marked so (keep_matching(), `models` its argument).
 
-    Connecting (and importing the driver) happens in the download's thread too. Returns (the walk's candidates,
-    the adopted file; None when the rows must be copied instead: no file, a damaged file or one of another
-    schema, too little of the tree matching it, or another process holding the index). A database failure
-    raises TeamStoreError.
+    Connecting (and importing the driver) happens in the download's thread too; git lists the files it
+    vouches for in another (team_git.py), which are hashed only where the snapshot holds another blob. Returns
+    (the walk's candidates, how many of them the adopted file holds; None when the rows must be copied
+    instead: no file, a damaged file or one of another schema, too little of the tree matching it, or another
+    process holding the index).
+    A database failure raises TeamStoreError.
     """
     tmp = stores[0].path.with_name(stores[0].path.name + ".team")
     found: list[SnapshotFile] = []
@@ -312,7 +230,7 @@ def join_from_file(
             team = connect()
             best = find_file(team, *repo_and_head(root))
             if best is not None:
-                download(team, best, tmp)
+                download(team, best.snapshot, best.raw_bytes, tmp)
                 found.append(best)
         except SnapshotFileError as exc:
             log.warning("%s; copying the team's rows instead", exc)
@@ -322,32 +240,50 @@ def join_from_file(
     reader = threading.Thread(target=fetch, name="lsp-agent-team-file", daemon=True)
     reader.start()
     try:
-        candidates = seed_candidates(root, config, stores[0], walked)
+        with ThreadPoolExecutor(1, thread_name_prefix="lsp-agent-git") as git:
+            candidates, vouched = seed_candidates(
+                root, config, stores[0], walked, git.submit(vouched_files, root)
+            )
     finally:
         reader.join()
     try:
         if failed:
             raise failed[0]
-        if not found or not _adopted(tmp, found[0], candidates, stores, lock):
-            return candidates, None
+        held = _held(tmp) if found else None
+        candidates = _in_walk_order(walked, candidates + vouched_candidates(vouched, *(held or ({}, {}))))
+        matched = _adopted(tmp, found[0], (held[0], models), candidates, stores, lock) if held else None
     finally:
         tmp.unlink(missing_ok=True)
-    return candidates, found[0]
+    return candidates, matched
+
+
+def _held(tmp: Path) -> tuple[dict[str, str], dict[str, tuple[str, int]]] | None:
+    """stored_hashes() of a downloaded snapshot file; None (with a warning) when it is unusable."""
+    try:
+        return stored_hashes(tmp)
+    except SnapshotFileError as exc:
+        log.warning("%s; copying the team's rows instead", exc)
+        return None
+
+
+def _in_walk_order(walked: list[WalkedFile], candidates: list[Candidate]) -> list[Candidate]:
+    """Candidates in the order the walk found them (files copied as rows get their ids in that order)."""
+    order = {entry.rel: n for n, entry in enumerate(walked)}
+    return sorted(candidates, key=lambda candidate: order[candidate[0]])
 
 
 def _adopted(
     tmp: Path,
     found: SnapshotFile,
-    candidates: list[tuple[str, int, int, str]],
+    held_and_models: tuple[dict[str, str], tuple[str | None, str | None]],
+    candidates: list[Candidate],
     stores: tuple[IndexStore, IndexStore],
     lock: threading.RLock,
-) -> bool:
-    """Check a downloaded snapshot file against the tree and put it in place of the empty index; whether it was."""
-    try:
-        held = stored_hashes(tmp)
-    except SnapshotFileError as exc:
-        log.warning("%s; copying the team's rows instead", exc)
-        return False
+) -> int | None:
+    """Check a downloaded snapshot file against the tree, mark its matching files and put it in place of the
+    empty index; how many files match (None when it was not put in place). `held_and_models`: the file's
+    path -> content hash, and keep_matching()'s models."""
+    held, models = held_and_models
     matched = sum(held.get(rel) == digest for rel, _, _, digest in candidates)
     if not matched or matched < MIN_MATCH * len(candidates):
         log.info(
@@ -357,10 +293,15 @@ def _adopted(
             matched,
             len(candidates),
         )
-        return False
+        return None
+    try:
+        keep_matching(tmp, candidates, models, found)
+    except SnapshotFileError as exc:
+        log.warning("%s; copying the team's rows instead", exc)
+        return None
     if not adopt(tmp, stores, lock):
         log.info("another process has the local index open: copying the team's rows instead of its file")
-        return False
+        return None
     log.info(
         "joined from snapshot file of %s (snapshot %s): %d of %d files match",
         found.commit,
@@ -368,4 +309,4 @@ def _adopted(
         matched,
         len(candidates),
     )
-    return True
+    return matched

@@ -26,7 +26,7 @@ from lsp_agent.index.models import IndexConfig
 from lsp_agent.index.rows import FileRows
 from lsp_agent.index.store import IndexStore
 from lsp_agent.index.store_url import TeamStoreError, describe, is_team_url, redact
-from lsp_agent.index.team_file import join_from_file, keep_matching, publish_file
+from lsp_agent.index.team_file import join_from_file, publish_file
 from lsp_agent.index.team_identity import tree_identity
 from lsp_agent.index.team_store import TeamStore, file_key
 from lsp_agent.index.tree_hashes import seed_candidates
@@ -80,11 +80,11 @@ def seed_from_team(
     model = model_key(embedder, config)
     vectors_of = embedder.name if embedder is not None and model is not None else None
     if not store.files():  # a first index: the snapshot's file, fetched while the tree is hashed
-        candidates, found = join_from_file(root, config, stores, connect, walked, lock)
-        if found is not None:
-            return keep_matching(store, candidates, (vectors_of, model), found)
+        candidates, matched = join_from_file(root, config, stores, connect, walked, lock, (vectors_of, model))
+        if matched is not None:
+            return matched
     else:
-        candidates = seed_candidates(root, config, store, walked)
+        candidates, _ = seed_candidates(root, config, store, walked)
     team = connect()
     if not candidates:
         return 0
@@ -295,7 +295,7 @@ def publish(
         done.vectors, done.reused_vectors = len(hashes), len(known)
     done.snapshot = team.complete_snapshot(snapshot, repo, commit, sorted(keys.items()))
     local = embedder.name if embedder is not None and model is not None else None
-    done.file = publish_file(team, store, done.snapshot, local, model)
+    done.file = publish_file(team, store, done.snapshot, (local, model), root)
     return done
 
 

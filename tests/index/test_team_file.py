@@ -8,6 +8,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import numpy as np
 import psycopg
 import pytest
 
-from lsp_agent.index import IndexConfig, WorkspaceIndex, team_file
+from lsp_agent.index import IndexConfig, WorkspaceIndex, team_file, team_transfer
 from lsp_agent.index.lexical import LexicalIndex
 from lsp_agent.index.lexical_state import chunk_postings
 from lsp_agent.index.team_file import FILES_KEPT
@@ -213,3 +214,97 @@ def test_a_process_opening_the_index_during_the_swap_waits_and_opens_the_joined_
         assert int(out.split()[-1]) == published[0] > 0  # it opened the snapshot's file, not the empty index
         assert stats.parsed == 2
         assert joined.search("grand_total_with_tax", 1)[0].path == "shop/cart.py"
+
+
+def rewrite_as_one_stream(url: str, row_bytes: int) -> int:
+    """Store the snapshot file again as earlier versions did: one zstd stream cut into rows; returns the rows."""
+    import zstandard
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        snapshot, *_ = conn.execute("SELECT snapshot_id FROM lsp_snapshot_dbs").fetchone()  # type: ignore[misc]
+        frames = [bytes(d) for (d,) in conn.execute("SELECT data FROM lsp_snapshot_parts ORDER BY part")]
+        raw = b"".join(zstandard.ZstdDecompressor().decompress(f) for f in frames)
+        stream = zstandard.ZstdCompressor(level=3, write_checksum=True).compressobj()
+        data = stream.compress(raw) + stream.flush()
+        conn.execute("DELETE FROM lsp_snapshot_parts")
+        rows = [data[i : i + row_bytes] for i in range(0, len(data), row_bytes)]
+        for n, row in enumerate(rows):
+            conn.execute("INSERT INTO lsp_snapshot_parts VALUES(%s,%s,%s)", (snapshot, n, row))
+    return len(rows)
+
+
+@pytest.mark.parametrize("layout", ["many-frames", "one-stream-of-earlier-versions"])
+def test_a_snapshot_file_in_many_frames_or_one_old_stream_joins_alike(
+    shop_repo: Path,
+    pg_url: str,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    layout: str,
+) -> None:
+    monkeypatch.setattr(team_transfer, "FRAME_BYTES", 4096)  # the shop's file in a few dozen frames
+    publish(shop_repo, pg_url, tmp_path / "ci.sqlite3")
+    with psycopg.connect(pg_url) as conn:
+        frames = conn.execute("SELECT count(*) FROM lsp_snapshot_parts").fetchone()[0]  # type: ignore[index]
+    assert frames > 2 * team_transfer.IN_FLIGHT  # more than the threads hold at once
+    if layout != "many-frames":
+        assert rewrite_as_one_stream(pg_url, 2000) > 3
+    laptop = laptop_copy(shop_repo, tmp_path)
+    caplog.set_level(logging.INFO, logger="lsp_agent.index")
+    with (
+        WorkspaceIndex(laptop, IndexConfig(store=pg_url), db_path=tmp_path / "laptop.sqlite3") as joined,
+        WorkspaceIndex(laptop, IndexConfig(), db_path=tmp_path / "cold.sqlite3") as cold,
+    ):
+        assert joined.refresh().parsed == 2
+        cold.refresh()
+        assert "from snapshot file" in caplog.text
+        assert answers(joined) == answers(cold)
+
+
+def test_a_snapshot_file_missing_a_frame_falls_back_to_the_rows(
+    shop_repo: Path,
+    pg_url: str,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(team_transfer, "FRAME_BYTES", 4096)
+    publish(shop_repo, pg_url, tmp_path / "ci.sqlite3")
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        assert conn.execute("DELETE FROM lsp_snapshot_parts WHERE part = 3").rowcount == 1
+    laptop = laptop_copy(shop_repo, tmp_path)
+    caplog.set_level(logging.INFO, logger="lsp_agent.index")
+    with (
+        WorkspaceIndex(laptop, IndexConfig(store=pg_url), db_path=tmp_path / "laptop.sqlite3") as joined,
+        WorkspaceIndex(laptop, IndexConfig(), db_path=tmp_path / "cold.sqlite3") as cold,
+    ):
+        assert joined.refresh().parsed == 2
+        cold.refresh()
+        assert "is incomplete" in caplog.text and "from snapshot file" not in caplog.text
+        assert answers(joined) == answers(cold)
+
+
+def test_a_download_stopped_by_a_damaged_frame_leaves_the_connection_usable(
+    shop_repo: Path, pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(team_transfer, "FRAME_BYTES", 4096)
+    publish(shop_repo, pg_url, tmp_path / "ci.sqlite3")
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("UPDATE lsp_snapshot_parts SET data = substring(data from 1 for 20) WHERE part = 2")
+    team = TeamStore(pg_url)
+    try:
+        found = team_file.find_file(team, "shop", None)
+        assert found is not None
+        with pytest.raises(team_transfer.SnapshotFileError) as failure:
+            team_transfer.download(team, found.snapshot, found.raw_bytes, tmp_path / "dl")
+        kept = failure.value  # as a log record keeps it, with its traceback and the download's frames
+        answer: list = []
+        probe = threading.Thread(
+            target=lambda: answer.append(team.conn.execute("SELECT 1").fetchone()), daemon=True
+        )
+        probe.start()
+        probe.join(20)
+        assert answer == [(1,)], "the connection is still held by the stopped download"
+        assert kept is not None
+    finally:
+        team.close()
