@@ -33,6 +33,7 @@ async def test_editor_settings_servers_serve_runs_and_stop_at_shutdown(tmp_path:
         settings = {
             **scripted_settings(model),
             "permissions": {"allow": ["notes__*"]},
+            "mcpStartupTimeout": 60,  # a loaded CI machine may take more than the default 10 s to start Python
             "mcpServers": {
                 "notes": {
                     "command": sys.executable,
