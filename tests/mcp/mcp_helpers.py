@@ -19,8 +19,10 @@ DYNAMIC = SERVERS / "dynamic_server.py"
 
 
 def stdio_config(name: str = "notes", script: Path = NOTES, **extra: Any) -> McpServerConfig:
-    """A stdio server running one of the test servers with this Python."""
-    return parse_server(name, {"command": sys.executable, "args": [str(script)], **extra})
+    """A stdio server running one of the test servers with this Python, 60 s to start (a loaded machine)."""
+    return parse_server(
+        name, {"command": sys.executable, "args": [str(script)], "startupTimeout": 60, **extra}
+    )
 
 
 def free_port() -> int:
