@@ -8,6 +8,7 @@ Files stored by earlier versions are one zstd stream cut into rows; they are sti
 
 from __future__ import annotations
 
+import itertools
 import os
 import queue
 import threading
@@ -92,7 +93,7 @@ def download(team: TeamStore, snapshot: int, raw_bytes: int, dest: Path) -> None
         try:
             rows = (bytes(data) for (data,) in stream)
             first = next(rows, b"")
-            whole = _chain([first], rows)
+            whole = itertools.chain([first], rows)
             if _content_size(snapshot, first) < 0:  # one stream, of size unknown when it began
                 size = _one_stream(snapshot, whole, dest)
             else:
@@ -146,12 +147,6 @@ def _frames(snapshot: int, rows: Iterator[bytes], dest: Path) -> int:
     finally:
         os.close(fd)
     return offset
-
-
-def _chain(first: list[bytes], rest: Iterator[bytes]) -> Iterator[bytes]:
-    """The first rows, then the rest."""
-    yield from first
-    yield from rest
 
 
 def _one_stream(snapshot: int, rows: Iterator[bytes], dest: Path) -> int:
