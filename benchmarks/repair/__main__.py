@@ -17,14 +17,22 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.repair.projects import CACHE, PROJECTS, SetupError, fetch, project_named  # noqa: E402
+from benchmarks.repair.projects import (  # noqa: E402
+    CACHE,
+    HELD_OUT_PROJECTS,
+    PROJECTS,
+    SetupError,
+    fetch,
+    project_named,
+)
 
 DEFAULT_SEED = 1
 
 
-def task_file(seed: int, multiline: bool = False) -> Path:
-    """Where the task set of a seed is kept (the multi-line one beside it)."""
-    return CACHE / f"tasks-{'multiline-' if multiline else ''}seed{seed}.json"
+def task_file(seed: int, multiline: bool = False, held_out_projects: bool = False) -> Path:
+    """Where the task set of a seed is kept (the multi-line and held-out projects' ones beside it)."""
+    kind = "multiline-" if multiline else ""
+    return CACHE / f"tasks-{kind}{'heldout-projects-' if held_out_projects else ''}seed{seed}.json"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,6 +50,12 @@ def main(argv: list[str] | None = None) -> int:
         "--multiline",
         action="store_true",
         help="bugs beyond one line (multiline.py), split dev/held-out (default tasks-multiline-seedN.json)",
+    )
+    build.add_argument(
+        "--held-out-projects",
+        action="store_true",
+        help="the projects never tuned on (projects.HELD_OUT_PROJECTS), every task held out "
+        "(default tasks-heldout-projects-seedN.json)",
     )
     run = sub.add_parser("run", help="run the agents on the task set and judge them with the projects' tests")
     from benchmarks.repair.run import add_run_arguments
@@ -105,7 +119,9 @@ def _build(args: argparse.Namespace) -> int:
     from benchmarks.repair.projects import testenv_python
     from benchmarks.repair.report import print_build_stats
 
-    projects = [project_named(n) for n in args.project] if args.project else list(PROJECTS)
+    projects = list(HELD_OUT_PROJECTS if args.held_out_projects else PROJECTS)
+    if args.project:
+        projects = [project_named(n) for n in args.project]
     python = testenv_python()
     tasks, stats = [], []
     for project in projects:
@@ -117,7 +133,10 @@ def _build(args: argparse.Namespace) -> int:
         stats.append(project_stats)
     if args.multiline:
         assign_split(tasks)  # fixed now, before any change is measured on these tasks
-    out = args.out or task_file(args.seed, args.multiline)
+    if args.held_out_projects:
+        for task in tasks:
+            task.split = "held_out"
+    out = args.out or task_file(args.seed, args.multiline, args.held_out_projects)
     write_task_set(out, args.seed, tasks, stats)
     print_build_stats(tasks, stats)
     print(f"wrote {len(tasks)} tasks to {out}")

@@ -335,3 +335,16 @@ def test_a_scripted_agent_repairs_a_task_end_to_end(tmp_path, agent):
         assert (record["steps"], record["format_errors"], record["stop_reason"]) == (3, 1, "Submitted")
         assert record["prompt_tokens"] == 295
     assert (pristine / "pkg" / "calc.py").read_text() == CALC  # the task ran in a copy
+
+
+def test_held_out_projects_are_never_the_tuned_ones_and_have_their_own_task_file():
+    """The held-out projects share no name with the projects tuned on, are found by name, and build elsewhere."""
+    from benchmarks.repair.__main__ import task_file
+    from benchmarks.repair.projects import HELD_OUT_PROJECTS, PROJECTS, project_named
+
+    tuned = {p.name for p in PROJECTS}
+    held_out = {p.name for p in HELD_OUT_PROJECTS}
+    assert held_out and not tuned & held_out
+    assert all(project_named(name).name == name for name in held_out)
+    assert task_file(1, held_out_projects=True).name == "tasks-heldout-projects-seed1.json"
+    assert task_file(1).name == "tasks-seed1.json"
