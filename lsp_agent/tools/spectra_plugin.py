@@ -5,7 +5,8 @@ workspace). It needs only pytest from the project's environment: coverage.py whe
 tracer (`LineTracer`: `sys.monitoring` on Python 3.12+, `sys.settrace` before); when tracing fails, pytest runs as
 plain `python -m pytest` would and the JSON says why. The JSON
 (in $TMPDIR/OUT) holds, per measured file under the working directory and per line, how many failing and how
-many passing tests ran it. Tracing stops after BUDGET seconds so a slow suite still finishes in time.
+many passing tests ran it. Tracing stops after BUDGET seconds so a slow suite still finishes in time; the tests
+traced before then still make the spectra (the JSON's `partial` says so).
 Only the standard library is imported at module level: lsp_agent imports this module, and coverage is not its
 dependency.
 """
@@ -34,13 +35,18 @@ class SpectraRecorder:
         self.deadline = time.monotonic() + budget
         self.tracing = True
         self.outcomes: dict[str, str] = {}
+        self.traced: set[str] = set()  # the tests whose lines were recorded
+        self.budget_spent = False
         self.note = ""
 
     def pytest_runtest_logstart(self, nodeid: str, location: object) -> None:
         """Before a test's setup: its lines go to its own context (until the budget is spent)."""
         if self.tracing and time.monotonic() > self.deadline:
             self.stop("tracing stopped at its time budget")
+            self.budget_spent = True
         self.switch(nodeid)
+        if self.tracing:
+            self.traced.add(nodeid)
 
     def pytest_runtest_logfinish(self, nodeid: str, location: object) -> None:
         """After a test's teardown: lines run between tests belong to no test."""
@@ -202,6 +208,24 @@ def start_tracer(root: str) -> tuple[Any, str]:
         return tracer, tracer.kind
 
 
+def pytest_cov_muted(pytest: Any) -> object:
+    """A plugin that tells pytest-cov not to measure (a project's `--cov` options): its own Coverage would take the
+    tracer over and leave ours an empty record."""
+
+    class MutePytestCov:
+        """Sets pytest-cov's `--no-cov` before pytest-cov reads its options."""
+
+        @pytest.hookimpl(hookwrapper=True)
+        def pytest_load_initial_conftests(self, early_config: Any) -> Any:
+            """Around every plugin's hook, so before pytest-cov's: its options say --no-cov."""
+            options = early_config.known_args_namespace
+            if hasattr(options, "no_cov"):  # pytest-cov is loaded
+                options.no_cov = True
+            yield
+
+    return MutePytestCov()
+
+
 def write(path: str, payload: dict[str, Any]) -> None:
     """Write the JSON result (a failure to write only costs the spectra)."""
     try:
@@ -228,20 +252,23 @@ def main(argv: list[str]) -> int:
         return int(pytest.main(args))
     recorder = SpectraRecorder(cov, budget)
     try:
-        code = pytest.main(args, plugins=[recorder])
+        code = pytest.main(args, plugins=[recorder, pytest_cov_muted(pytest)])
     finally:
         if recorder.tracing:
             cov.stop()
-    if not recorder.tracing:
+    # Past the time budget, the tests traced before it still make spectra (the later ones count for nothing).
+    outcomes = {test: outcome for test, outcome in recorder.outcomes.items() if test in recorder.traced}
+    failed = sum(1 for o in outcomes.values() if o == "failed")
+    if not recorder.tracing and not (recorder.budget_spent and failed):
         write(out, {"error": recorder.note})
         return int(code)
     try:
-        counts = line_counts(cov.get_data(), root, recorder.outcomes)
+        counts = line_counts(cov.get_data(), root, outcomes)
     except Exception as exc:  # noqa: BLE001 - as above
         write(out, {"error": f"reading the coverage data failed: {type(exc).__name__}: {exc}"})
         return int(code)
-    failed = sum(1 for o in recorder.outcomes.values() if o == "failed")
-    write(out, {"failed": failed, "passed": len(recorder.outcomes) - failed, "lines": counts, "tracer": kind})
+    payload = {"failed": failed, "passed": len(outcomes) - failed, "lines": counts, "tracer": kind}
+    write(out, {**payload, "partial": recorder.note} if recorder.budget_spent else payload)
     return int(code)
 
 
