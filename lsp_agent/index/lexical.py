@@ -43,12 +43,8 @@ class LexicalIndex:
         self._n = max(n, 1)
         lengths = postings.lengths.astype(np.float32)
         self._avgdl = float(lengths.mean()) if n and lengths.sum() > 0 else 1.0
-        self._terms, self._df, self._docs, self._tfs = (
-            postings.terms,
-            postings.df,
-            postings.docs,
-            postings.tfs,
-        )
+        self._terms, self._df = postings.terms, postings.df
+        self._docs, self._tfs = postings.docs, postings.tfs
         # Lucene BM25: idf = ln(1 + (N - df + .5) / (df + .5)), tf / (tf + k1 * (1 - b + b * len / avglen)).
         # A posting's weight is computed when a query reaches its term (_weights), not for every posting here.
         self._idfs = np.log1p((self._n - self._df + 0.5) / (self._df + 0.5)).astype(np.float32)

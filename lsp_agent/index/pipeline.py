@@ -141,9 +141,8 @@ class Workers:
         self.count = worker_count()
         self.pool: ProcessPoolExecutor | None = None
         self._exiting: threading.Thread | None = None
-        self.ahead: dict[
-            str, FileResult
-        ] = {}  # files analysed before the refresh reached them (parse_ahead())
+        # Files analysed before the refresh reached them (parse_ahead() while a join downloads), by path.
+        self.ahead: dict[str, FileResult] = {}
 
     def start(self) -> None:
         """Spawn the workers now (no-op with one CPU or when already started)."""

@@ -40,9 +40,7 @@ log = logging.getLogger(__name__)
 
 FILES_KEPT = 3  # snapshot files kept per repository (each is about a third of its index's size)
 MIN_MATCH = 0.5  # a snapshot file is used when at least this share of the working copy's files match it
-PARSE_AHEAD_MAX = (
-    300  # files read (not vouched for) beyond this: no git, most likely; none are analysed ahead
-)
+PARSE_AHEAD_MAX = 300  # more files read than this (no git, likely): none are parsed during the download
 
 
 @dataclass(frozen=True)
