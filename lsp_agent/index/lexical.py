@@ -36,21 +36,32 @@ class LexicalIndex:
         return index
 
     def _load(self, postings: Postings) -> None:
-        self._ids = postings.ids
-        self._pos = dict(zip(self._ids.tolist(), range(len(self._ids)), strict=True))
+        self._ids = postings.ids  # ascending: a chunk's position is found by binary search
         self._alive = np.ones(len(self._ids), dtype=np.float32)
         self._delta: dict[int, tuple[Mapping[int, int], int]] = {}
         n = len(self._ids)
         self._n = max(n, 1)
         lengths = postings.lengths.astype(np.float32)
         self._avgdl = float(lengths.mean()) if n and lengths.sum() > 0 else 1.0
-        self._terms, self._df, self._docs = postings.terms, postings.df, postings.docs
-        tfs = postings.tfs.astype(np.float32)
+        self._terms, self._df = postings.terms, postings.df
+        self._docs, self._tfs = postings.docs, postings.tfs
         # Lucene BM25: idf = ln(1 + (N - df + .5) / (df + .5)), tf / (tf + k1 * (1 - b + b * len / avglen)).
-        idf = np.log1p((self._n - self._df + 0.5) / (self._df + 0.5)).astype(np.float32)
-        norm = (K1 * ((1 - B) + B * lengths / self._avgdl)).astype(np.float32)
-        self._weights = np.repeat(idf, self._df) * tfs / (tfs + norm[self._docs])
+        # A posting's weight is computed when a query reaches its term (_weights), not for every posting here.
+        self._idfs = np.log1p((self._n - self._df + 0.5) / (self._df + 0.5)).astype(np.float32)
+        self._norm = (K1 * ((1 - B) + B * lengths / self._avgdl)).astype(np.float32)
         self._indptr = np.concatenate([[0], np.cumsum(self._df)]).astype(np.int64)
+
+    def _weights(self, column: int) -> tuple[np.ndarray, np.ndarray]:
+        """(positions, BM25 weights) of one term's postings: the same float32 operations, in the same order, as
+        weighting every posting at once would apply to them."""
+        a, b = self._indptr[column], self._indptr[column + 1]
+        docs, tfs = self._docs[a:b], self._tfs[a:b].astype(np.float32)
+        return docs, self._idfs[column] * tfs / (tfs + self._norm[docs])
+
+    def _position(self, doc_id: int) -> int | None:
+        """The position of a base document, None when the build lacks it."""
+        i = int(np.searchsorted(self._ids, doc_id))
+        return i if i < len(self._ids) and self._ids[i] == doc_id else None
 
     @property
     def delta_size(self) -> int:
@@ -64,14 +75,14 @@ class LexicalIndex:
     def remove(self, doc_ids: Iterable[int]) -> None:
         """Drop chunks (masked in the base, deleted from the delta)."""
         for doc_id in doc_ids:
-            pos = self._pos.get(doc_id)
+            pos = self._position(doc_id)
             if pos is not None:
                 self._alive[pos] = 0.0
             self._delta.pop(doc_id, None)
 
     def add(self, doc_id: int, counts: Mapping[int, int]) -> None:
         """Add a chunk (term hash -> count) to the delta; a no-op when the base already holds it."""
-        pos = self._pos.get(doc_id)
+        pos = self._position(doc_id)
         if pos is not None and self._alive[pos]:
             return
         self._delta[doc_id] = (counts, sum(counts.values()))
@@ -109,8 +120,8 @@ class LexicalIndex:
         for h in self._hashes(query):
             c = self._column(h)
             if c is not None:
-                a, b = self._indptr[c], self._indptr[c + 1]
-                scores[self._docs[a:b]] += self._weights[a:b]  # a term occurs once per document
+                docs, weights = self._weights(c)
+                scores[docs] += weights  # a term occurs once per document
         return scores * self._alive
 
     def delta_scores(self, query: Sequence[str]) -> list[tuple[int, float]]:
@@ -137,7 +148,7 @@ class LexicalIndex:
             scores = self.base_scores(query)
             if exclude:
                 for doc_id in exclude:
-                    pos = self._pos.get(doc_id)
+                    pos = self._position(doc_id)
                     if pos is not None:
                         scores[pos] = 0.0
             k = min(top_n, len(scores))

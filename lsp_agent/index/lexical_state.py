@@ -13,6 +13,7 @@ import sqlite3
 
 import numpy as np
 
+from lsp_agent.index.chunk_owners import ChunkOwners, chunk_owners
 from lsp_agent.index.postings import Postings
 from lsp_agent.index.store import SCHEMA_VERSION
 
@@ -64,22 +65,23 @@ def load(conn: sqlite3.Connection) -> Postings | None:
     return postings
 
 
-def current_postings(conn: sqlite3.Connection) -> Postings:
-    """The postings of the index's chunks now: the stored build updated with the changes since, else a build."""
+def current_postings(conn: sqlite3.Connection) -> tuple[Postings, ChunkOwners]:
+    """The postings of the index's chunks now (the stored build updated with the changes since, else a build),
+    and every chunk's file, read in the same snapshot (the chunk-to-file map of the first search uses them)."""
     conn.execute("BEGIN")  # one read snapshot for the stored build, the ids and the added rows
     try:
+        owners = chunk_owners(conn)
         stored = load(conn)
         if stored is not None:
-            rows = conn.execute("SELECT id FROM chunks").fetchall()  # from the small (file_id) index
-            ids = np.sort(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)))
+            ids = owners.ids
             added = np.setdiff1d(ids, stored.ids, assume_unique=True)
             removed = len(stored.ids) - (len(ids) - len(added))
             if len(added) + removed <= STALE_SHARE * max(len(ids), 1):
                 log.debug(
                     "BM25 from the stored build: %d chunks added and %d removed since", len(added), removed
                 )
-                return stored.updated(ids, _rows(conn, added.tolist()))
-        return chunk_postings(conn)
+                return stored.updated(ids, _rows(conn, added.tolist())), owners
+        return chunk_postings(conn), owners
     finally:
         conn.execute("COMMIT")
 

@@ -21,6 +21,7 @@ from functools import cached_property
 
 import numpy as np
 
+from lsp_agent.index.chunk_owners import ChunkOwners, chunk_owners, file_paths
 from lsp_agent.index.lexical import LexicalIndex
 from lsp_agent.index.query import SHORT_QUERY_WORDS, QueryAnalysis, written_alone
 from lsp_agent.index.tokens import tokenize
@@ -110,22 +111,28 @@ class ChunkFiles(Mapping[int, int]):
 class FileMap:
     """Which file each chunk belongs to (positions into `paths`), and each file's kind."""
 
-    def __init__(self, conn: sqlite3.Connection, lexical: LexicalIndex) -> None:
-        rows = conn.execute("SELECT id, path FROM files ORDER BY id").fetchall()
-        self.file_ids = np.array([r[0] for r in rows], dtype=np.int64)
-        self.paths = [r[1] for r in rows]
-        self.position = {p: i for i, p in enumerate(self.paths)}
-        self.id_position = {int(fid): i for i, fid in enumerate(self.file_ids)}
-        pairs = np.array(conn.execute("SELECT id, file_id FROM chunks").fetchall(), dtype=np.int64).reshape(
-            -1, 2
-        )
-        chunk_ids, owners = pairs[np.argsort(pairs[:, 0])].T  # read from the small (file_id) index, unordered
-        at, owned = sorted_lookup(self.file_ids, owners)
-        self.chunk_positions = ChunkFiles(chunk_ids[owned], at[owned])
+    def __init__(
+        self, conn: sqlite3.Connection, lexical: LexicalIndex, owners: ChunkOwners | None = None
+    ) -> None:
+        """`owners`: every chunk's file as read with the BM25 build (else read here)."""
+        self.file_ids, self.paths = file_paths(conn)
+        owners = owners or chunk_owners(conn)
+        at, owned = sorted_lookup(self.file_ids, owners.files)
+        self.chunk_positions = ChunkFiles(owners.ids[owned], at[owned])
         at, found = sorted_lookup(self.chunk_positions.ids, lexical.ids)
         positions = self.chunk_positions.positions
         self.chunk_file = np.where(found, positions[at] if len(positions) else -1, -1)
         self._factors: dict[tuple, np.ndarray] = {}
+
+    @cached_property
+    def position(self) -> dict[str, int]:
+        """Path -> position (on first use)."""
+        return {p: i for i, p in enumerate(self.paths)}
+
+    @cached_property
+    def id_position(self) -> dict[int, int]:
+        """File id -> position (on first use)."""
+        return {int(fid): i for i, fid in enumerate(self.file_ids.tolist())}
 
     @cached_property
     def kinds(self) -> list[str]:

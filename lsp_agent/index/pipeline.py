@@ -57,8 +57,9 @@ def decode_source(data: bytes) -> str | None:
         return data.decode("utf-8", errors="replace")
 
 
-def run_job(job: FileJob) -> FileResult:
-    """Read one file and analyse it unless its content hash is unchanged."""
+def run_job(job: FileJob, ahead: FileResult | None = None) -> FileResult:
+    """Read one file and analyse it unless its content hash is unchanged; `ahead`: its analysis made earlier
+    (parse_ahead()), taken when the file still has the bytes it was made from."""
     try:
         data = Path(job.abs_path).read_bytes()
     except OSError:
@@ -66,10 +67,30 @@ def run_job(job: FileJob) -> FileResult:
     digest = text_hash(data)
     if digest == job.old_hash:
         return FileResult(job, "same", digest)
+    if (
+        ahead is not None
+        and ahead.status == "parsed"
+        and ahead.digest == digest
+        and ahead.job.path == job.path
+    ):
+        return FileResult(job, "parsed", digest, ahead.rows)
     text = decode_source(data)
     if text is None:
         return FileResult(job, "skipped", digest)
     return FileResult(job, "parsed", digest, file_rows(job.path, analyze(job.path, text)))
+
+
+def parse_ahead(jobs: Sequence[FileJob], while_alive: threading.Thread, ahead: dict[str, FileResult]) -> int:
+    """Analyse files that will likely need it while another thread works (a join's download), each result kept
+    by path for run_jobs(); stops when that thread ends (the rest are parsed in their turn). Returns how many."""
+    with paused_gc():
+        for job in jobs:
+            if not while_alive.is_alive():
+                break
+            result = run_job(job)
+            if result.status == "parsed":
+                ahead[job.path] = result
+    return len(ahead)
 
 
 @contextmanager
@@ -120,6 +141,8 @@ class Workers:
         self.count = worker_count()
         self.pool: ProcessPoolExecutor | None = None
         self._exiting: threading.Thread | None = None
+        # Files analysed before the refresh reached them (parse_ahead() while a join downloads), by path.
+        self.ahead: dict[str, FileResult] = {}
 
     def start(self) -> None:
         """Spawn the workers now (no-op with one CPU or when already started)."""
@@ -159,13 +182,14 @@ class Workers:
 
 
 def run_jobs(jobs: Sequence[FileJob], workers: Workers) -> Iterator[FileResult]:
-    """Results in job order; the workers for large batches, this thread otherwise.
+    """Results in job order; the workers for large batches, this thread otherwise (taking the analyses made
+    ahead, Workers.ahead: parse_ahead() is for a handful of changed files, never for a batch of workers).
 
     The consumer may stop iterating early (cancellation); outstanding work is dropped when `workers` closes.
     """
     if workers.count <= 1 or len(jobs) < PARALLEL_MIN_FILES:
         for job in jobs:
-            yield run_job(job)
+            yield run_job(job, workers.ahead.get(job.path))
         return
     workers.start()
     assert workers.pool is not None

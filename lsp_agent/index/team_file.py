@@ -17,6 +17,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,6 +25,7 @@ from lsp_agent.index.db_lock import index_dir_lock
 from lsp_agent.index.lexical_state import chunk_postings
 from lsp_agent.index.lexical_state import save as save_postings
 from lsp_agent.index.models import IndexConfig
+from lsp_agent.index.pipeline import FileJob, Workers, parse_ahead
 from lsp_agent.index.store import SCHEMA_VERSION, IndexStore
 from lsp_agent.index.team_git import BLOB_TABLE, record_blobs, stored_blobs, vouched_files
 from lsp_agent.index.team_identity import repo_and_head
@@ -38,6 +40,7 @@ log = logging.getLogger(__name__)
 
 FILES_KEPT = 3  # snapshot files kept per repository (each is about a third of its index's size)
 MIN_MATCH = 0.5  # a snapshot file is used when at least this share of the working copy's files match it
+PARSE_AHEAD_MAX = 300  # more files read than this (no git, likely): none are parsed during the download
 
 
 @dataclass(frozen=True)
@@ -186,9 +189,11 @@ def keep_matching(
         db.execute("PRAGMA synchronous=OFF")
         db.execute("BEGIN")
         db.execute(f"DROP TABLE IF EXISTS {BLOB_TABLE}")  # the publisher's, read by the join
-        db.executemany(
+        db.executemany(  # in path order: each lookup lands next to the last in the path index (~1/3 less CPU)
             "UPDATE files SET size=?, mtime_ns=? WHERE path=? AND hash=?",
-            [(size, mtime, rel, digest) for rel, size, mtime, digest in candidates],
+            sorted(
+                [(size, mtime, rel, digest) for rel, size, mtime, digest in candidates], key=itemgetter(2)
+            ),
         )
         if local_model is not None and model is not None and found.model == model:
             db.execute("DELETE FROM vectors WHERE model IS NOT ?", (found.model,))
@@ -210,9 +215,12 @@ def join_from_file(
     walked: list[WalkedFile],
     lock: threading.RLock,
     models: tuple[str | None, str | None],
+    workers: Workers | None = None,
 ) -> tuple[list[Candidate], int | None]:
     """Find and download the tree's snapshot file while the tree is walked and hashed; put it in place of the
     empty index, its files that match the working copy marked so (keep_matching(), `models` its argument).
+    The walk done first, the few files read (not vouched for by git) are analysed while the download goes on,
+    for the refresh (`workers.ahead`): they are most likely the working copy's changes.
 
     Connecting (and importing the driver) happens in the download's thread too; git lists the files it
     vouches for in another (team_git.py), which are hashed only where the snapshot holds another blob. Returns
@@ -244,6 +252,9 @@ def join_from_file(
             candidates, vouched = seed_candidates(
                 root, config, stores[0], walked, git.submit(vouched_files, root)
             )
+        if workers is not None and len(candidates) <= PARSE_AHEAD_MAX:
+            jobs = [FileJob(rel, str(root / rel), size, mtime, None) for rel, size, mtime, _ in candidates]
+            parse_ahead(jobs, reader, workers.ahead)
     finally:
         reader.join()
     try:

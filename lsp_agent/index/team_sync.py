@@ -23,6 +23,7 @@ import numpy as np
 
 from lsp_agent.index.embeddings import Embedder
 from lsp_agent.index.models import IndexConfig
+from lsp_agent.index.pipeline import Workers
 from lsp_agent.index.rows import FileRows
 from lsp_agent.index.store import IndexStore
 from lsp_agent.index.store_url import TeamStoreError, describe, is_team_url, redact
@@ -70,6 +71,7 @@ def seed_from_team(
     embedder: Embedder | None,
     walked: list[WalkedFile],
     lock: threading.RLock,
+    workers: Workers | None = None,
 ) -> int:
     """Bring the team's rows of every file of the tree it holds by content into the local index; returns how many.
 
@@ -80,7 +82,8 @@ def seed_from_team(
     model = model_key(embedder, config)
     vectors_of = embedder.name if embedder is not None and model is not None else None
     if not store.files():  # a first index: the snapshot's file, fetched while the tree is hashed
-        candidates, matched = join_from_file(root, config, stores, connect, walked, lock, (vectors_of, model))
+        models = (vectors_of, model)
+        candidates, matched = join_from_file(root, config, stores, connect, walked, lock, models, workers)
         if matched is not None:
             return matched
     else:
@@ -192,14 +195,15 @@ class TeamLink:
         stores: tuple[IndexStore, IndexStore],
         embedder: Embedder | None,
         lock: threading.RLock,
+        workers: Workers | None = None,
     ) -> tuple[int, list[WalkedFile] | None]:
         """seed_from_team(): (files copied, the files walked); on failure the local index goes on alone (0, None)
-        and the reason is logged once."""
+        and the reason is logged once. `workers`: the refresh's, whose `ahead` a join fills."""
         walked: list[WalkedFile] = []
         if time.monotonic() < self._retry_at:
             return 0, None
         try:
-            copied = seed_from_team(root, config, stores, self.connect, embedder, walked, lock)
+            copied = seed_from_team(root, config, stores, self.connect, embedder, walked, lock, workers)
         except TeamStoreError as exc:
             self.fail(str(exc))
             return 0, None
@@ -237,9 +241,10 @@ def seed_team(
     stores: tuple[IndexStore, IndexStore],
     embedder: Embedder | None,
     lock: threading.RLock,
+    workers: Workers | None = None,
 ) -> tuple[int, list[WalkedFile] | None]:
     """TeamLink.seed() when there is a team index: (files copied, the files walked); else (0, None)."""
-    return link.seed(root, config, stores, embedder, lock) if link is not None else (0, None)
+    return link.seed(root, config, stores, embedder, lock, workers) if link is not None else (0, None)
 
 
 def _local_rows(store: IndexStore, file_ids: list[int]) -> dict[int, FileRows]:

@@ -91,7 +91,7 @@ class WorkspaceIndex:
             store = self._writer
             stores = (store, self._reader)  # an empty index may be replaced by the team's snapshot file
             seeded, walked = seed_team(
-                self.team, self.root, self.config, stores, self._embedder, self._read_lock
+                self.team, self.root, self.config, stores, self._embedder, self._read_lock, workers
             )
             if seeded:
                 with self._read_lock:
@@ -199,7 +199,9 @@ class WorkspaceIndex:
     def _ensure_rankers(self) -> None:
         """Build the BM25 (and vector) index from the database when missing."""
         if self._lexical is None:
-            self._lexical = LexicalIndex.from_postings(current_postings(self._reader.conn))
+            postings, owners = current_postings(self._reader.conn)  # every chunk's file too, read at once
+            lexical = self._lexical = LexicalIndex.from_postings(postings)
+            self._file_map_cache = (self._generation, lexical, FileMap(self._reader.conn, lexical, owners))
         if self._embedder is not None and self._vectors is None:
             ids, matrix = self._reader.chunk_vectors(self._embedder.name)
             self._vectors = VectorIndex(ids, matrix)

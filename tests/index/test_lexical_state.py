@@ -13,7 +13,7 @@ import pytest
 from lsp_agent.index import IndexConfig, WorkspaceIndex, lexical_state
 from lsp_agent.index.lexical import LexicalIndex
 from lsp_agent.index.postings import Postings
-from lsp_agent.index.tokens import COUNT_MASK, pack_terms
+from lsp_agent.index.tokens import COUNT_MASK, pack_terms, term_hash
 
 FIELDS = ("ids", "lengths", "terms", "df", "docs", "tfs")
 QUERIES = ["cart total", "refund payment", "ShoppingCart.total_price", "render email template", "tax"]
@@ -43,6 +43,11 @@ def build(chunks: dict[int, tuple[int, bytes]]) -> Postings:
     )
 
 
+def weights(index: LexicalIndex) -> bytes:
+    """Every posting's BM25 weight, term by term, as bytes."""
+    return b"".join(index._weights(column)[1].tobytes() for column in range(len(index._terms)))
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_an_update_equals_a_build_over_the_same_chunks(seed: int) -> None:
     rng = random.Random(seed)
@@ -57,7 +62,32 @@ def test_an_update_equals_a_build_over_the_same_chunks(seed: int) -> None:
     updated = stored.updated(np.array(sorted(after), dtype=np.int64), added)
     assert_same(updated, build(after))
     fresh, patched = LexicalIndex.from_postings(build(after)), LexicalIndex.from_postings(updated)
-    assert fresh._weights.tobytes() == patched._weights.tobytes() and fresh._avgdl == patched._avgdl
+    assert weights(fresh) == weights(patched) and fresh._avgdl == patched._avgdl
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_weights_per_term_are_those_of_weighing_every_posting_at_once(seed: int) -> None:
+    rng = random.Random(seed)
+    words = [f"word{n}" for n in range(30)]
+    chunks = {
+        i: (
+            rng.randrange(1, 90),
+            pack_terms({term_hash(w): rng.choice([1, 2, 5]) for w in rng.sample(words, 4)}),
+        )
+        for i in range(1, rng.randrange(2, 400))
+    }
+    index = LexicalIndex.from_postings(build(chunks))
+    tfs = index._tfs.astype(np.float32)  # the former build-time formula, over all postings at once
+    every = np.repeat(index._idfs, index._df) * tfs / (tfs + index._norm[index._docs])
+    assert weights(index) == every.tobytes()
+    query = rng.sample(words, 3)
+    scores = np.zeros(len(index.ids), dtype=np.float32)
+    for word in query:
+        column = index._column(term_hash(word))
+        if column is not None:
+            a, b = index._indptr[column], index._indptr[column + 1]
+            scores[index._docs[a:b]] += every[a:b]
+    assert scores.any() and index.base_scores(query).tobytes() == scores.tobytes()
 
 
 def test_an_update_refuses_rows_that_are_not_the_missing_chunks() -> None:
@@ -103,7 +133,7 @@ def test_an_index_with_a_stored_build_and_later_edits_ranks_as_a_fresh_build(
         assert ours is not None
         for name in ("_ids", "_terms", "_df", "_docs", "_indptr"):
             assert np.array_equal(getattr(ours, name), getattr(fresh, name)), name
-        assert ours._weights.tobytes() == fresh._weights.tobytes()
+        assert weights(ours) == weights(fresh)
     with WorkspaceIndex(shop_repo, IndexConfig(), db_path=tmp_path / "cold.sqlite3") as cold:
         cold.refresh()
         assert answers == rankings(cold)  # scores and order, to the last bit

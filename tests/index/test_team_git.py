@@ -6,13 +6,15 @@ import logging
 import os
 import sqlite3
 import subprocess
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from test_team_file import answers, assert_built_as_afresh, publish
 
-from lsp_agent.index import IndexConfig, WorkspaceIndex, tree_hashes
+from lsp_agent.index import IndexConfig, WorkspaceIndex, pipeline, team_file, tree_hashes
 from lsp_agent.index.team_file import download, find_file
 from lsp_agent.index.team_git import BLOB_TABLE, unmodified_blobs
 from lsp_agent.index.team_store import TeamStore
@@ -239,3 +241,75 @@ def test_a_file_written_moments_before_git_looked_is_read(
     with joined, cold:
         assert "README.md" in seen and "inventory.py" not in seen  # ...but it is read all the same
         assert rows(tmp_path / "laptop.sqlite3") == rows(tmp_path / "cold.sqlite3")
+
+
+def analysed_ahead(
+    monkeypatch: pytest.MonkeyPatch, then: Callable[[], None] = lambda: None
+) -> tuple[list, list]:
+    """(the files the join analysed ahead, every file analysed), recorded; the download waits until the
+    analyses ahead are done (as when it outlasts the walk), and `then` runs between the two."""
+    ahead_done = threading.Event()
+    ahead_paths: list[str] = []
+    analysed: list[str] = []
+    real_download, real_ahead, real_analyze = team_file.download, team_file.parse_ahead, pipeline.analyze
+
+    def slow_download(*args: object) -> None:
+        assert ahead_done.wait(60)
+        real_download(*args)
+
+    def recording_ahead(jobs: list, while_alive: threading.Thread, ahead: dict) -> int:
+        done = real_ahead(jobs, while_alive, ahead)
+        ahead_paths.extend(sorted(ahead))
+        then()
+        ahead_done.set()
+        return done
+
+    def recording_analyze(rel: str, text: str) -> object:
+        analysed.append(rel)
+        return real_analyze(rel, text)
+
+    monkeypatch.setattr(team_file, "download", slow_download)
+    monkeypatch.setattr(team_file, "parse_ahead", recording_ahead)
+    monkeypatch.setattr(pipeline, "analyze", recording_analyze)
+    return ahead_paths, analysed
+
+
+def test_files_read_are_analysed_while_the_download_runs_and_not_again(
+    shop_git: Path, pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    publish(shop_git, pg_url, tmp_path / "ci.sqlite3")
+    laptop = clone(shop_git, tmp_path)
+    ahead, analysed = analysed_ahead(monkeypatch)
+    joined = WorkspaceIndex(laptop, IndexConfig(store=pg_url), db_path=tmp_path / "laptop.sqlite3")
+    joined.refresh()
+    # cart.py (edited) and returns.py (untracked) ahead; payments.py (staged: a blob the snapshot lacks) after
+    assert ahead == ["shop/cart.py", "shop/returns.py"]
+    assert sorted(analysed) == ["shop/cart.py", "shop/payments.py", "shop/returns.py"]
+    cold = WorkspaceIndex(laptop, IndexConfig(), db_path=tmp_path / "cold.sqlite3")
+    cold.refresh()
+    with joined, cold:
+        assert rows(tmp_path / "laptop.sqlite3") == rows(tmp_path / "cold.sqlite3")
+        assert answers(joined) == answers(cold)
+        assert_built_as_afresh(joined)
+        assert joined.search("grand_total_with_tax", 1)[0].path == "shop/cart.py"
+
+
+def test_a_file_changed_after_its_analysis_ahead_is_analysed_again(
+    shop_git: Path, pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    publish(shop_git, pg_url, tmp_path / "ci.sqlite3")
+    laptop = clone(shop_git, tmp_path)
+    cart = laptop / "shop" / "cart.py"
+    ahead, analysed = analysed_ahead(
+        monkeypatch, lambda: cart.write_text(cart.read_text() + "\n\ndef saved_meanwhile():\n    return 2\n")
+    )
+    joined = WorkspaceIndex(laptop, IndexConfig(store=pg_url), db_path=tmp_path / "laptop.sqlite3")
+    joined.refresh()
+    assert ahead == ["shop/cart.py", "shop/returns.py"]
+    assert sorted(analysed) == ["shop/cart.py", "shop/cart.py", "shop/payments.py", "shop/returns.py"]
+    cold = WorkspaceIndex(laptop, IndexConfig(), db_path=tmp_path / "cold.sqlite3")
+    cold.refresh()
+    with joined, cold:
+        assert rows(tmp_path / "laptop.sqlite3") == rows(tmp_path / "cold.sqlite3")
+        assert answers(joined) == answers(cold)
+        assert joined.search("saved_meanwhile", 1)[0].path == "shop/cart.py"
