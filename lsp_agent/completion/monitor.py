@@ -1,7 +1,9 @@
-"""Monitor-guided decoding (Agrawal et al., 2023): a suggestion's `self.name` or `module.name` that the workspace
-says does not exist is asked again, constrained to the names that do.
+"""Monitor-guided decoding (Agrawal et al., 2023): a suggestion's `self.name`, `module.name` or `param.name` that
+the workspace says does not exist is asked again, constrained to the names that do.
 
-The model's suggestion is read for `receiver.name` where `members.py` vouches for the receiver's complete member set;
+The model's suggestion is read for `receiver.name` where `members.py` vouches for the receiver's complete member set
+(`self`/`cls` in a method, an imported workspace module, a parameter annotated with a workspace class or a builtin
+type, unless the function narrows it with isinstance);
 for the first name outside it, the model is asked again from the prompt plus the suggestion up to the name, with a
 GBNF grammar allowing only the known members (llama.cpp and llama-cpp-python take `grammar` in /v1/completions),
 so it picks the member it rates most likely; then the suggestion is continued unconstrained from there. At most
@@ -24,6 +26,7 @@ from typing import Any
 
 from lsp_agent.completion.fim_client import CompletionModelError, FimClient, FimRequest, FimResult
 from lsp_agent.completion.members import Members, MemberSets, Workspace, parse
+from lsp_agent.completion.members import text as node_text
 from lsp_agent.completion.postprocess import Cursor, finish
 from lsp_agent.completion.syntax import kept_tree
 
@@ -37,6 +40,7 @@ DEFINED = re.compile(
     r"\b(?:def|class)\s+([A-Za-z_]\w*)|(?<![\w.])(?:self|cls)\.([A-Za-z_]\w*)\s*(?::[^=\n]*)?=(?!=)"
 )
 REJECTED = (400, 404, 405, 415, 422, 501)  # HTTP statuses of a server that does not take the grammar field
+LOOSE_TYPES = ("object", "Any", "typing.Any", "type")  # annotations that promise no members
 PREFIX_TAIL = 120  # characters of the cursor's line before it that may hold a name's receiver
 
 
@@ -91,32 +95,52 @@ def grammar_for(choices: tuple[str, ...]) -> str:
     return "root ::= " + " | ".join(json.dumps(c) for c in choices)
 
 
-def enclosing_method(tree: Any, source: bytes, at: int) -> tuple[Any, Any] | None:
-    """(method, class) of the method whose body holds byte offset `at`, looking through nested functions."""
+def enclosing_functions(tree: Any, source: bytes, at: int) -> list[Any]:
+    """The functions whose bodies hold byte offset `at`, innermost first (by the cursor line's indentation, so a
+    cursor on a blank line after a body is not in it)."""
     line_start = source.rfind(b"\n", 0, at) + 1
     before = source[line_start:at]
     indent = len(before) - len(before.lstrip()) if before.strip() else len(before)
     last = len(source[:at].rstrip())
     node = tree.root_node.descendant_for_byte_range(max(0, last - 1), max(0, last - 1))
+    found = []
     while node is not None:
         if node.type == "function_definition" and node.start_point[1] < indent:
-            holder = (
-                node.parent.parent if node.parent and node.parent.type == "decorated_definition" else node
-            )
-            block = holder.parent
-            if block is not None and block.type == "block" and block.parent.type == "class_definition":
-                return node, block.parent
+            found.append(node)
         node = node.parent
-    return None
+    return found
 
 
-def first_parameter(method: Any) -> str | None:
-    """The name of a function's first parameter."""
-    params = method.child_by_field_name("parameters")
-    first = params.named_children[0] if params is not None and params.named_children else None
-    if first is not None and first.type != "identifier":
-        first = next((c for c in first.named_children if c.type == "identifier"), None)
-    return first.text.decode() if first is not None else None
+def class_of(function: Any) -> Any:
+    """The class a function is a method of (None for others)."""
+    holder = (
+        function.parent if function.parent and function.parent.type == "decorated_definition" else function
+    )
+    block = holder.parent
+    return (
+        block.parent
+        if block is not None and block.type == "block" and block.parent.type == "class_definition"
+        else None
+    )
+
+
+def parameters(function: Any) -> list[tuple[str, Any]]:
+    """(name, annotation or None) of a function's parameters."""
+    params = function.child_by_field_name("parameters")
+    out = []
+    for param in params.named_children if params is not None else []:
+        name = param if param.type == "identifier" else param.child_by_field_name("name")
+        if name is None or name.type != "identifier":
+            name = next((c for c in param.named_children if c.type == "identifier"), None)
+        if name is not None:
+            annotation = param.child_by_field_name("type")
+            out.append(
+                (
+                    node_text(name),
+                    annotation.named_children[0] if annotation and annotation.named_children else None,
+                )
+            )
+    return out
 
 
 def rebound(name: str, text: str) -> bool:
@@ -132,7 +156,8 @@ def receivers_at(
     workspace: Workspace, rel: str, text: str, offset: int, tree: Any = None
 ) -> dict[str, Members]:
     """The receivers whose complete member sets the workspace knows at a cursor of a Python file (call in a worker
-    thread): `self`/`cls` of the enclosing method, and the names of imported workspace modules."""
+    thread): the names of imported workspace modules, `self`/`cls` of the enclosing method, and parameters annotated
+    with a workspace class or a builtin type."""
     source = text.encode("utf-8", "surrogatepass")
     tree = tree or parse(rel, source)
     if tree is None:
@@ -145,12 +170,23 @@ def receivers_at(
             members = None if rebound(name, text) else sets.module_members(path)
             if members is not None:
                 found[name] = members
-        method = enclosing_method(tree, source, at)
-        receiver = first_parameter(method[0]) if method else None
-        if method is not None and receiver in ("self", "cls"):
-            members = sets.class_members(method[1], rel, tree)
-            if members is not None:
-                found[receiver] = members
+        for function in reversed(enclosing_functions(tree, source, at)):  # an inner function's names win
+            body = function.text.decode("utf-8", "replace")
+            for position, (name, annotation) in enumerate(parameters(function)):
+                found.pop(name, None)
+                klass = class_of(function) if position == 0 and name in ("self", "cls") else None
+                if klass is not None:
+                    members = sets.class_members(klass, rel, tree)
+                elif (
+                    annotation is None
+                    or node_text(annotation) in LOOSE_TYPES
+                    or f"isinstance({name}," in body
+                ):
+                    continue  # no type, or one a check may narrow to a subclass
+                else:
+                    members = sets.base_members(annotation, rel, tree, 1)
+                if members is not None:
+                    found[name] = members
         return found
     finally:
         sets.close()

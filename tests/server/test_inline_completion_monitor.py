@@ -50,9 +50,12 @@ class Worker(Thread):
         settings = \n
 
 def handle(client):
+    rows = \n
+
+def report(loader: Loader, title: str):
     rows = \n"""
 SETTINGS = {"model": "openai/qwen2.5-coder-1.5b", "apiKey": "test", "completionDebounceMs": 0}
-APP_LINE, WORKER_LINE, HANDLE_LINE = 8, 13, 17
+APP_LINE, WORKER_LINE, HANDLE_LINE, REPORT_LINE = 8, 13, 17, 21
 COLUMN = len("        settings = ")
 asked = 0
 
@@ -122,6 +125,19 @@ async def test_a_name_an_imported_workspace_module_lacks_is_corrected_and_one_it
     before = len(model.requests)
     assert await complete(editor, APP_LINE) == ["config_loader.load_defaults()"]
     assert len(model.requests) == before + 1  # nothing to correct: no extra request
+
+
+async def test_a_parameter_annotated_with_a_workspace_class_or_a_builtin_type_is_checked(editor, model):
+    model.add_steps(
+        [{"content": "loader.parse_config(title)\n"}, {"content": "parse_config"}, {"content": "(title)\n"}]
+    )
+    before = len(model.requests)
+    assert await complete(editor, REPORT_LINE, len("    rows = ")) == ["loader.load_config(title)"]
+    assert choices(model.requests[before + 1]) == {"load_config", "root"}
+    model.add_steps([{"content": "title.uppercase()\n"}, {"content": "uppercase"}, {"content": "()\n"}])
+    before = len(model.requests)
+    assert await complete(editor, REPORT_LINE, len("    rows = ")) == ["title.upper()"]
+    assert {"upper", "split", "startswith"} <= choices(model.requests[before + 1])
 
 
 async def test_an_external_base_an_unknown_receiver_and_a_new_attribute_are_left_alone(editor, model):
