@@ -167,9 +167,10 @@ class MemberSets:
             found = self._paths([f"{rest}.py", f"{rest}/__init__.py"] if rest else ["__init__.py"])
         return found[0] if len(found) == 1 else None
 
-    def source(self, rel: str) -> bytes:
-        """A workspace file's text as bytes (its open buffer, else the disk)."""
-        return "\n".join(self.workspace.read_lines(rel)).encode("utf-8", "surrogatepass")
+    def source(self, rel: str) -> bytes | None:
+        """A workspace file's text as bytes (its open buffer, else the disk); None when it cannot be read."""
+        lines = self.workspace.read_lines(rel)
+        return "\n".join(lines).encode("utf-8", "surrogatepass") if lines else None
 
     # ----- modules -------------------------------------------------------------------------------------------
 
@@ -182,7 +183,7 @@ class MemberSets:
 
     def _read_module(self, rel: str) -> Members | None:
         source = self.source(rel)
-        if not source or any(marker in source for marker in DYNAMIC_MODULE):
+        if source is None or any(marker in source for marker in DYNAMIC_MODULE):
             return None
         tree = parse(rel, source)
         if tree is None:
@@ -261,7 +262,8 @@ class MemberSets:
         """The members of the class `name` a workspace module defines or imports (re-exports)."""
         if depth > MAX_DEPTH:
             return None
-        tree = parse(rel, self.source(rel))
+        source = self.source(rel)
+        tree = parse(rel, source) if source is not None else None
         if tree is None:
             return None
         node = class_node(tree, name)

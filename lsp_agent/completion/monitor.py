@@ -41,7 +41,10 @@ DEFINED = re.compile(
 )
 REJECTED = (400, 404, 405, 415, 422, 501)  # HTTP statuses of a server that does not take the grammar field
 LOOSE_TYPES = ("object", "Any", "typing.Any", "type")  # annotations that promise no members
-PREFIX_TAIL = 120  # characters of the cursor's line before it that may hold a name's receiver
+PREFIX_TAIL = 120
+IMPORT_LINE = re.compile(
+    r"^[ \t]*(?:import|from)[ \t].*$", re.M
+)  # characters of the cursor's line before it that may hold a name's receiver
 
 
 @dataclass(frozen=True)
@@ -146,6 +149,7 @@ def parameters(function: Any) -> list[tuple[str, Any]]:
 def rebound(name: str, text: str) -> bool:
     """Whether a module's name is also assigned or taken as a parameter in the file (then it is not the module)."""
     word = re.escape(name)
+    text = IMPORT_LINE.sub("", text)  # `import x as name` binds the module itself
     return bool(
         re.search(rf"(?<![\w.]){word}\s*(?::[^=\n]*)?=(?!=)|\bfor\s+{word}\b|\bas\s+{word}\b", text)
         or re.search(rf"\bdef\s+\w+\s*\([^)]*(?<![\w.=]){word}\b", text)
