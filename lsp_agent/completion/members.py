@@ -197,11 +197,14 @@ class MemberSets:
             names |= {p[len(folder) :].split("/")[0].removesuffix(".py") for p in self._like(f"{folder}%")}
         return frozenset(names)
 
-    def imported_modules(self, tree: Any, rel: str) -> dict[str, str]:
-        """The names a module's top-level imports bind to workspace modules: {name: module's path}."""
+    def imported_modules(self, tree: Any, rel: str, wanted: set[str] | None = None) -> dict[str, str]:
+        """The names a module's top-level imports bind to workspace modules: {name: module's path} (only the names
+        in `wanted`, when given)."""
         found: dict[str, str] = {}
         for node in tree.root_node.named_children:
             for name, dotted, level in imports_of(node):
+                if wanted is not None and name not in wanted:
+                    continue
                 path = self.module_path(dotted, level, rel)
                 if path is not None:
                     found[name] = path

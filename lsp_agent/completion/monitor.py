@@ -157,11 +157,11 @@ def rebound(name: str, text: str) -> bool:
 
 
 def receivers_at(
-    workspace: Workspace, rel: str, text: str, offset: int, tree: Any = None
+    workspace: Workspace, rel: str, text: str, offset: int, tree: Any = None, wanted: set[str] | None = None
 ) -> dict[str, Members]:
     """The receivers whose complete member sets the workspace knows at a cursor of a Python file (call in a worker
     thread): the names of imported workspace modules, `self`/`cls` of the enclosing method, and parameters annotated
-    with a workspace class or a builtin type."""
+    with a workspace class or a builtin type; only those in `wanted`, when given."""
     source = text.encode("utf-8", "surrogatepass")
     tree = tree or parse(rel, source)
     if tree is None:
@@ -170,7 +170,8 @@ def receivers_at(
     sets = MemberSets(workspace)
     try:
         found: dict[str, Members] = {}
-        for name, path in sets.imported_modules(tree, rel).items():
+        modules = sets.imported_modules(tree, rel, wanted)
+        for name, path in modules.items():
             members = None if rebound(name, text) else sets.module_members(path)
             if members is not None:
                 found[name] = members
@@ -178,6 +179,8 @@ def receivers_at(
             body = function.text.decode("utf-8", "replace")
             for position, (name, annotation) in enumerate(parameters(function)):
                 found.pop(name, None)
+                if wanted is not None and name not in wanted:
+                    continue
                 klass = class_of(function) if position == 0 and name in ("self", "cls") else None
                 if klass is not None:
                     members = sets.class_members(klass, rel, tree)
@@ -215,12 +218,15 @@ class Monitor:
         self, workspace: Workspace, rel: str, request: Any, cursor: Cursor, suggestion: str
     ) -> dict[str, Members]:
         """The receivers with known members at a request's cursor ({} when the suggestion names no `x.y`)."""
-        if not ATTRIBUTE.search(cursor.line_prefix[-PREFIX_TAIL:] + suggestion):
+        wanted = {
+            m.group(1) for m in ATTRIBUTE.finditer(masked(cursor.line_prefix[-PREFIX_TAIL:] + suggestion))
+        }
+        if not wanted:
             return {}
         lines = request.text.split("\n")
         offset = sum(len(line) + 1 for line in lines[: request.line]) + request.character
         tree = kept_tree(request.key, request.text)
-        return await asyncio.to_thread(receivers_at, workspace, rel, request.text, offset, tree)
+        return await asyncio.to_thread(receivers_at, workspace, rel, request.text, offset, tree, wanted)
 
     async def guide(
         self,
