@@ -42,6 +42,7 @@ DEFINED = re.compile(
 REJECTED = (400, 404, 405, 415, 422, 501)  # HTTP statuses of a server that does not take the grammar field
 LOOSE_TYPES = ("object", "Any", "typing.Any", "type")  # annotations that promise no members
 PREFIX_TAIL = 120
+NAME_END = "[^a-zA-Z0-9_]"  # GBNF: a character that cannot continue a Python name
 IMPORT_LINE = re.compile(
     r"^[ \t]*(?:import|from)[ \t].*$", re.M
 )  # characters of the cursor's line before it that may hold a name's receiver
@@ -94,8 +95,9 @@ def first_slip(
 
 
 def grammar_for(choices: tuple[str, ...]) -> str:
-    """A GBNF grammar of exactly one of the choices."""
-    return "root ::= " + " | ".join(json.dumps(c) for c in choices)
+    """A GBNF grammar of one of the choices and the character after it, which ends the name (so that the
+    unconstrained rest cannot lengthen the chosen member into another name)."""
+    return "root ::= (" + " | ".join(json.dumps(c) for c in choices) + ") " + NAME_END
 
 
 def enclosing_functions(tree: Any, source: bytes, at: int) -> list[Any]:
@@ -247,7 +249,7 @@ class Monitor:
             if slip is None:
                 break
             head = text[: slip.at]
-            member = await self._choose(client, fim, head, slip)
+            member = await self._choose(client, fim, head, slip)  # with the character after it
             if member is None:
                 break
             lead = head + member
@@ -257,7 +259,7 @@ class Monitor:
             log.debug("monitor: %r -> %r", slip.written, member)
             cut_short = result.finish_reason == "length"
             text = finish(lead + result.text, cursor, cut_short=cut_short)
-            start, corrections = len(lead), corrections + 1
+            start, corrections = len(lead) - 1, corrections + 1
         if corrections:
             self.stats.monitor_corrected += 1
             self.stats.monitor_corrections += corrections
@@ -267,7 +269,7 @@ class Monitor:
     async def _choose(self, client: FimClient, fim: FimRequest, head: str, slip: Slip) -> str | None:
         """The member the model rates most likely in place of the slip (None: not asked or not answered)."""
         longest = max(len(c) for c in slip.choices)
-        request = FimRequest(fim.prompt + head, max_tokens=longest + 1, grammar=grammar_for(slip.choices))
+        request = FimRequest(fim.prompt + head, max_tokens=longest + 2, grammar=grammar_for(slip.choices))
         self.stats.model_requests += 1
         try:
             result = await client.stream(request, lambda _: False)
@@ -277,7 +279,8 @@ class Monitor:
             else:
                 log.info("monitor: the constrained request failed: %s", exc)
             return None
-        if result.text not in slip.choices:
+        member, end = result.text[:-1], result.text[-1:]
+        if member not in slip.choices or not end or end.isalnum() or end == "_":
             self._turn_off(client.model, f"it answered {result.text[:40]!r} outside the grammar")
             return None
         return result.text

@@ -20,9 +20,10 @@ Fault steps (for reliability tests):
     "endless": true                    a 200 event stream that sends a chunk every 0.2 s and never ends
     "hang_up": true                    close the connection without answering
     "chunk_delay": 0.2                 stream the reply one chunk every 0.2 s (a slow model generating)
-A text completion sent with a GBNF `grammar` (llama.cpp's field; the form `root ::= "a" | "b"` is understood) is
-answered as `grammar=` says: "follow" (the default) answers the step's content when the grammar allows it, else the
-allowed string most like it (a model constrained to the grammar); "reject" answers 400 without using a step (as
+A text completion sent with a GBNF `grammar` (llama.cpp's field; the forms `root ::= "a" | "b"` and
+`root ::= ("a" | "b") [^...]` are understood) is answered as `grammar=` says: "follow" (the default) answers the
+allowed string most like the step's content (its leading name, then the character after it, for the second form: a
+model constrained to the grammar); "reject" answers 400 without using a step (as
 OpenAI answers a field it does not know); "ignore" answers the step as scripted (a server that drops the field).
 A reply the client abandons (it closed the connection) is counted in `disconnects`; each streamed reply is recorded
 in `streams` as (chunks sent, chunks in the reply), so a test sees where the server stopped generating.
@@ -185,11 +186,17 @@ class ScriptedModelServer:
             or not isinstance(step.get("content"), str)
         ):
             return step
-        allowed = [json.loads(s) for s in re.findall(r'"(?:\\.|[^"\\])*"', grammar.split("::=", 1)[-1])]
-        if not allowed or step["content"] in allowed:
+        rule = grammar.split("::=", 1)[-1]
+        allowed = [json.loads(s) for s in re.findall(r'"(?:\\.|[^"\\])*"', rule)]
+        if not allowed:
             return step
-        closest = max(allowed, key=lambda a: difflib.SequenceMatcher(None, a, step["content"]).ratio())
-        return {**step, "content": closest}
+        content = step["content"]
+        name = re.match(r"\w*", content).group() if rule.rstrip().endswith("]") else content
+        chosen = max(allowed, key=lambda a: (a == name, difflib.SequenceMatcher(None, a, name).ratio()))
+        after = (
+            content[len(name) : len(name) + 1] or "\n"
+        )  # a trailing class: the character that ends the name
+        return {**step, "content": chosen + (after if rule.rstrip().endswith("]") else "")}
 
     def score(self, body: dict) -> Any:
         """Record a request that scores its prompt and give the `logprobs` it is answered with: by `prompt_scores`
