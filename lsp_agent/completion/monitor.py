@@ -42,7 +42,9 @@ DEFINED = re.compile(
 REJECTED = (400, 404, 405, 415, 422, 501)  # HTTP statuses of a server that does not take the grammar field
 LOOSE_TYPES = ("object", "Any", "typing.Any", "type")  # annotations that promise no members
 PREFIX_TAIL = 120
-NAME_END = "[^a-zA-Z0-9_]"  # GBNF: a character that cannot continue a Python name
+REST_OF_LINE = (
+    "([^a-zA-Z0-9_\\n] [^\\n]*)?"  # GBNF: nothing, or a character that cannot continue a name and the line
+)
 IMPORT_LINE = re.compile(
     r"^[ \t]*(?:import|from)[ \t].*$", re.M
 )  # characters of the cursor's line before it that may hold a name's receiver
@@ -95,9 +97,10 @@ def first_slip(
 
 
 def grammar_for(choices: tuple[str, ...]) -> str:
-    """A GBNF grammar of one of the choices and the character after it, which ends the name (so that the
-    unconstrained rest cannot lengthen the chosen member into another name)."""
-    return "root ::= (" + " | ".join(json.dumps(c) for c in choices) + ") " + NAME_END
+    """A GBNF grammar of one of the choices, then optionally the rest of the line starting with a character that
+    cannot continue a name (so the chosen member is never lengthened into another name, and the model writes the
+    rest of the line in its own tokens)."""
+    return "root ::= (" + " | ".join(json.dumps(c) for c in choices) + ") " + REST_OF_LINE
 
 
 def enclosing_functions(tree: Any, source: bytes, at: int) -> list[Any]:
@@ -249,27 +252,33 @@ class Monitor:
             if slip is None:
                 break
             head = text[: slip.at]
-            member = await self._choose(client, fim, head, slip)  # with the character after it
-            if member is None:
+            chosen = await self._choose(client, fim, head, slip)
+            if chosen is None:
                 break
-            lead = head + member
-            result = await continue_from(dataclasses.replace(fim, prompt=fim.prompt + lead), lead)
-            if result is None:
-                break
+            member, line = chosen
+            lead, rest, cut_short = head + line, "", False
+            if cursor.multiline:  # the lines after the corrected one, unconstrained
+                result = await continue_from(dataclasses.replace(fim, prompt=fim.prompt + lead), lead)
+                if result is None:
+                    break
+                rest, cut_short = result.text, result.finish_reason == "length"
             log.debug("monitor: %r -> %r", slip.written, member)
-            cut_short = result.finish_reason == "length"
-            text = finish(lead + result.text, cursor, cut_short=cut_short)
-            start, corrections = len(lead) - 1, corrections + 1
+            text = finish(lead + rest, cursor, cut_short=cut_short)
+            start, corrections = len(head) + len(member), corrections + 1
         if corrections:
             self.stats.monitor_corrected += 1
             self.stats.monitor_corrections += corrections
             self.stats.monitor_ms.append(round(1000 * (time.perf_counter() - started)))
         return text
 
-    async def _choose(self, client: FimClient, fim: FimRequest, head: str, slip: Slip) -> str | None:
-        """The member the model rates most likely in place of the slip (None: not asked or not answered)."""
+    async def _choose(
+        self, client: FimClient, fim: FimRequest, head: str, slip: Slip
+    ) -> tuple[str, str] | None:
+        """(the member the model rates most likely in place of the slip, the line it writes from there); None when
+        not asked or not answered."""
         longest = max(len(c) for c in slip.choices)
-        request = FimRequest(fim.prompt + head, max_tokens=longest + 2, grammar=grammar_for(slip.choices))
+        limit = max(longest + 2, fim.max_tokens)
+        request = FimRequest(fim.prompt + head, max_tokens=limit, grammar=grammar_for(slip.choices))
         self.stats.model_requests += 1
         try:
             result = await client.stream(request, lambda _: False)
@@ -279,11 +288,13 @@ class Monitor:
             else:
                 log.info("monitor: the constrained request failed: %s", exc)
             return None
-        member, end = result.text[:-1], result.text[-1:]
-        if member not in slip.choices or not end or end.isalnum() or end == "_":
-            self._turn_off(client.model, f"it answered {result.text[:40]!r} outside the grammar")
+        line = result.text
+        member = max((c for c in slip.choices if line.startswith(c)), key=len, default=None)
+        after = line[len(member) : len(member) + 1] if member is not None else ""
+        if member is None or after.isalnum() or after == "_" or "\n" in line:
+            self._turn_off(client.model, f"it answered {line[:40]!r} outside the grammar")
             return None
-        return result.text
+        return member, line
 
     def _turn_off(self, model: str, why: str) -> None:
         self.unsupported.add(model)

@@ -21,10 +21,10 @@ Fault steps (for reliability tests):
     "hang_up": true                    close the connection without answering
     "chunk_delay": 0.2                 stream the reply one chunk every 0.2 s (a slow model generating)
 A text completion sent with a GBNF `grammar` (llama.cpp's field; the forms `root ::= "a" | "b"` and
-`root ::= ("a" | "b") [^...]` are understood) is answered as `grammar=` says: "follow" (the default) answers the
-allowed string most like the step's content (its leading name, then the character after it, for the second form: a
-model constrained to the grammar); "reject" answers 400 without using a step (as
-OpenAI answers a field it does not know); "ignore" answers the step as scripted (a server that drops the field).
+`root ::= ("a" | "b") ([^...] [^\\n]*)?` are understood) is answered as `grammar=` says: "follow" (the default)
+answers the allowed string most like the step's content (for the second form: most like its leading name, then the
+rest of its first line: a model constrained to the grammar); "reject" answers 400 without using a step (as OpenAI
+answers a field it does not know); "ignore" answers the step as scripted (a server that drops the field).
 A reply the client abandons (it closed the connection) is counted in `disconnects`; each streamed reply is recorded
 in `streams` as (chunks sent, chunks in the reply), so a test sees where the server stopped generating.
 
@@ -191,12 +191,10 @@ class ScriptedModelServer:
         if not allowed:
             return step
         content = step["content"]
-        name = re.match(r"\w*", content).group() if rule.rstrip().endswith("]") else content
+        rest_of_line = "[^" in rule
+        name = re.match(r"\w*", content).group() if rest_of_line else content
         chosen = max(allowed, key=lambda a: (a == name, difflib.SequenceMatcher(None, a, name).ratio()))
-        after = (
-            content[len(name) : len(name) + 1] or "\n"
-        )  # a trailing class: the character that ends the name
-        return {**step, "content": chosen + (after if rule.rstrip().endswith("]") else "")}
+        return {**step, "content": chosen + (content[len(name) :].split("\n")[0] if rest_of_line else "")}
 
     def score(self, body: dict) -> Any:
         """Record a request that scores its prompt and give the `logprobs` it is answered with: by `prompt_scores`

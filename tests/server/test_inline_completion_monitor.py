@@ -100,7 +100,7 @@ def choices(body: dict) -> set[str]:
 
 async def test_a_method_the_class_does_not_have_is_replaced_by_the_one_the_model_rates_best(editor, model):
     model.add_steps(
-        [{"content": "self.parse_config(path)\n"}, {"content": "parse_config("}, {"content": "path)\n"}]
+        [{"content": "self.parse_config(path)\n"}, {"content": "parse_config(path)\n"}, {"content": "\n"}]
     )
     before = len(model.requests)
     assert await complete(editor, APP_LINE) == ["self.load_config(path)"]
@@ -109,14 +109,15 @@ async def test_a_method_the_class_does_not_have_is_replaced_by_the_one_the_model
     # the class's and its workspace base's methods and attributes, nothing else
     assert choices(constrained) == {"start", "load_config", "root"}
     assert constrained["prompt"] == first["prompt"] + "self."
-    assert rest["prompt"] == first["prompt"] + "self.load_config("  # the name ended by the grammar
+    # the model writes the corrected line under the grammar (the name cannot grow), then the lines after it
+    assert rest["prompt"] == first["prompt"] + "self.load_config(path)"
     status = (await editor.command("lspAgent.status"))["completion"]
     assert status["monitorCorrected"] >= 1 and status["monitorMs"]
 
 
 async def test_a_name_an_imported_workspace_module_lacks_is_corrected_and_one_it_has_is_not(editor, model):
     model.add_steps(
-        [{"content": "config_loader.read_defaults()\n"}, {"content": "read_defaults("}, {"content": ")\n"}]
+        [{"content": "config_loader.read_defaults()\n"}, {"content": "read_defaults()\n"}, {"content": "\n"}]
     )
     before = len(model.requests)
     assert await complete(editor, APP_LINE) == ["config_loader.load_defaults()"]
@@ -129,12 +130,12 @@ async def test_a_name_an_imported_workspace_module_lacks_is_corrected_and_one_it
 
 async def test_a_parameter_annotated_with_a_workspace_class_or_a_builtin_type_is_checked(editor, model):
     model.add_steps(
-        [{"content": "loader.parse_config(title)\n"}, {"content": "parse_config("}, {"content": "title)\n"}]
+        [{"content": "loader.parse_config(title)\n"}, {"content": "parse_config(title)\n"}, {"content": "\n"}]
     )
     before = len(model.requests)
     assert await complete(editor, REPORT_LINE, len("    rows = ")) == ["loader.load_config(title)"]
     assert choices(model.requests[before + 1]) == {"load_config", "root"}
-    model.add_steps([{"content": "title.uppercase()\n"}, {"content": "uppercase("}, {"content": ")\n"}])
+    model.add_steps([{"content": "title.uppercase()\n"}, {"content": "uppercase()\n"}, {"content": "\n"}])
     before = len(model.requests)
     assert await complete(editor, REPORT_LINE, len("    rows = ")) == ["title.upper()"]
     assert {"upper", "split", "startswith"} <= choices(model.requests[before + 1])
