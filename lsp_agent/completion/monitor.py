@@ -42,9 +42,8 @@ DEFINED = re.compile(
 REJECTED = (400, 404, 405, 415, 422, 501)  # HTTP statuses of a server that does not take the grammar field
 LOOSE_TYPES = ("object", "Any", "typing.Any", "type")  # annotations that promise no members
 PREFIX_TAIL = 120
-REST_OF_LINE = (
-    "([^a-zA-Z0-9_\\n] [^\\n]*)?"  # GBNF: nothing, or a character that cannot continue a name and the line
-)
+NAME_END = "root ::= [^a-zA-Z0-9_]"  # GBNF: one character that cannot continue a Python name
+NAME_CHAR = re.compile(r"\w")
 IMPORT_LINE = re.compile(
     r"^[ \t]*(?:import|from)[ \t].*$", re.M
 )  # characters of the cursor's line before it that may hold a name's receiver
@@ -97,10 +96,8 @@ def first_slip(
 
 
 def grammar_for(choices: tuple[str, ...]) -> str:
-    """A GBNF grammar of one of the choices, then optionally the rest of the line starting with a character that
-    cannot continue a name (so the chosen member is never lengthened into another name, and the model writes the
-    rest of the line in its own tokens)."""
-    return "root ::= (" + " | ".join(json.dumps(c) for c in choices) + ") " + REST_OF_LINE
+    """A GBNF grammar of exactly one of the choices."""
+    return "root ::= " + " | ".join(json.dumps(c) for c in choices)
 
 
 def enclosing_functions(tree: Any, source: bytes, at: int) -> list[Any]:
@@ -252,18 +249,22 @@ class Monitor:
             if slip is None:
                 break
             head = text[: slip.at]
-            chosen = await self._choose(client, fim, head, slip)
-            if chosen is None:
+            member = await self._choose(client, fim, head, slip)
+            if member is None:
                 break
-            member, line = chosen
-            lead, rest, cut_short = head + line, "", False
-            if cursor.multiline:  # the lines after the corrected one, unconstrained
-                result = await continue_from(dataclasses.replace(fim, prompt=fim.prompt + lead), lead)
-                if result is None:
+            lead = head + member
+            result = await continue_from(dataclasses.replace(fim, prompt=fim.prompt + lead), lead)
+            if result is not None and NAME_CHAR.match(result.text):
+                # the rest lengthened the member into another name: end the name first (rare: one more request)
+                end = await self._constrained(client, fim.prompt + lead, NAME_END, 1)
+                if end is None or len(end) != 1 or NAME_CHAR.match(end):
                     break
-                rest, cut_short = result.text, result.finish_reason == "length"
+                lead += end
+                result = await continue_from(dataclasses.replace(fim, prompt=fim.prompt + lead), lead)
+            if result is None:
+                break
             log.debug("monitor: %r -> %r", slip.written, member)
-            text = finish(lead + rest, cursor, cut_short=cut_short)
+            text = finish(lead + result.text, cursor, cut_short=result.finish_reason == "length")
             start, corrections = len(head) + len(member), corrections + 1
         if corrections:
             self.stats.monitor_corrected += 1
@@ -271,15 +272,20 @@ class Monitor:
             self.stats.monitor_ms.append(round(1000 * (time.perf_counter() - started)))
         return text
 
-    async def _choose(
-        self, client: FimClient, fim: FimRequest, head: str, slip: Slip
-    ) -> tuple[str, str] | None:
-        """(the member the model rates most likely in place of the slip, the line it writes from there); None when
-        not asked or not answered."""
+    async def _choose(self, client: FimClient, fim: FimRequest, head: str, slip: Slip) -> str | None:
+        """The member the model rates most likely in place of the slip (None: not asked or not answered)."""
         longest = max(len(c) for c in slip.choices)
-        limit = max(longest + 2, fim.max_tokens)
-        request = FimRequest(fim.prompt + head, max_tokens=limit, grammar=grammar_for(slip.choices))
+        member = await self._constrained(client, fim.prompt + head, grammar_for(slip.choices), longest + 1)
+        if member is not None and member not in slip.choices:
+            self._turn_off(client.model, f"it answered {member[:40]!r} outside the grammar")
+            return None
+        return member
+
+    async def _constrained(self, client: FimClient, prompt: str, grammar: str, max_tokens: int) -> str | None:
+        """The model's text under a grammar (None when it failed, or refused the grammar: then the monitor is off
+        for this model)."""
         self.stats.model_requests += 1
+        request = FimRequest(prompt, max_tokens=max_tokens, grammar=grammar)
         try:
             result = await client.stream(request, lambda _: False)
         except CompletionModelError as exc:
@@ -288,13 +294,7 @@ class Monitor:
             else:
                 log.info("monitor: the constrained request failed: %s", exc)
             return None
-        line = result.text
-        member = max((c for c in slip.choices if line.startswith(c)), key=len, default=None)
-        after = line[len(member) : len(member) + 1] if member is not None else ""
-        if member is None or after.isalnum() or after == "_" or "\n" in line:
-            self._turn_off(client.model, f"it answered {line[:40]!r} outside the grammar")
-            return None
-        return member, line
+        return result.text
 
     def _turn_off(self, model: str, why: str) -> None:
         self.unsupported.add(model)

@@ -20,11 +20,11 @@ Fault steps (for reliability tests):
     "endless": true                    a 200 event stream that sends a chunk every 0.2 s and never ends
     "hang_up": true                    close the connection without answering
     "chunk_delay": 0.2                 stream the reply one chunk every 0.2 s (a slow model generating)
-A text completion sent with a GBNF `grammar` (llama.cpp's field; the forms `root ::= "a" | "b"` and
-`root ::= ("a" | "b") ([^...] [^\\n]*)?` are understood) is answered as `grammar=` says: "follow" (the default)
-answers the allowed string most like the step's content (for the second form: most like its leading name, then the
-rest of its first line: a model constrained to the grammar); "reject" answers 400 without using a step (as OpenAI
-answers a field it does not know); "ignore" answers the step as scripted (a server that drops the field).
+A text completion sent with a GBNF `grammar` (llama.cpp's field) is answered as `grammar=` says: "follow" (the
+default) answers, for a grammar of quoted alternatives (`root ::= "a" | "b"`), the one most like the step's content
+(a model constrained to the grammar), and other grammars with the step as scripted; "reject" answers 400 without
+using a step (as OpenAI answers a field it does not know); "ignore" answers the step as scripted (a server that
+drops the field).
 A reply the client abandons (it closed the connection) is counted in `disconnects`; each streamed reply is recorded
 in `streams` as (chunks sent, chunks in the reply), so a test sees where the server stopped generating.
 
@@ -191,10 +191,8 @@ class ScriptedModelServer:
         if not allowed:
             return step
         content = step["content"]
-        rest_of_line = "[^" in rule
-        name = re.match(r"\w*", content).group() if rest_of_line else content
-        chosen = max(allowed, key=lambda a: (a == name, difflib.SequenceMatcher(None, a, name).ratio()))
-        return {**step, "content": chosen + (content[len(name) :].split("\n")[0] if rest_of_line else "")}
+        chosen = max(allowed, key=lambda a: (a == content, difflib.SequenceMatcher(None, a, content).ratio()))
+        return {**step, "content": chosen}
 
     def score(self, body: dict) -> Any:
         """Record a request that scores its prompt and give the `logprobs` it is answered with: by `prompt_scores`

@@ -100,7 +100,7 @@ def choices(body: dict) -> set[str]:
 
 async def test_a_method_the_class_does_not_have_is_replaced_by_the_one_the_model_rates_best(editor, model):
     model.add_steps(
-        [{"content": "self.parse_config(path)\n"}, {"content": "parse_config(path)\n"}, {"content": "\n"}]
+        [{"content": "self.parse_config(path)\n"}, {"content": "parse_config"}, {"content": "(path)\n"}]
     )
     before = len(model.requests)
     assert await complete(editor, APP_LINE) == ["self.load_config(path)"]
@@ -109,15 +109,31 @@ async def test_a_method_the_class_does_not_have_is_replaced_by_the_one_the_model
     # the class's and its workspace base's methods and attributes, nothing else
     assert choices(constrained) == {"start", "load_config", "root"}
     assert constrained["prompt"] == first["prompt"] + "self."
-    # the model writes the corrected line under the grammar (the name cannot grow), then the lines after it
-    assert rest["prompt"] == first["prompt"] + "self.load_config(path)"
+    assert rest["prompt"] == first["prompt"] + "self.load_config"
     status = (await editor.command("lspAgent.status"))["completion"]
     assert status["monitorCorrected"] >= 1 and status["monitorMs"]
 
 
+async def test_a_rest_that_lengthens_the_chosen_member_gets_the_name_ended_first(editor, model):
+    model.add_steps(
+        [
+            {"content": "self.parse_config(path)\n"},
+            {"content": "load_config"},
+            {"content": "_now(path)\n"},  # load_config_now: not a member either
+            {"content": "("},  # under the grammar of one character that ends a name
+            {"content": "path)\n"},
+        ]
+    )
+    before = len(model.requests)
+    assert await complete(editor, APP_LINE) == ["self.load_config(path)"]
+    first, _, _, name_end, rest = model.requests[before:]
+    assert name_end["grammar"] == "root ::= [^a-zA-Z0-9_]" and name_end["prompt"].endswith("self.load_config")
+    assert rest["prompt"] == first["prompt"] + "self.load_config("
+
+
 async def test_a_name_an_imported_workspace_module_lacks_is_corrected_and_one_it_has_is_not(editor, model):
     model.add_steps(
-        [{"content": "config_loader.read_defaults()\n"}, {"content": "read_defaults()\n"}, {"content": "\n"}]
+        [{"content": "config_loader.read_defaults()\n"}, {"content": "read_defaults"}, {"content": "()\n"}]
     )
     before = len(model.requests)
     assert await complete(editor, APP_LINE) == ["config_loader.load_defaults()"]
@@ -130,12 +146,12 @@ async def test_a_name_an_imported_workspace_module_lacks_is_corrected_and_one_it
 
 async def test_a_parameter_annotated_with_a_workspace_class_or_a_builtin_type_is_checked(editor, model):
     model.add_steps(
-        [{"content": "loader.parse_config(title)\n"}, {"content": "parse_config(title)\n"}, {"content": "\n"}]
+        [{"content": "loader.parse_config(title)\n"}, {"content": "parse_config"}, {"content": "(title)\n"}]
     )
     before = len(model.requests)
     assert await complete(editor, REPORT_LINE, len("    rows = ")) == ["loader.load_config(title)"]
     assert choices(model.requests[before + 1]) == {"load_config", "root"}
-    model.add_steps([{"content": "title.uppercase()\n"}, {"content": "uppercase()\n"}, {"content": "\n"}])
+    model.add_steps([{"content": "title.uppercase()\n"}, {"content": "uppercase"}, {"content": "()\n"}])
     before = len(model.requests)
     assert await complete(editor, REPORT_LINE, len("    rows = ")) == ["title.upper()"]
     assert {"upper", "split", "startswith"} <= choices(model.requests[before + 1])
@@ -162,8 +178,8 @@ async def test_a_cancel_or_an_edit_during_the_extra_requests_ends_them(editor, m
     model.add_steps(
         [
             {"content": "self.parse_config(path)\n"},
-            {"content": "load_config("},
-            {"content": "x" * 400 + ")\n", "chunk_delay": 0.1},  # the continuation: five seconds
+            {"content": "load_config"},
+            {"content": "(" + "x" * 400 + ")\n", "chunk_delay": 0.1},  # the continuation: five seconds
         ]
     )
     sent_before, streams = len(model.requests), len(model.streams)
@@ -181,7 +197,7 @@ async def test_a_cancel_or_an_edit_during_the_extra_requests_ends_them(editor, m
     sent, total = model.streams[-1]
     assert sent < total / 2 and time.monotonic() - started < 2
     # an edit while the constrained request is answered: no item, and the suggestion is not continued
-    model.add_steps([{"content": "self.parse_config(path)\n"}, {"content": "load_config(", "delay": 1.0}])
+    model.add_steps([{"content": "self.parse_config(path)\n"}, {"content": "load_config", "delay": 1.0}])
     sent_before = len(model.requests)
     pending = asyncio.ensure_future(complete(editor, APP_LINE))
     await _until(lambda: len(model.requests) == sent_before + 2)
