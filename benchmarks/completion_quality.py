@@ -39,6 +39,7 @@ from lsp_agent.completion.engine import CompletionEngine, CompletionRequest  # n
 from lsp_agent.config import Settings  # noqa: E402
 
 PACKAGES = ("click", "pathspec", "dotenv", "cattrs")
+CONTEXT, MONITORED, BARE = "repository context", "context + monitor", "prefix/suffix only"
 MAX_BLOCK_LINES = 12
 
 
@@ -166,18 +167,32 @@ async def run_paired(
         )
         for label, settings in configs.items()
     }
-    results: dict[str, list[dict]] = {label: [] for label in configs}
+    results: dict[str, list[dict]] = {}
     for i, task in enumerate(tasks, start=first):  # numbered as in the whole list
         for label, engine in engines.items():
             row = await ask_one(engine, i, task, roots[task.package])
-            results[label].append(row)
-            if out is not None:
-                with out.open("a", encoding="utf-8") as handle:
-                    handle.write(json.dumps({"config": label, **row}) + "\n")
-            print(
-                f"task {i} {task.kind} {label}: exact={row['exact']} {row['seconds']:.1f} s", file=sys.stderr
-            )
+            rows = {label: row}
+            if label == MONITORED:  # the same request's answer before the monitor: the context alone
+                rows = {CONTEXT: unguided_row(row, task), label: row}
+            for name, one in rows.items():
+                results.setdefault(name, []).append(one)
+                if out is not None:
+                    with out.open("a", encoding="utf-8") as handle:
+                        handle.write(json.dumps({"config": name, **one}) + "\n")
+                print(
+                    f"task {i} {task.kind} {name}: exact={one['exact']} {one['seconds']:.1f} s",
+                    file=sys.stderr,
+                )
     for engine in engines.values():
+        stats = engine.stats
+        if stats.monitor_checked:
+            spent = sorted(stats.monitor_ms)
+            print(
+                f"monitor: read {stats.monitor_checked} suggestions with a known receiver, corrected "
+                f"{stats.monitor_corrected} ({stats.monitor_corrections} names); extra ms per corrected suggestion: "
+                f"{spent[len(spent) // 2] if spent else 0} median, {spent[-1] if spent else 0} most; "
+                f"model off for the monitor: {sorted(engine.monitor.unsupported) or 'none'}"
+            )
         await engine.aclose()
     return results
 
@@ -189,6 +204,7 @@ async def ask_one(engine: CompletionEngine, i: int, task: Task, root: Path) -> d
         f"task-{i}", root / task.rel, root, task.text, task.line, task.character, invoked=True
     )
     sent = len(engine.stats.prompt_tokens_evaluated)
+    corrected = engine.stats.monitor_corrected
     started = time.perf_counter()
     suggestion = await engine.complete(request)
     if engine._model_down:  # a row of a model that is not there would score as a wrong answer
@@ -196,16 +212,28 @@ async def ask_one(engine: CompletionEngine, i: int, task: Task, root: Path) -> d
     text = suggestion.text if suggestion else ""
     exact, similarity = score(text, task)
     prompt_tokens = engine.stats.prompt_tokens_evaluated[sent:]
-    return {
+    extra = {"monitor_ms": engine.stats.monitor_ms[-1] if engine.stats.monitor_corrected > corrected else 0}
+    if suggestion is not None and suggestion.unguided is not None:
+        extra["unguided"] = suggestion.unguided
+    return extra | {
         "task": i,
         "package": task.package,
         "kind": task.kind,
         "exact": exact,
         "similarity": similarity,
         "seconds": time.perf_counter() - started,
-        "prompt_tokens": prompt_tokens[-1] if prompt_tokens else None,
+        "prompt_tokens": prompt_tokens[0] if prompt_tokens else None,
         "suggestion": text,
     }
+
+
+def unguided_row(row: dict, task: Task) -> dict:
+    """The row of a monitored request's first answer (before any correction), timed without the extra requests."""
+    text = row.get("unguided", row["suggestion"])
+    exact, similarity = score(text, task)
+    seconds = row["seconds"] - row["monitor_ms"] / 1000
+    kept = {k: v for k, v in row.items() if k not in ("unguided", "monitor_ms")}
+    return kept | {"exact": exact, "similarity": similarity, "seconds": seconds, "suggestion": text}
 
 
 def _package_of(path: Path, roots: dict[str, Path]) -> str | None:
@@ -334,6 +362,12 @@ def main(argv: list[str] | None = None) -> int:
         "change, so an earlier run's rows can stand for it; say so when reporting)",
     )
     parser.add_argument(
+        "--monitor",
+        action="store_true",
+        help="also score monitor-guided decoding: the context prompt with the monitor on gives two rows per task, "
+        "its first answer (the context alone) and the answer after the monitor's corrections",
+    )
+    parser.add_argument(
         "--shares",
         help="HEAD,OWN: the context budget's shares for the import head and the open file's outline "
         f"(default {context_module.HEAD_SHARE},{context_module.OWN_SHARE}; for development runs)",
@@ -371,12 +405,10 @@ def main(argv: list[str] | None = None) -> int:
             completion_debounce_ms=0,
             request_timeout=args.request_timeout,
         )
-        configs = {
-            "repository context": base.replace(completion_context_tokens=args.context_tokens),
-            "prefix/suffix only": base.replace(completion_context_tokens=0),
-        }
-        if args.context_only:
-            del configs["prefix/suffix only"]
+        context = base.replace(completion_context_tokens=args.context_tokens, completion_monitor=args.monitor)
+        configs = {MONITORED if args.monitor else CONTEXT: context}
+        if not args.context_only:
+            configs[BARE] = base.replace(completion_context_tokens=0, completion_monitor=False)
         results = asyncio.run(run_paired(tasks, roots, configs, indexes, args.out, args.first))
         for index in indexes.values():
             index.close()

@@ -76,6 +76,16 @@ class EditorFeatureSettings:
         "similar code, recent edits; 0: the open file only)",
         whole_number,
     )
+    completion_monitor: bool = setting(
+        True,
+        "completionMonitor",
+        "correct a suggestion's `self.x`/`module.x` that the workspace does not define, by asking the model again "
+        "restricted to the names that exist (a llama.cpp grammar; off by itself where the server takes none)",
+        boolean,
+    )
+    completion_monitor_corrections: int = setting(
+        2, "completionMonitorCorrections", "most names the monitor corrects in one suggestion", whole_number
+    )
     completion_chat_fallback: bool = setting(
         False,
         "completionChatFallback",

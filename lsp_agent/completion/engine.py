@@ -28,7 +28,10 @@ from lsp_agent.completion.fim_client import (
     FimResult,
     import_openai,
 )
+from lsp_agent.completion.members import Workspace
+from lsp_agent.completion.monitor import Monitor
 from lsp_agent.completion.postprocess import SPECIAL_TOKENS, Cursor, block_end, finish, without_fence
+from lsp_agent.completion.privacy import PromptPrivacy
 from lsp_agent.completion.prompt import (
     PREFIX_LINES,
     SUFFIX_LINES,
@@ -44,15 +47,11 @@ from lsp_agent.completion.setup import CompletionSetup, resolve_setup
 from lsp_agent.completion.stats import CompletionStats
 from lsp_agent.completion.syntax import forget_tree, language_and_quoting
 from lsp_agent.config import Settings
-from lsp_agent.workspace.redaction import redactor_for
-from lsp_agent.workspace.secrets import SecretFiles
 
 log = logging.getLogger(__name__)
 
 MODEL_REST_SECONDS = 5.0  # after a failure, no request for this long (keystrokes do not hammer a down server)
-CONTEXT_WAIT_SECONDS = (
-    0.5  # a slow index lookup is not waited for longer (it finishes for the next keystroke)
-)
+CONTEXT_WAIT_SECONDS = 0.5  # a slow index lookup is not waited for (it finishes for the next keystroke)
 CONTEXT_TTL_SECONDS = 30.0
 # the context is gathered once per band of this many lines: it stays the same (and so does the start of the
 # prompt, which the model server keeps evaluated) while the user writes the next few lines
@@ -78,6 +77,7 @@ class Suggestion:
 
     text: str
     cached: bool = False
+    unguided: str | None = None  # the model's first text, when the monitor corrected it
 
 
 class CompletionEngine:
@@ -97,6 +97,7 @@ class CompletionEngine:
         self.cache = SuggestionCache()
         self.edits = RecentEdits()
         self.stats = CompletionStats()
+        self.monitor = Monitor(self.stats)
         # the latency benchmark's foil: the context after the cursor, where each keystroke invalidates it
         self.stable_context_first = os.environ.get("LSP_AGENT_BENCH_CONTEXT_LAST") != "1"
         self._setup: tuple[Settings, CompletionSetup] | None = None
@@ -106,8 +107,7 @@ class CompletionEngine:
         self._model_down = False  # said so; cleared by the next answer
         self._contexts: dict[tuple, tuple[float, asyncio.Future]] = {}
         self._said: set[str] = set()
-        self._secret_rules: tuple[Settings, SecretFiles] | None = None
-        self._redactors: dict[tuple, Callable[[str], str]] = {}
+        self.privacy = PromptPrivacy()
         self._resting_until = 0.0
 
     # ----- set-up ---------------------------------------------------------------------------------------------
@@ -129,20 +129,6 @@ class CompletionEngine:
                 asyncio.ensure_future(self._client[1].close())
             self._client = (key, FimClient(setup.model or "", setup.api_base, setup.api_key, key[3]))
         return self._client[1]
-
-    def _secrets(self, settings: Settings) -> SecretFiles:
-        """The secret-file rules of these settings (built once per settings)."""
-        if self._secret_rules is None or self._secret_rules[0] is not settings:
-            self._secret_rules = (settings, SecretFiles(settings.secret_files))
-        return self._secret_rules[1]
-
-    def _redactor(self, settings: Settings, root: Path | None) -> Callable[[str], str]:
-        """The redaction of a folder's secrets, collected again when the settings, the folder's entries or its .env
-        change (collecting reads the .env files)."""
-        key = (id(settings), root, *(_mtime(p) for p in ((root, root / ".env") if root else ())))
-        if key not in self._redactors:
-            self._redactors = {key: redactor_for(settings, root).redact}
-        return self._redactors[key]
 
     def _say_once(self, message: str, loud: bool) -> None:
         if message not in self._said:
@@ -183,12 +169,8 @@ class CompletionEngine:
     def cancel_inflight(self, key: str | None = None) -> None:
         """Cancel the request in flight (only if it is for document `key`, when given)."""
         task = self._inflight
-        if (
-            task is not None
-            and not task.done()
-            and (key is None or getattr(task, "completion_key", None) == key)
-        ):
-            task.cancel()
+        if task is not None and (key is None or getattr(task, "completion_key", None) == key):
+            task.cancel()  # a done task ignores it
 
     # ----- requests ---------------------------------------------------------------------------------------------
 
@@ -203,7 +185,7 @@ class CompletionEngine:
                 self._say_once(setup.reason, setup.loud)
             return None
         rel = relative_path(request.path, request.root)
-        if self._secrets(self._settings()).is_secret(rel):
+        if self.privacy.secrets(self._settings()).is_secret(rel):
             return None  # a secret file's text is never sent to a model
         raw_lines = request.text.split("\n")
         lines = [line.removesuffix("\r") for line in raw_lines]
@@ -233,7 +215,7 @@ class CompletionEngine:
         task.completion_key = request.key  # type: ignore[attr-defined]
         self._inflight = task
         try:
-            text = await task
+            text, unguided = await task
         except asyncio.CancelledError:
             current_task = asyncio.current_task()
             if current_task is not None and current_task.cancelling():
@@ -247,7 +229,7 @@ class CompletionEngine:
             return None
         self.cache.put(request.key, before, after, text)
         self.stats.suggestions += 1
-        return Suggestion(text)
+        return Suggestion(text, unguided=unguided if unguided != text else None)
 
     async def _ask(
         self,
@@ -257,13 +239,14 @@ class CompletionEngine:
         lines: list[str],
         language: str | None,
         cursor: Cursor,
-    ) -> str:
-        """Debounce, gather the context, ask the model and shape its text ('' for no suggestion)."""
+    ) -> tuple[str, str]:
+        """Debounce, gather the context, ask the model and shape its text: (the suggestion, the model's own before
+        the monitor corrected it); '' for none."""
         settings = self._settings()
         if not request.invoked and settings.completion_debounce_ms:
             await asyncio.sleep(settings.completion_debounce_ms / 1000)
         if time.monotonic() < self._resting_until:
-            return ""
+            return "", ""
         started = time.perf_counter()
         snippets = await self._context(request, rel, lines, settings)
         log.debug(
@@ -271,7 +254,7 @@ class CompletionEngine:
             len(snippets),
             1000 * (time.perf_counter() - started),
         )
-        redact = self._redactor(settings, request.root)
+        redact = self.privacy.redactor(settings, request.root)
         snippets = [dataclasses.replace(s, text=redact(s.text)) for s in snippets]
         window = file_window(rel, language, lines, request.line, request.character)
         window.prefix, window.suffix = redact(window.prefix), redact(window.suffix)
@@ -289,16 +272,45 @@ class CompletionEngine:
             fim.stop = stops_for(setup.template, cursor.multiline)
         result = await self._stream(setup, fim, cursor)
         if result is None:
-            return ""
-        text = result.text
-        if setup.template == "chat":
-            text = without_fence(text)
-        return finish(text, cursor, cut_short=result.finish_reason == "length")
+            return "", ""
+        text = without_fence(result.text) if setup.template == "chat" else result.text
+        text = finish(text, cursor, cut_short=result.finish_reason == "length")
+        if text and language == "python" and settings.completion_monitor and request.root is not None:
+            return await self._monitored(request, setup, rel, fim, cursor, text), text
+        return text, text
 
-    async def _stream(self, setup: CompletionSetup, fim: FimRequest, cursor: Cursor) -> FimResult | None:
-        """The model's reply, closed early once the suggestion is complete; None when the model failed."""
+    async def _monitored(
+        self,
+        request: CompletionRequest,
+        setup: CompletionSetup,
+        rel: str,
+        fim: FimRequest,
+        cursor: Cursor,
+        text: str,
+    ) -> str:
+        """The suggestion with the names its receivers lack corrected (monitor.py), when the server allows it."""
+        client, index, root = self._model_client(setup), self._index_for(request.path), request.root
+        if not self.monitor.usable(client, setup.template) or index is None or root is None:
+            return text
+        workspace = Workspace(index.db_path, line_reader(root, self._buffers(root)), root.name)
+        receivers = await self.monitor.receivers(workspace, rel, request, cursor, text)
+
+        async def rest(continued: FimRequest, lead: str) -> FimResult | None:
+            return await self._stream(setup, continued, cursor, lead)
+
+        limit = self._settings().completion_monitor_corrections
+        return (
+            await self.monitor.guide(text, cursor, fim, receivers, client, rest, limit) if receivers else text
+        )
+
+    async def _stream(
+        self, setup: CompletionSetup, fim: FimRequest, cursor: Cursor, lead: str = ""
+    ) -> FimResult | None:
+        """The model's reply, closed early once the suggestion (`lead` and the reply) is complete; None when the
+        model failed."""
 
         def enough(text: str) -> bool:
+            text = lead + text
             if SPECIAL_TOKENS.search(text):
                 return True
             if fim.messages is not None and text.lstrip().startswith("```"):  # a chat reply's code fence
@@ -324,12 +336,7 @@ class CompletionEngine:
         if self._model_down:
             self._model_down = False
             self._say("lsp-agent: inline completions are back", False)
-        self.stats.model_ms.append(round(1000 * result.seconds))
-        evaluated = result.timings.get("prompt_n", result.usage.get("prompt_tokens"))
-        if isinstance(evaluated, int):
-            self.stats.prompt_tokens_evaluated.append(evaluated)
-        if result.timings:
-            self.stats.server_timings.append(result.timings)
+        self.stats.note_answer(result.seconds, result.timings, result.usage)
         return result
 
     async def context(self, request: CompletionRequest) -> list[Snippet]:
@@ -370,10 +377,8 @@ class CompletionEngine:
     ) -> list[Snippet]:
         root = request.root
         assert root is not None
-        buffers = {
-            relative_path(p, root): text for p, text in self._open_buffers() if p == root or root in p.parents
-        }
-        secrets = self._secrets(settings)
+        buffers = self._buffers(root)
+        secrets = self.privacy.secrets(settings)
         window = (request.line - PREFIX_LINES, request.line + SUFFIX_LINES)
 
         def far(region: Any) -> bool:
@@ -390,10 +395,6 @@ class CompletionEngine:
         index = self._index_for(request.path)
         return await asyncio.to_thread(gather, index, context, line_reader(root, buffers), secrets.is_secret)
 
-
-def _mtime(path: Path) -> int:
-    """A file's modification time in ns (0 when it does not exist)."""
-    try:
-        return path.stat().st_mtime_ns
-    except OSError:
-        return 0
+    def _buffers(self, root: Path) -> dict[str, str]:
+        """The open documents under a workspace folder, by relative path."""
+        return {relative_path(p, root): t for p, t in self._open_buffers() if p == root or root in p.parents}

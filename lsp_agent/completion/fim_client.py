@@ -29,6 +29,10 @@ FIM_ENDPOINT_PROVIDERS = ("text-completion-codestral", "text-completion-inceptio
 class CompletionModelError(Exception):
     """The completion model could not answer (down, refused, timed out); the message says where and why."""
 
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status  # the HTTP status of a refusal, when there was one
+
 
 @dataclass
 class FimRequest:
@@ -40,6 +44,7 @@ class FimRequest:
     max_tokens: int = 128
     temperature: float = 0.0
     stop: list[str] = field(default_factory=list)
+    grammar: str | None = None  # a GBNF grammar the reply must follow (llama.cpp's servers)
 
 
 @dataclass
@@ -101,7 +106,8 @@ class FimClient:
         except (asyncio.CancelledError, CompletionModelError):
             raise
         except Exception as exc:  # noqa: BLE001 - every failure of the model is reported the same way
-            raise CompletionModelError(f"{self._where()}: {type(exc).__name__}: {exc}") from None
+            status = getattr(exc, "status_code", None)
+            raise CompletionModelError(f"{self._where()}: {type(exc).__name__}: {exc}", status) from None
         result.seconds = time.perf_counter() - start
         return result
 
@@ -120,6 +126,8 @@ class FimClient:
         """/v1/completions through the kept OpenAI client. A prompt we format ourselves goes to a local FIM server
         (llama.cpp, llamafile, vLLM): `cache_prompt` asks llama.cpp to reuse its KV cache for the common start."""
         extra: dict[str, Any] = {} if request.suffix is not None else {"cache_prompt": True}
+        if request.grammar is not None:
+            extra["grammar"] = request.grammar
         client = await self._client()
         stream = await client.completions.create(
             model=self.model.split("/", 1)[1],

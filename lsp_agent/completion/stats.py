@@ -22,6 +22,21 @@ class CompletionStats:
     server_timings: list[dict[str, Any]] = field(default_factory=list)
     # per answered model request: ms from sending it to the end of its stream (waiting for a busy server included)
     model_ms: list[int] = field(default_factory=list)
+    # the monitor: suggestions it read (a receiver with known members), corrected, names replaced, and the extra
+    # ms its requests took per corrected suggestion
+    monitor_checked: int = 0
+    monitor_corrected: int = 0
+    monitor_corrections: int = 0
+    monitor_ms: list[int] = field(default_factory=list)
+
+    def note_answer(self, seconds: float, timings: dict[str, Any], usage: dict[str, Any]) -> None:
+        """Count an answered model request: its time and the prompt tokens the server evaluated."""
+        self.model_ms.append(round(1000 * seconds))
+        evaluated = timings.get("prompt_n", usage.get("prompt_tokens"))
+        if isinstance(evaluated, int):
+            self.prompt_tokens_evaluated.append(evaluated)
+        if timings:
+            self.server_timings.append(timings)
 
     def to_dict(self) -> dict[str, Any]:
         """camelCase counts for a JSON status."""
@@ -36,4 +51,8 @@ class CompletionStats:
             "promptTokensEvaluated": self.prompt_tokens_evaluated[-200:],
             "serverTimings": self.server_timings[-200:],
             "modelMs": self.model_ms[-200:],
+            "monitorChecked": self.monitor_checked,
+            "monitorCorrected": self.monitor_corrected,
+            "monitorCorrections": self.monitor_corrections,
+            "monitorMs": self.monitor_ms[-200:],
         }

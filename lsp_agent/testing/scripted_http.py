@@ -131,6 +131,13 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             self._embeddings(body)
             return
         owner = self.server.owner
+        if (
+            body.get("grammar") is not None and owner.grammar == "reject"
+        ):  # as OpenAI answers an unknown field
+            with owner._lock:
+                owner.requests.append(body)
+            self._error(400, "Unrecognized request argument supplied: grammar")
+            return
         if "prompt" in body and body.get("echo"):  # scoring its prompt: no step consumed
             self._send_json(200, echo_completion(body, owner.score(body), len(owner.scored)))
             return
@@ -144,6 +151,7 @@ class ScriptedHandler(BaseHTTPRequestHandler):
                 "script_exhausted",
             )
             return
+        step = owner.within_grammar(body, step)
         delay = float(step.get("delay") or 0)
         if delay and owner.wait(delay):
             return

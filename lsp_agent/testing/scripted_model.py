@@ -20,6 +20,11 @@ Fault steps (for reliability tests):
     "endless": true                    a 200 event stream that sends a chunk every 0.2 s and never ends
     "hang_up": true                    close the connection without answering
     "chunk_delay": 0.2                 stream the reply one chunk every 0.2 s (a slow model generating)
+A text completion sent with a GBNF `grammar` (llama.cpp's field) is answered as `grammar=` says: "follow" (the
+default) answers, for a grammar of quoted alternatives (`root ::= "a" | "b"`), the one most like the step's content
+(a model constrained to the grammar), and other grammars with the step as scripted; "reject" answers 400 without
+using a step (as OpenAI answers a field it does not know); "ignore" answers the step as scripted (a server that
+drops the field).
 A reply the client abandons (it closed the connection) is counted in `disconnects`; each streamed reply is recorded
 in `streams` as (chunks sent, chunks in the reply), so a test sees where the server stopped generating.
 
@@ -39,7 +44,9 @@ POST /v1/embeddings answers every input with a deterministic vector (by default 
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
+import re
 import sys
 import threading
 import time
@@ -69,6 +76,7 @@ class ScriptedModelServer:
         port: int = 0,
         embed: Callable[[str], list[float]] | None = None,
         prompt_scores: dict[str, float] | Callable[[str], Any] | None = None,
+        grammar: str = "follow",
     ) -> None:
         for i, step in enumerate(script):
             if not isinstance(step, dict):
@@ -81,6 +89,7 @@ class ScriptedModelServer:
         self.embedding_error: tuple[int, str] | None = None
         self.prompt_scores = prompt_scores  # how prompts sent with `echo` are scored (None: no logprobs)
         self.scored: list[dict] = []  # those requests
+        self.grammar = grammar  # how requests with a `grammar` are answered: follow, reject, ignore
         self.disconnects = 0  # replies cut short because the client went away
         self.headers: list[dict[str, str]] = []  # each chat request's headers (Authorization, ...)
         self.request_times: list[float] = []  # time.monotonic() when each chat request arrived
@@ -167,6 +176,23 @@ class ScriptedModelServer:
                 return -1, None
             self.used[chosen] = True
             return chosen, self.script[chosen]
+
+    def within_grammar(self, body: dict, step: dict) -> dict:
+        """The step as a model constrained to the request's grammar answers it (see the module's docstring)."""
+        grammar = body.get("grammar")
+        if (
+            not isinstance(grammar, str)
+            or self.grammar != "follow"
+            or not isinstance(step.get("content"), str)
+        ):
+            return step
+        rule = grammar.split("::=", 1)[-1]
+        allowed = [json.loads(s) for s in re.findall(r'"(?:\\.|[^"\\])*"', rule)]
+        if not allowed:
+            return step
+        content = step["content"]
+        chosen = max(allowed, key=lambda a: (a == content, difflib.SequenceMatcher(None, a, content).ratio()))
+        return {**step, "content": chosen}
 
     def score(self, body: dict) -> Any:
         """Record a request that scores its prompt and give the `logprobs` it is answered with: by `prompt_scores`
