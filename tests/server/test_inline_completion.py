@@ -180,12 +180,12 @@ async def test_cancel_request_closes_the_models_stream(editor, model):
             types.TEXT_DOCUMENT_INLINE_COMPLETION, params(uri, 1, len("    return ")), msg_id="slow-1"
         )
     )
-    await _until(lambda: len(model.requests) > asked)
+    await until(lambda: len(model.requests) > asked)
     started = time.monotonic()
     editor.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="slow-1"))
     with pytest.raises(Exception, match="(?i)cancel"):
         await asyncio.wait_for(future, 5)
-    await _until(lambda: len(model.streams) > streams)
+    await until(lambda: len(model.streams) > streams)
     sent, total = model.streams[-1]
     assert sent < total / 2 and time.monotonic() - started < 2  # the server stopped well before the end
 
@@ -198,14 +198,14 @@ async def test_a_keystroke_supersedes_the_request_in_flight_and_a_changed_docume
     model.add_steps([{"content": "y" * 400, "chunk_delay": 0.1}])
     streams, asked = len(model.streams), len(model.requests)
     first = asyncio.ensure_future(complete(editor, uri, 1, len("    return ")))
-    await _until(lambda: len(model.requests) > asked)
+    await until(lambda: len(model.requests) > asked)
     set_text(editor, uri, "def slow():\n    return N\n")  # the user typed: the suggestion in flight is stale
     assert await asyncio.wait_for(first, 5) == []
-    await _until(lambda: len(model.streams) > streams)
+    await until(lambda: len(model.streams) > streams)
     assert model.streams[-1][0] < model.streams[-1][1] / 2
 
 
-async def _until(condition, timeout: float = 10) -> None:
+async def until(condition, timeout: float = 10) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:

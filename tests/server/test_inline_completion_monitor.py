@@ -14,6 +14,7 @@ import pytest
 import pytest_asyncio
 from lsprotocol import types
 from server_editor import start_editor, stop_editor, write_tree
+from test_inline_completion import until
 
 from lsp_agent.testing.scripted_model import ScriptedModelServer
 
@@ -188,19 +189,19 @@ async def test_a_cancel_or_an_edit_during_the_extra_requests_ends_them(editor, m
             types.TEXT_DOCUMENT_INLINE_COMPLETION, params(uri, APP_LINE, COLUMN), msg_id="mgd-1"
         )
     )
-    await _until(lambda: len(model.requests) == sent_before + 3)
+    await until(lambda: len(model.requests) == sent_before + 3)
     started = time.monotonic()
     editor.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="mgd-1"))
     with pytest.raises(Exception, match="(?i)cancel"):
         await asyncio.wait_for(future, 5)
-    await _until(lambda: len(model.streams) >= streams + 3)
+    await until(lambda: len(model.streams) >= streams + 3)
     sent, total = model.streams[-1]
     assert sent < total / 2 and time.monotonic() - started < 2
     # an edit while the constrained request is answered: no item, and the suggestion is not continued
     model.add_steps([{"content": "self.parse_config(path)\n"}, {"content": "load_config", "delay": 1.0}])
     sent_before = len(model.requests)
     pending = asyncio.ensure_future(complete(editor, APP_LINE))
-    await _until(lambda: len(model.requests) == sent_before + 2)
+    await until(lambda: len(model.requests) == sent_before + 2)
     editor.change(uri, APP.replace("settings = \n", "settings = s\n", 1))
     assert await asyncio.wait_for(pending, 5) == []
     await asyncio.sleep(1.5)
@@ -228,11 +229,3 @@ async def test_a_server_without_grammars_turns_the_monitor_off_quietly(tmp_path_
             assert not [m for m in ed.client.messages if "grammar" in m.message or "paused" in m.message]
         finally:
             await stop_editor(ed)
-
-
-async def _until(condition, timeout: float = 10) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition never held")
-        await asyncio.sleep(0.02)
