@@ -160,7 +160,11 @@ def test_the_report_counts_repairs_by_kind_and_split() -> None:
 
 
 @pytest.mark.slow
-def test_the_project_builds_multi_line_tasks_the_tests_catch(tmp_path: Path) -> None:
+def test_the_project_builds_multi_line_tasks_the_tests_catch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the test-name heuristic's path, whether or not this interpreter has pytest-cov (the test extra has it)
+    monkeypatch.setattr("benchmarks.repair.build.has_coverage_plugin", lambda python: False)
     root = tmp_path / "proj"
     (root / "pkg").mkdir(parents=True)
     (root / "pkg" / "__init__.py").write_text("")

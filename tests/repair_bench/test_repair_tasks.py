@@ -169,7 +169,9 @@ def test_a_mutant_the_tests_miss_is_dropped_and_a_caught_one_becomes_a_task(tmp_
 
 
 @pytest.mark.slow
-def test_the_same_seed_builds_the_same_tasks(tmp_path):
+def test_the_same_seed_builds_the_same_tasks(tmp_path, monkeypatch):
+    # the test-name heuristic's path, whether or not this interpreter has pytest-cov (the test extra has it)
+    monkeypatch.setattr("benchmarks.repair.build.has_coverage_plugin", lambda python: False)
     tree = make_project(tmp_path / "proj")
     python = Path(sys.executable)
     first, stats = build_project(PROJECT, tree, python, seed=7, quota=3, log=lambda _: None)
