@@ -42,8 +42,13 @@ def _run(
         args, cwd=EXTENSION, capture_output=True, text=True, timeout=timeout, env=env or os.environ.copy()
     )
     if proc.returncode != 0:
+        # node --test reports a failed subtest as "not ok N - name" and its error below it: keep those in view
+        lines = proc.stdout.splitlines()
+        failed = [i for i, line in enumerate(lines) if line.lstrip().startswith("not ok")]
+        blocks = "\n".join("\n".join(lines[i : i + 25]) for i in failed)[:6000]
         pytest.fail(
-            f"{' '.join(args)} exited with {proc.returncode}\n{proc.stdout[-6000:]}\n{proc.stderr[-6000:]}"
+            f"{' '.join(args)} exited with {proc.returncode}\n{blocks}\n...\n{proc.stdout[-3000:]}\n"
+            f"{proc.stderr[-3000:]}"
         )
     return proc
 
