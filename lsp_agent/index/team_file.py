@@ -25,7 +25,7 @@ from lsp_agent.index.db_lock import index_dir_lock
 from lsp_agent.index.lexical_state import chunk_postings
 from lsp_agent.index.lexical_state import save as save_postings
 from lsp_agent.index.models import IndexConfig
-from lsp_agent.index.pipeline import FileJob, Workers, parse_ahead
+from lsp_agent.index.pipeline import PARALLEL_MIN_FILES, FileJob, Workers, parse_ahead
 from lsp_agent.index.store import SCHEMA_VERSION, IndexStore
 from lsp_agent.index.team_git import BLOB_TABLE, record_blobs, stored_blobs, vouched_files
 from lsp_agent.index.team_identity import repo_and_head
@@ -40,7 +40,9 @@ log = logging.getLogger(__name__)
 
 FILES_KEPT = 3  # snapshot files kept per repository (each is about a third of its index's size)
 MIN_MATCH = 0.5  # a snapshot file is used when at least this share of the working copy's files match it
-PARSE_AHEAD_MAX = 300  # more files read than this (no git, likely): none are parsed during the download
+# more files read than this (no git, likely): none are parsed during the download; run_jobs() takes parses made
+# ahead only below its parallel batch size, so the two bounds are one
+PARSE_AHEAD_MAX = PARALLEL_MIN_FILES
 
 
 @dataclass(frozen=True)
