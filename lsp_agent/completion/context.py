@@ -193,10 +193,14 @@ def gather(
     budget = request.budget_tokens * CHARS_PER_TOKEN
     if budget <= 0:
         return []
+
+    def readable(rel: str) -> list[str]:  # an index that still lists a secret file: its lines are never read
+        return [] if is_secret(rel) else read_lines(rel)
+
     text = "\n".join(request.lines)
     seen: set[tuple[str, int]] = set()
     imported = [(name, True) for name in imported_names(text)[:MAX_NAMES]]
-    head = definitions(index, request, read_lines, imported, seen) if index is not None else []
+    head = definitions(index, request, readable, imported, seen) if index is not None else []
     chosen = _within(head, int(budget * HEAD_SHARE), is_secret)  # the same for the whole file (its imports)
     budget -= sum(_cost(s) for s in chosen)
     tree = kept_tree(request.document_key, text) if request.document_key else None
@@ -207,7 +211,7 @@ def gather(
     seen = {(s.path, s.lines[0]) for s in chosen}  # a head definition left out may come back for a near name
     text_before = request.lines[request.line] if request.line < len(request.lines) else ""
     near = [(n, False) for n, _ in names_near(request.lines, request.line, text_before)]
-    found_defs = definitions(index, request, read_lines, near, seen) if index is not None else []
+    found_defs = definitions(index, request, readable, near, seen) if index is not None else []
     edits = [Snippet(rel, text, "edit") for rel, _, text in request.edits if not is_secret(rel)]
     similar = similar_chunks(index, request) if index is not None else []
     for snippet in found_defs + edits + similar:  # by value: definitions first
@@ -255,10 +259,14 @@ def relative_path(path: Path, root: Path | None) -> str:
         return path.name
 
 
-def line_reader(root: Path, buffers: dict[str, str]) -> Callable[[str], list[str]]:
-    """Lines of a workspace file: its open buffer, else the disk ([] when unreadable)."""
+def line_reader(
+    root: Path, buffers: dict[str, str], is_secret: Callable[[str], bool] = lambda rel: False
+) -> Callable[[str], list[str]]:
+    """Lines of a workspace file: its open buffer, else the disk ([] when unreadable or secret)."""
 
     def read(rel: str) -> list[str]:
+        if is_secret(rel):
+            return []
         text = buffers.get(rel)
         if text is None:
             try:

@@ -28,7 +28,6 @@ from lsp_agent.completion.fim_client import (
     FimResult,
     import_openai,
 )
-from lsp_agent.completion.members import Workspace
 from lsp_agent.completion.monitor import Monitor
 from lsp_agent.completion.postprocess import SPECIAL_TOKENS, Cursor, block_end, finish, without_fence
 from lsp_agent.completion.privacy import PromptPrivacy
@@ -292,7 +291,7 @@ class CompletionEngine:
         client, index, root = self._model_client(setup), self._index_for(request.path), request.root
         if not self.monitor.usable(client, setup.template) or index is None or root is None:
             return text
-        workspace = Workspace(index.db_path, line_reader(root, self._buffers(root)), root.name)
+        workspace = self.privacy.workspace(self._settings(), index.db_path, root, self._buffers(root))
         receivers = await self.monitor.receivers(workspace, rel, request, cursor, text)
 
         async def rest(continued: FimRequest, lead: str) -> FimResult | None:

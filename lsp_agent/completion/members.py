@@ -5,7 +5,9 @@ attributes, `self.x = ...` anywhere in them) when every base is the workspace's 
 `Generic`, `Protocol`); `mod.` may name an imported workspace module's top-level names (and a package's
 submodules). Wherever the set may be incomplete the receiver is left out: an external or unresolved base, a
 metaclass, a class decorator not known to add nothing, `__getattr__`, `setattr`, `__dict__`, `globals()`, a star
-import. Modules are found among the index's files; only the files along the way are parsed (tree-sitter).
+import. Modules are found among the index's files; only the files along the way are parsed (tree-sitter). A
+secret file (`Workspace.is_secret`) is never read, and a module, class or package member that resolves to one
+leaves the receiver out, so none of its names, nor that it exists, can reach a grammar.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ import sqlite3
 import typing
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from lsp_agent.index.languages import parser_for
+from lsp_agent.workspace.secrets import secret_files
 
 log = logging.getLogger(__name__)
 
@@ -48,11 +51,13 @@ PARSED_FILES = 64
 
 @dataclass
 class Workspace:
-    """What member sets are read from: the index's file list (`db_path`), file lines, the workspace's name."""
+    """What member sets are read from: the index's file list (`db_path`), file lines, the workspace's name, and
+    which files are secret (the built-in rules unless given: pass the user's `secretFiles` rules)."""
 
     db_path: Any
     read_lines: Callable[[str], list[str]]
     root_name: str = ""
+    is_secret: Callable[[str], bool] = field(default_factory=lambda: secret_files().is_secret)
 
 
 _parsed: OrderedDict[tuple[str, int], Any] = OrderedDict()
@@ -157,7 +162,7 @@ class MemberSets:
                 return None
             stem = "/".join(folder[: len(folder) - (level - 1)] + parts)
             found = self._paths([f"{stem}.py", f"{stem}/__init__.py"] if parts else [f"{stem}/__init__.py"])
-            return found[0] if len(found) == 1 else None
+            return self._one(found)
         if not parts:
             return None
         stem = "/".join(parts)
@@ -165,10 +170,17 @@ class MemberSets:
         if not found and parts[0] == self.workspace.root_name:  # the workspace is the package itself
             rest = "/".join(parts[1:])
             found = self._paths([f"{rest}.py", f"{rest}/__init__.py"] if rest else ["__init__.py"])
-        return found[0] if len(found) == 1 else None
+        return self._one(found)
+
+    def _one(self, found: list[str]) -> str | None:
+        """The one module file found; None when there are several or one is secret (its names stay unknown)."""
+        return found[0] if len(found) == 1 and not self.workspace.is_secret(found[0]) else None
 
     def source(self, rel: str) -> bytes | None:
-        """A workspace file's text as bytes (its open buffer, else the disk); None when it cannot be read."""
+        """A workspace file's text as bytes (its open buffer, else the disk); None when it cannot be read or is
+        secret."""
+        if self.workspace.is_secret(rel):
+            return None
         lines = self.workspace.read_lines(rel)
         return "\n".join(lines).encode("utf-8", "surrogatepass") if lines else None
 
@@ -194,7 +206,13 @@ class MemberSets:
         if rel.endswith("__init__.py"):
             folder = rel.removesuffix("__init__.py")
             self._paths([])  # connects
-            names |= {p[len(folder) :].split("/")[0].removesuffix(".py") for p in self._like(f"{folder}%")}
+            submodules = {
+                p: p[len(folder) :].split("/")[0].removesuffix(".py") for p in self._like(f"{folder}%")
+            }
+            shown = {name for p, name in submodules.items() if not self.workspace.is_secret(p)}
+            if shown != set(submodules.values()):
+                return None  # a submodule only secret files make: the set is incomplete without naming it
+            names |= shown
         return frozenset(names)
 
     def imported_modules(self, tree: Any, rel: str, wanted: set[str] | None = None) -> dict[str, str]:

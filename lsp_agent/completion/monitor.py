@@ -164,6 +164,8 @@ def receivers_at(
     """The receivers whose complete member sets the workspace knows at a cursor of a Python file (call in a worker
     thread): the names of imported workspace modules, `self`/`cls` of the enclosing method, and parameters annotated
     with a workspace class or a builtin type; only those in `wanted`, when given."""
+    if workspace.is_secret(rel):
+        return {}  # a secret file is never completed; its own classes are not offered either
     source = text.encode("utf-8", "surrogatepass")
     tree = tree or parse(rel, source)
     if tree is None:

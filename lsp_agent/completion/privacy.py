@@ -1,10 +1,14 @@
-"""What keeps secrets out of completion prompts: the secret-file rules and each folder's redaction, built once."""
+"""What keeps secrets out of completion prompts: the secret-file rules and each folder's redaction, built once, and
+the monitor's view of the workspace with secret files left out."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from lsp_agent.completion.context import line_reader
+from lsp_agent.completion.members import Workspace
 from lsp_agent.config import Settings
 from lsp_agent.workspace.redaction import redactor_for
 from lsp_agent.workspace.secrets import SecretFiles
@@ -22,6 +26,12 @@ class PromptPrivacy:
         if self._secret_rules is None or self._secret_rules[0] is not settings:
             self._secret_rules = (settings, SecretFiles(settings.secret_files))
         return self._secret_rules[1]
+
+    def workspace(self, settings: Settings, db_path: Any, root: Path, buffers: dict[str, str]) -> Workspace:
+        """What the monitor reads member sets from (the index's files, open buffers, the disk), every read under
+        the secret-file rules: a secret file's names, members and existence never reach a grammar."""
+        is_secret = self.secrets(settings).is_secret
+        return Workspace(db_path, line_reader(root, buffers, is_secret), root.name, is_secret)
 
     def redactor(self, settings: Settings, root: Path | None) -> Callable[[str], str]:
         """The redaction of a folder's secrets, collected again when the settings, the folder's entries or its .env
