@@ -355,11 +355,11 @@ class CompletionEngine:
         self._contexts = {k: v for k, v in self._contexts.items() if now - v[0] < CONTEXT_TTL_SECONDS}
         band = request.line // CONTEXT_BAND_LINES
         start = band * CONTEXT_BAND_LINES
-        # what the gathering reads, besides the band: the lines above it, the imports, the recent edits
+        # what the gathering reads besides the band: the lines above, imports, recent edits, the secret rules
         above = hash(tuple(lines[max(0, start - 12) : start]))
         imports = hash(tuple(line for line in lines if line.startswith(("import ", "from "))))
         edits = tuple((r.path, r.first) for r in self.edits.regions)
-        slot = (request.key, band, above, imports, edits)
+        slot = (request.key, band, above, imports, edits, tuple(settings.secret_files))
         if slot not in self._contexts:
             self._contexts[slot] = (now, asyncio.ensure_future(self._gather(request, rel, lines, settings)))
         try:
