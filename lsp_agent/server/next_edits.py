@@ -136,6 +136,11 @@ class NextEdits:
         if doc is None or where is None or not self.active():
             return
         root, rel = where
+        from lsp_agent.workspace.secrets import secret_files_of
+
+        if secret_files_of(self.server.settings).is_secret(rel):
+            self.baselines.pop(uri, None)
+            return  # a secret file's definitions, and its name, never reach a model
         text = doc.source if text is None else text
         from lsp_agent.index.signatures import definitions, diff_definitions
 

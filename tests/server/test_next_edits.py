@@ -8,6 +8,7 @@ import time
 
 import pytest
 import pytest_asyncio
+from lsprotocol import types
 from scripted_editor import code_actions_at
 from server_editor import scripted_settings, start_editor, stop_editor, write_tree
 
@@ -263,3 +264,33 @@ async def test_no_model_configured_means_no_action_and_no_error(tmp_path_factory
         assert not [m for m in ed.client.messages if m.type == 1]  # no error popup
     finally:
         await stop_editor(ed)
+
+
+async def test_a_definition_changed_in_a_secret_file_asks_the_model_nothing(editor, model):
+    write_tree(editor.root, FILES)
+    settings = scripted_settings(model)
+    # without the rule the edit's call sites are offered (and the model client is warm for what follows)
+    model.add_steps([reply((1, "words = parse('a b', ' ')"), (2, "    return parse(s, ' ')"))])
+    uri = editor.open("core.py", CORE)
+    editor.change(uri, NEW_CORE)
+    await offered(editor, uri, 0, "Update 2 call sites of `parse`", timeout=60)  # the first model request
+    assert "In core.py" in model.requests[-1]["messages"][-1]["content"]
+    (pending,) = await pending_next_edits(editor)
+    await editor.command("lspAgent.rejectEdits", {"runId": pending["runId"]})
+    editor.close(uri)
+
+    secret = {**settings, "secretFiles": ["core.py"]}
+    editor.client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"lspAgent": secret})
+    )
+    await editor.wait_index_ready()
+    asked = len(model.requests)
+    uri = editor.open("core.py", CORE)
+    editor.change(uri, NEW_CORE)
+    await asyncio.sleep(4)  # past the pause after which the definitions are compared, and a warm request
+    assert len(model.requests) == asked and await pending_next_edits(editor) == []
+    editor.close(uri)
+    editor.client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"lspAgent": settings})
+    )
+    await editor.wait_index_ready()
