@@ -106,6 +106,31 @@ async def test_of_two_equally_small_passing_versions_the_one_the_model_scores_hi
     )  # scoring is no request of the run's (no step, no record)
 
 
+async def test_versions_of_different_sizes_are_not_scored(clamp_project: Path) -> None:
+    # the smallest change is chosen whatever the scores; each score is a request costing minutes on a CPU server
+    script = [{"content": "\n"}] * 20 + [
+        {
+            "match": f"corrected versions of line {BUGGY_LINE},",
+            "content": "1. `return max(lo, hi)`\n2. `return high`",
+        }
+    ]
+    prefers_max = {"        return max(lo, hi)": -0.1, "        return high": -3.0}
+    out = await run_scripted(
+        clamp_project, script, TASK, permission=asker("allow_once"), prompt_scores=prefers_max, **QWEN
+    )
+    result = out.result
+    assert result.success and result.proposal.changes[0].new_text == FIXED
+    assert not out.scored
+    assert (
+        "chosen `return high` (1 token changed, the smallest change); also passing: `return max(lo, hi)`"
+        in (result.answer)
+    )
+    assert "log-probability" not in result.answer and "prefers" not in result.answer
+    [alternatives] = [e for e in out.of("context") if e.get("what") == "alternatives"]
+    assert alternatives["versions"] == ["        return high", "        return max(lo, hi)"]
+    assert "likelihood" not in alternatives
+
+
 @pytest.mark.parametrize(
     "scores",
     [

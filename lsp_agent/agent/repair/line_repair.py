@@ -177,14 +177,17 @@ async def _finish_fix(
     run: Any, testing: EditTesting, passing: list[_Passing], template: str | None
 ) -> Outcome:
     """End the run with the passing version that changes the line least (of those as small, the one the model
-    finds likeliest, when it can say: `template` set and log-probabilities sent); the summary names the others."""
+    finds likeliest, when it can say: `template` set and log-probabilities sent; only those are scored, each
+    score a costly request); the summary names the others."""
     by_version = {fix.version: fix for fix in passing}  # in the order found: ties keep it without scores
     first = passing[0]
     versions = ranked(first.original, list(by_version))
+    smallest = token_distance(first.original, versions[0])
+    tied = [version for version in versions if token_distance(first.original, version) == smallest]
     scores: dict[str, float] = {}
-    if len(versions) > 1 and template is not None:
+    if len(tied) > 1 and template is not None:  # a score decides only among versions as small
         lines = run.ctx.overlay.read_text(first.path).splitlines()  # as it was: each tried version was undone
-        scores = await likelihoods(run, template, lines, first.line, versions)
+        scores = await likelihoods(run, template, lines, first.line, tied)
         versions = ranked(first.original, versions, scores)
     chosen = by_version[versions[0]]
     _adopt(run, testing, chosen)
