@@ -48,8 +48,9 @@ async def editor(tmp_path_factory, model):
     await stop_editor(ed)
 
 
-async def offered(editor, uri: str, line: int, prefix: str, timeout: float = 20) -> list:
-    """Code actions at `line` once one titled `prefix...` shows up."""
+async def offered(editor, uri: str, line: int, prefix: str, timeout: float = 60) -> list:
+    """Code actions at `line` once one titled `prefix...` shows up (a loaded machine waits long for the first
+    model request: litellm imports then)."""
     deadline = time.monotonic() + timeout
     while True:
         actions = await code_actions_at(editor, uri, line)
@@ -273,7 +274,7 @@ async def test_a_definition_changed_in_a_secret_file_asks_the_model_nothing(edit
     model.add_steps([reply((1, "words = parse('a b', ' ')"), (2, "    return parse(s, ' ')"))])
     uri = editor.open("core.py", CORE)
     editor.change(uri, NEW_CORE)
-    await offered(editor, uri, 0, "Update 2 call sites of `parse`", timeout=60)  # the first model request
+    await offered(editor, uri, 0, "Update 2 call sites of `parse`")
     assert "In core.py" in model.requests[-1]["messages"][-1]["content"]
     (pending,) = await pending_next_edits(editor)
     await editor.command("lspAgent.rejectEdits", {"runId": pending["runId"]})
