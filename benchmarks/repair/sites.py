@@ -108,9 +108,9 @@ def site_ranks(root: Path, task: Task, budget: int, max_steps: int = SCHEDULE_ST
         if 0 < s.line <= len(lines[s.path]) and repairable(lines[s.path][s.line - 1])
     ]
     bug = (task.file, task.line)
-    made = request_schedule(
-        task.description, overlay, report, settings.repair_lines, max_steps, infill=True
-    )  # as the small profile with an infill template makes it
+    made = request_schedule(  # as the small profile with an infill template makes it
+        task.description, overlay, report, settings.repair_lines, max_steps, True, settings.repair_additions
+    )
     schedule = [(site.path, site.line, kind) for site, kind in made]
     buggy = overlay.read_text(task.file).splitlines()
     return {

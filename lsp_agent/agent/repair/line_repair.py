@@ -18,10 +18,12 @@ the run ends with the partial fix that left the fewest, its checks failed (statu
 still failing), never as a plain success.
 With an infill template (`infillTemplate`; `auto` picks one for a code model it knows by name), the first request
 about each line is a fill-in-the-middle completion instead (agent/repair/line_infill.py): the model writes the line in its
-place without seeing it; a server without text completions turns that off for the rest of the run. With infill, the
-requests left for asking about lines again go first to adding code (agent/repair/line_insertions.py): a best line's
-condition extended by a dropped part, then a missing line inserted at the end or start of the best line's function or
-after the line.
+place without seeing it; a server without text completions turns that off for the rest of the run. With infill, code
+is added too (agent/repair/line_insertions.py), in up to `repairAdditions` requests beyond `repairLines` while the loop
+keeps a few steps, then in place of requests about lines again: a best line's condition extended by a dropped part, a
+missing line inserted at the end or start of the best line's function or after the line, all after the lines are
+filled in; but when the failure shows a None where a value was wanted, a line is first inserted where the best lines'
+functions (or one the failure names) fall off their end. The order is agent/repair/line_schedule.py's.
 Each request is a step of max_iterations. One line gets one request, and at most two thirds of the steps go to
 different lines; requests `repairLines` has left then go to the best-ranked lines again (a line request, without the
 versions already tried), as long as the loop keeps a few steps. The loop, which starts as before, refuses the
@@ -206,7 +208,13 @@ def _requests(run: Any, report: TestReport, infill: str | None) -> list[tuple[Su
     """The requests line repairs make, in order (line_schedule.request_schedule, the one schedule)."""
     settings = run.settings
     return request_schedule(
-        run.task, run.ctx.overlay, report, settings.repair_lines, settings.max_iterations, infill is not None
+        run.task,
+        run.ctx.overlay,
+        report,
+        settings.repair_lines,
+        settings.max_iterations,
+        infill is not None,
+        settings.repair_additions,
     )
 
 
