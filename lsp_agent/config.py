@@ -243,6 +243,14 @@ class Settings(EditorFeatureSettings):
         whole_number,
         env="LSP_AGENT_REPAIR_LINES",
     )
+    repair_additions: int = setting(
+        4,
+        "repairAdditions",
+        "small profile with an infill template: requests beyond repairLines that add code (a missing line inserted, "
+        "a condition's dropped part), while the loop keeps two steps (0: only in place of second requests)",
+        whole_number,
+        env="LSP_AGENT_REPAIR_ADDITIONS",
+    )
     infill_template: str | None = setting(
         "auto",
         "infillTemplate",

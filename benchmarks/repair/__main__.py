@@ -4,7 +4,7 @@ python -m benchmarks.repair build [--seed 1] [--per-project 8] [--project NAME .
 python -m benchmarks.repair run --api-base http://127.0.0.1:PORT/v1 [--limit N] [--tasks ID ...]
     [--project NAME ...] [--agents lsp-agent,mini-swe-agent] [--max-steps 20] [--time-limit 420]
 python -m benchmarks.repair report RESULTS.json [MORE.json ...]   # several: pooled (other samples, one budget)
-python -m benchmarks.repair sites [--tasks ID ...] [--budget 10]   # model-free: the lines line repairs ask about
+python -m benchmarks.repair sites [--tasks ID ...] [--budget 10] [--max-steps 20]  # model-free: lines and requests
 python -m benchmarks.repair asks --api-base URL [--tasks ID ...] [--samples 2]  # one request about the bug's line
 python -m benchmarks.repair classify RESULTS.json   # each repair: the original line, equivalent, or plausible only
 """

@@ -4,7 +4,9 @@ Per task, a fresh buggy copy; in a child process with the agents' environment, t
 spectra as the agent runs them up front (tools/test_runs.run_pytest), then the rank of the bug's line among
 - lsp-agent's repair sites (agent/line_sites.repair_sites: the lines line repairs ask about, in order), and
 - plain Ochiai (the baseline: the failing tests' repairable lines of the named files by Ochiai, ties to fewer
-  passing tests, then line order; no conditions, nearness or defaults), the usual spectrum-based ranking.
+  passing tests, then line order; no conditions, nearness or defaults), the usual spectrum-based ranking;
+and the schedule rank (schedule.py): the position, among line repairs' requests at the default budget, of the
+first request that can produce the fix (an insertion for a missing statement, an extension for a dropped part).
 Recall@k is the share of tasks whose bug line is among the first k; the budget is the sites' step budget.
 """
 
@@ -24,11 +26,13 @@ from typing import Any
 from benchmarks.repair.agents import agent_environment
 from benchmarks.repair.build import Task, read_task_set
 from benchmarks.repair.projects import Project, copy_tree, fetch, project_named, testenv_python
+from benchmarks.repair.schedule import NO_SINGLE_REQUEST, schedule_rank, schedule_table
 
 RECALL_AT = (1, 3, 5)
 BUDGET_STEPS = (
     15  # the default budget is the sites of a run with this many steps (the benchmark's --max-steps)
 )
+SCHEDULE_STEPS = 20  # the schedule rank's run: `run`'s default --max-steps
 
 
 def add_task_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,6 +50,12 @@ def add_sites_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--budget", type=int, help=f"sites asked about (default: those of a {BUDGET_STEPS}-step run)"
     )
+    parser.add_argument(
+        "--max-steps",
+        type=int,
+        default=SCHEDULE_STEPS,
+        help=f"the run whose request schedule is ranked (default {SCHEDULE_STEPS}, as `run`)",
+    )
     parser.add_argument("--out", type=Path, help="results JSON (default: none)")
     parser.add_argument(
         "--without-coverage",
@@ -54,9 +64,11 @@ def add_sites_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def site_ranks(root: Path, task: Task, budget: int) -> dict[str, Any]:
-    """In the task's environment: the 1-based ranks of the bug's line among the sites and in plain Ochiai."""
+def site_ranks(root: Path, task: Task, budget: int, max_steps: int = SCHEDULE_STEPS) -> dict[str, Any]:
+    """In the task's environment: the 1-based ranks of the bug's line among the sites and in plain Ochiai, and
+    of the first request that can fix it in the schedule of a `max_steps` run (schedule.py)."""
     from lsp_agent.agent.repair.line_candidates import repairable
+    from lsp_agent.agent.repair.line_schedule import request_schedule
     from lsp_agent.agent.repair.line_sites import repair_sites
     from lsp_agent.settings_sources import load_settings
     from lsp_agent.tools.fault_lines import ranked_lines
@@ -77,8 +89,10 @@ def site_ranks(root: Path, task: Task, budget: int) -> dict[str, Any]:
         return {
             "task": task.id,
             "kind": task.kind,
+            "split": task.split,
             "sites": None,
             "ochiai": None,
+            "schedule": None,
             "problem": problem,
             "failure": report.first_failure,
         }
@@ -94,11 +108,19 @@ def site_ranks(root: Path, task: Task, budget: int) -> dict[str, Any]:
         if 0 < s.line <= len(lines[s.path]) and repairable(lines[s.path][s.line - 1])
     ]
     bug = (task.file, task.line)
+    made = request_schedule(  # as the small profile with an infill template makes it
+        task.description, overlay, report, settings.repair_lines, max_steps, True, settings.repair_additions
+    )
+    schedule = [(site.path, site.line, kind) for site, kind in made]
+    buggy = overlay.read_text(task.file).splitlines()
     return {
         "task": task.id,
         "kind": task.kind,
+        "split": task.split,
         "sites": _rank(bug, [(s.path, s.line) for s in sites]),
         "ochiai": _rank(bug, ochiai),
+        "schedule": schedule_rank(task, buggy, schedule),
+        "requests": [list(request) for request in schedule],  # (path, line, kind), in order
         "problem": "",
         "tracer": report.spectra.tracer,  # coverage, or monitoring/settrace with --without-coverage
         "failure": report.first_failure,  # what a line-repair request shows (`asks`)
@@ -111,7 +133,14 @@ def _rank(bug: tuple[str, int], order: list[tuple[str, int]]) -> int | None:
 
 
 def rank_task(
-    task: Task, project: Project, pristine: Path, python: Path, budget: int, *, coverage: bool = True
+    task: Task,
+    project: Project,
+    pristine: Path,
+    python: Path,
+    budget: int,
+    *,
+    coverage: bool = True,
+    max_steps: int = SCHEDULE_STEPS,
 ) -> dict[str, Any]:
     """site_ranks in a child process with the agents' environment, over a fresh buggy copy of `pristine`."""
     from benchmarks.repair.run import make_buggy
@@ -129,6 +158,7 @@ def rank_task(
             str(copy),
             json.dumps(asdict(task)),
             str(budget),
+            str(max_steps),
         ]
         done = subprocess.run(child, env=env, capture_output=True, text=True, timeout=600)
     finally:
@@ -152,16 +182,22 @@ def run_sites(args: argparse.Namespace, task_path: Path) -> int:
     for task in tasks:
         project = project_named(task.project)
         coverage = not args.without_coverage
-        results.append(rank_task(task, project, fetch(project), python, budget, coverage=coverage))
-        r = results[-1]
+        ranks = rank_task(
+            task, project, fetch(project), python, budget, coverage=coverage, max_steps=args.max_steps
+        )
+        results.append(ranks)
+        schedule = "n/a" if task.kind in NO_SINGLE_REQUEST else _shown(ranks["schedule"])
         print(
-            f"{task.id:<16} {task.kind:<20} sites {_shown(r['sites']):>4}  ochiai {_shown(r['ochiai']):>4}  "
-            f"{r['problem']}".rstrip()
+            f"{task.id:<16} {task.kind:<22} {task.split or '-':<8} sites {_shown(ranks['sites']):>4}  "
+            f"ochiai {_shown(ranks['ochiai']):>4}  schedule {schedule:>4}  {ranks['problem']}".rstrip()
         )
     print()
     print(recall_table(results, budget))
+    print()
+    print(schedule_table(results))
     if args.out:
-        args.out.write_text(json.dumps({"budget": budget, "results": results}, indent=1) + "\n")
+        saved = {"budget": budget, "max_steps": args.max_steps, "results": results}
+        args.out.write_text(json.dumps(saved, indent=1) + "\n")
         print(f"results: {args.out}")
     return 0
 
@@ -182,6 +218,6 @@ def _shown(rank: int | None) -> str:
     return "-" if rank is None else str(rank)
 
 
-if __name__ == "__main__":  # the child: python -m benchmarks.repair.sites COPY TASK_JSON BUDGET
-    root, task_json, budget = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-    print(json.dumps(site_ranks(root, Task(**json.loads(task_json)), budget)))
+if __name__ == "__main__":  # the child: python -m benchmarks.repair.sites COPY TASK_JSON BUDGET MAX_STEPS
+    root, task_json, budget, steps = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    print(json.dumps(site_ranks(root, Task(**json.loads(task_json)), budget, steps)))

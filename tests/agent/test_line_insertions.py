@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from lsp_agent.agent.repair.line_insertions import (
     condition_parts,
+    empty_callees,
     extended_version,
     extension_prompt,
     inserted_version,
     insertion_gaps,
     insertion_prompt,
+    named_returnless_gaps,
+    returnless_gaps,
 )
 
 TOTAL = '''def total(values):
@@ -64,3 +67,42 @@ def test_a_condition_is_extended_after_its_own_joiner_at_the_hole() -> None:
     assert extended_version("c:\n        return 1", lines[1]) == "    if a and b and c:"
     assert extended_version(" c > 0\n", lines[1]) == "    if a and b and c > 0:"
     assert extended_version("\n", lines[1]) is None and extended_version("c +", lines[1]) is None
+
+
+CACHED = '''def cached(cache, key, compute):
+    try:
+        return cache[key]
+    except KeyError:
+        pass
+    try:
+        value = compute(key)
+        with LOCK:
+            cache[key] = value
+    finally:
+        LOCK.release()
+
+
+def name(word):
+    """Its name."""
+
+
+def shout(word):
+    return name(word).upper()
+'''
+
+
+def test_the_ends_a_function_falls_off_are_where_a_missing_return_goes() -> None:
+    # the whole try, then its body's end (the `with` block's, the same line), not the first try's `return`
+    assert returnless_gaps(CACHED, 3) == [11, 9]
+    assert returnless_gaps(TOTAL, 4) == [5]  # the end of the `for` loop
+    assert returnless_gaps(CACHED, 19) == []  # it returns
+    assert returnless_gaps("x = 1\n", 1) == [] and returnless_gaps("def broken(:\n", 1) == []
+    assert (
+        named_returnless_gaps(CACHED, "cached") == [11, 9] and named_returnless_gaps(CACHED, "nothing") == []
+    )
+    assert named_returnless_gaps(CACHED, "name") == [15]  # only a docstring left
+
+
+def test_a_called_function_with_only_its_docstring_is_a_gap_of_its_own() -> None:
+    assert empty_callees(CACHED, 19) == [15]  # `name(word)`: nothing but the docstring
+    assert empty_callees(CACHED, 7) == [] and empty_callees("def broken(:\n", 1) == []

@@ -33,15 +33,20 @@ def test_the_bug_line_is_ranked_among_the_sites_and_by_ochiai(tmp_path: Path) ->
     ranks = rank_task(task, PROJECT, pristine, python, budget=6)
     failure = ranks.pop("failure")  # the first failure, as a line-repair request shows it (`asks`)
     assert "test_total" in failure and "assert -6 == 6" in failure
+    requests = ranks.pop("requests")  # the agent's own schedule at 20 steps, with an infill template
     # total()'s three lines run only by the failing test tie; the loop body is the third, in both orders
     assert ranks == {
         "task": task.id,
         "kind": "swapped_operator",
+        "split": "",
         "sites": 3,
         "ochiai": 3,
+        "schedule": 3,  # the third request fills in the bug's line
         "problem": "",
         "tracer": "coverage",
     }
+    assert requests[2] == ["pkg/calc.py", task.line, "infill"]
+    assert {kind for _, _, kind in requests} <= {"infill", "insert", "extend", "line"}
     assert rank_task(task, PROJECT, pristine, python, budget=2)["sites"] is None  # beyond the budget
     assert (pristine / "pkg" / "calc.py").read_text() == CALC  # the bug went into a copy
 

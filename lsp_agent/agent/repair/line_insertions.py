@@ -5,7 +5,9 @@ part dropped from a compound condition (`if a and b:` extended at the end of its
 Both are fill-in-the-middle prompts: for an insertion nothing is left out, the hole sits between the site's line and
 the next; for an extension the hole sits at the end of the condition, after an `and`/`or` the prompt writes itself,
 so the model writes the missing part. The version tested replaces the site's line, so the tested edit, its undo and
-its summary work as for any line: an insertion's version is the line with the new lines after it.
+its summary work as for any line: an insertion's version is the line with the new lines after it. Where a line is
+inserted: around a suspicious line (insertion_gaps), or, when a test got a None, where a function falls off its end
+(returnless_gaps) or at the end of a called function left with only its docstring (empty_callees).
 """
 
 from __future__ import annotations
@@ -27,24 +29,96 @@ def insertion_gaps(text: str, number: int) -> list[int]:
     """The lines after which a missing statement is looked for, for a suspicious line `number` (1-based): the end of
     its function (a missing `return`), the start of its body (a missing guard), then the line itself; [number] when
     it is in no function (or the file does not parse)."""
+    function = _function_at(text, number)
+    if function is None:
+        return [number]
+    body = function.body
+    docstring = _is_docstring(body[0]) and len(body) > 1
+    first = body[1] if docstring else body[0]
+    gaps = [function.end_lineno or number, first.lineno - 1, number]
+    return list(dict.fromkeys(gaps))
+
+
+def returnless_gaps(text: str, number: int) -> list[int]:
+    """The lines after which control falls off the end of line `number`'s function (it returns None there), last
+    first: the ends of the blocks its last statement runs through (an `if`'s branches, a `try`'s body and
+    handlers, a `with`'s body), not those that end in a `return` or `raise`; [] outside a function."""
+    function = _function_at(text, number)
+    return [] if function is None else list(dict.fromkeys(_fall_ends(function.body)))
+
+
+def named_returnless_gaps(text: str, name: str) -> list[int]:
+    """returnless_gaps of every function called `name` in the file (a failure named it returning None)."""
     try:
         tree = parse_python(text)
     except (SyntaxError, ValueError):
-        return [number]
+        return []
+    functions = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name
+    ]
+    return list(dict.fromkeys(gap for function in functions for gap in _fall_ends(function.body)))
+
+
+def empty_callees(text: str, number: int) -> list[int]:
+    """The last lines of the functions of the same file called on line `number` that have no statement but their
+    docstring (a missing `return` left nothing else): the gaps where their statement goes."""
+    try:
+        tree = parse_python(text)
+    except (SyntaxError, ValueError):
+        return []
+    called = {
+        node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and node.lineno <= number <= (node.end_lineno or node.lineno)
+        and isinstance(node.func, (ast.Name, ast.Attribute))
+    }
+    return [
+        node.end_lineno or node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.name in called
+        and len(node.body) == 1
+        and _is_docstring(node.body[0])
+    ]
+
+
+def _fall_ends(body: list[ast.stmt]) -> list[int]:
+    """The last lines of `body` after which control leaves it without a return or raise, innermost last."""
+    last = body[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return []
+    ends = [last.end_lineno or last.lineno]
+    if isinstance(last, ast.If):
+        ends += _fall_ends(last.body) + (_fall_ends(last.orelse) if last.orelse else [])
+    elif isinstance(last, ast.Try):
+        ends += _fall_ends(last.orelse or last.body)
+        ends += [end for handler in last.handlers for end in _fall_ends(handler.body)]
+    elif isinstance(last, (ast.With, ast.AsyncWith)):
+        ends += _fall_ends(last.body)
+    return ends
+
+
+def _function_at(text: str, number: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The innermost function holding line `number` (None: in none, or the file does not parse)."""
+    try:
+        tree = parse_python(text)
+    except (SyntaxError, ValueError):
+        return None
     functions = [
         node
         for node in ast.walk(tree)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         and node.lineno <= number <= (node.end_lineno or node.lineno)
     ]
-    if not functions:
-        return [number]
-    function = min(functions, key=lambda node: (node.end_lineno or node.lineno) - node.lineno)
-    body = function.body
-    docstring = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and len(body) > 1
-    first = body[1] if docstring else body[0]
-    gaps = [function.end_lineno or number, first.lineno - 1, number]
-    return list(dict.fromkeys(gaps))
+    return min(functions, key=lambda node: (node.end_lineno or node.lineno) - node.lineno, default=None)
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    """Whether a statement is a bare string (a docstring)."""
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
 
 
 def insertion_prompt(template: str, lines: list[str], after: int) -> str:

@@ -18,10 +18,12 @@ the run ends with the partial fix that left the fewest, its checks failed (statu
 still failing), never as a plain success.
 With an infill template (`infillTemplate`; `auto` picks one for a code model it knows by name), the first request
 about each line is a fill-in-the-middle completion instead (agent/repair/line_infill.py): the model writes the line in its
-place without seeing it; a server without text completions turns that off for the rest of the run. With infill, the
-requests left for asking about lines again go first to adding code (agent/repair/line_insertions.py): a best line's
-condition extended by a dropped part, then a missing line inserted at the end or start of the best line's function or
-after the line.
+place without seeing it; a server without text completions turns that off for the rest of the run. With infill, code
+is added too (agent/repair/line_insertions.py), in up to `repairAdditions` requests beyond `repairLines` while the loop
+keeps a few steps, then in place of requests about lines again: a best line's condition extended by a dropped part, a
+missing line inserted at the end or start of the best line's function or after the line, all after the lines are
+filled in; but when the failure shows a None where a value was wanted, a line is first inserted where the best lines'
+functions (or one the failure names) fall off their end. The order is agent/repair/line_schedule.py's.
 Each request is a step of max_iterations. One line gets one request, and at most two thirds of the steps go to
 different lines; requests `repairLines` has left then go to the best-ranked lines again (a line request, without the
 versions already tried), as long as the loop keeps a few steps. The loop, which starts as before, refuses the
@@ -31,7 +33,7 @@ versions tried here.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lsp_agent.agent.model.errors import ModelError
@@ -48,15 +50,13 @@ from lsp_agent.agent.repair.line_candidates import candidate_lines, line_request
 from lsp_agent.agent.repair.line_infill import MAX_TOKENS as INFILL_TOKENS
 from lsp_agent.agent.repair.line_infill import STOP, filled_line, infill_prompt, template_for
 from lsp_agent.agent.repair.line_insertions import (
-    condition_parts,
     extended_version,
     extension_prompt,
     inserted_version,
-    insertion_gaps,
     insertion_prompt,
 )
 from lsp_agent.agent.repair.line_likelihood import likelihoods
-from lsp_agent.agent.repair.line_sites import repair_sites, second_requests, site_budget
+from lsp_agent.agent.repair.line_schedule import EXTEND, INFILL, INSERT, LINE, request_schedule
 from lsp_agent.tools.syntax_check import introduced_errors
 
 if TYPE_CHECKING:
@@ -72,8 +72,6 @@ REPLY_TOKENS = 240
 SYSTEM = "You fix bugs in Python code. Answer with lines of code only."
 MAX_CONTEXT_LINES = 3  # neighbouring lines added (each side) until the edited text occurs once in its file
 EXTRA_SITES = 3  # lines still tried after the first partial fix
-ADDITION_SITES = 2  # the best lines whose condition is extended (a dropped part of it)
-LINE, INFILL, INSERT, EXTEND = "line", "infill", "insert", "extend"  # the kinds of request
 
 
 async def repair_lines(
@@ -210,34 +208,17 @@ def _adopt(run: Any, testing: EditTesting, fix: _Passing) -> None:
 
 
 def _requests(run: Any, report: TestReport, infill: str | None) -> list[tuple[SuspectLine, str]]:
-    """The requests line repairs make, in order: with an infill template the first request about each line fills it
-    in, then code is added at the best lines (a condition's dropped part, a missing line), with requests taken from
-    those that ask about the best lines again (line requests)."""
+    """The requests line repairs make, in order (line_schedule.request_schedule, the one schedule)."""
     settings = run.settings
-    sites = repair_sites(
-        run.task, run.ctx.overlay, report, site_budget(settings.repair_lines, settings.max_iterations)
+    return request_schedule(
+        run.task,
+        run.ctx.overlay,
+        report,
+        settings.repair_lines,
+        settings.max_iterations,
+        infill is not None,
+        settings.repair_additions,
     )
-    again = sites[: second_requests(settings.repair_lines, settings.max_iterations, len(sites))]
-    additions = _additions(run, sites, len(again)) if infill else []
-    again = again[: len(again) - len(additions)]
-    return [(site, INFILL if infill else LINE) for site in sites] + additions + [(s, LINE) for s in again]
-
-
-def _additions(run: Any, sites: list[SuspectLine], quota: int) -> list[tuple[SuspectLine, str]]:
-    """The requests that add code at the best lines, at most `quota`: the best ADDITION_SITES lines' conditions
-    extended, then a line inserted in the best line's function (line_insertions.insertion_gaps)."""
-    found: list[tuple[SuspectLine, str]] = []
-    for site in sites[:ADDITION_SITES]:
-        line = run.ctx.overlay.read_text(site.path).splitlines()[site.line - 1 : site.line]
-        if line and condition_parts(line[0]) is not None:
-            found.append((site, EXTEND))
-    if sites:  # the best line's function: a line missing at its end, at its start, or after the line
-        top = sites[0]
-        found += [
-            (replace(top, line=gap), INSERT)
-            for gap in insertion_gaps(run.ctx.overlay.read_text(top.path), top.line)
-        ]
-    return list(dict.fromkeys(found))[:quota]
 
 
 async def _versions(
