@@ -9,6 +9,8 @@ an opener either finishes before the swap (its WAL files then stop the swap) or 
 from __future__ import annotations
 
 import os
+import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,3 +36,23 @@ def index_dir_lock(db_path: Path, exclusive: bool = False) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock
+
+
+def use_wal(conn: sqlite3.Connection, wait: float = 120.0) -> None:
+    """Put the connection's database in WAL mode, waiting up to `wait` seconds for another connection's write.
+
+    SQLite answers a journal-mode change on a rollback-journal file that another connection is writing with
+    "database is locked" at once, without its busy handler (a swapped-in team file, or a new index opened by
+    the CLI and the server together), so the change is retried here.
+    """
+    deadline = time.monotonic() + wait
+    pause = 0.01
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.5)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lsp_agent.index.db_lock import index_dir_lock
+from lsp_agent.index.db_lock import index_dir_lock, use_wal
 from lsp_agent.index.models import Chunk
 from lsp_agent.index.rows import FileRows
 
@@ -122,7 +122,7 @@ class IndexStore:
             self.conn = sqlite3.connect(
                 str(self.path), isolation_level=None, check_same_thread=False, timeout=120
             )
-            self.conn.execute("PRAGMA journal_mode=WAL")
+            use_wal(self.conn)
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self._next_chunk_id: int | None = None
             row = self.conn.execute(

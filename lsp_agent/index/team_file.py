@@ -16,12 +16,13 @@ import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lsp_agent.index.db_lock import index_dir_lock
+from lsp_agent.index.db_lock import index_dir_lock, use_wal
 from lsp_agent.index.lexical_state import chunk_postings
 from lsp_agent.index.lexical_state import save as save_postings
 from lsp_agent.index.models import IndexConfig
@@ -168,6 +169,9 @@ def adopt(path: Path, stores: Sequence[IndexStore], lock: threading.RLock) -> bo
             with index_dir_lock(target, exclusive=True):
                 if any(p.exists() for p in wal):
                     return False
+                # In WAL before it is the index: openers then only read the mode, never change it.
+                with closing(sqlite3.connect(str(path), isolation_level=None)) as db:
+                    use_wal(db)
                 os.replace(path, target)
                 return True
         finally:
