@@ -13,10 +13,10 @@ from lsp_agent.workspace.overlay import Overlay
 
 ITEMS = '''\
 def total(values):
-    result = 0
+    result = []
     for v in values:
         if v is not None and v > 0:
-            result += v
+            result.append(v)
 
 
 def label(word):
@@ -78,3 +78,55 @@ def test_the_budget_bounds_every_request_and_without_infill_lines_only_are_asked
     requests = schedule(tmp_path, "E   assert None == 1", infill=False)
     assert requests == [(n, "line") for n in (2, 3, 4, 5, 2, 3, 4, 5)]
     assert schedule(tmp_path, "E   assert None == 1", repair_lines=0) == []
+
+
+EVIDENT = '''\
+class Timer:
+    def __init__(self):
+        self.nesting = 0
+
+    def __enter__(self):
+        if self.nesting == 0:
+            self.time = 1
+        return self.time
+
+    def __exit__(self, *exc):
+        self.nesting -= 1
+
+
+def build(n):
+    item = Item(n)
+    item.size = n
+
+
+def translated(message: str) -> str:
+    """Translate it."""
+
+
+def show(item):
+    return f"item {item.name}"
+'''
+
+
+def evident_schedule(root: Path, failure: str, steps: int = 20) -> list[tuple[int, str]]:
+    """(line, kind) of each request for a failing test that ran the lines of EVIDENT's functions."""
+    (root / "pkg").mkdir(exist_ok=True)
+    (root / "pkg" / "items.py").write_text(EVIDENT)
+    ran = {n: (1, 0) for n in (24, 15, 16, 6, 7, 8, 11)}
+    spectra = Spectra(failed=1, passed=0, lines={"pkg/items.py": ran})
+    report = TestReport(False, "pytest", "1 failed", ["t"], failure, spectra=spectra)
+    made = request_schedule(TASK, Overlay(root), report, 13, steps, True, Settings().repair_additions)
+    return [(site.line, kind) for site, kind in made]
+
+
+def test_insertions_the_code_itself_calls_for_come_before_the_lines_are_filled_in(tmp_path: Path) -> None:
+    requests = evident_schedule(tmp_path, "E   assert 3 == 6")
+    # translated() promises a str and has only its docstring; build() drops the item it built; nesting only
+    # goes down, so __enter__ misses its increase (before its return)
+    assert requests[:3] == [(20, "insert"), (16, "insert"), (7, "insert")]
+    assert requests[3][1] == "infill"
+    # a None formatted into text: a guard at the start of show(), the function formatting it
+    shown = evident_schedule(tmp_path, "E   AssertionError: assert 'item None' == 'item a'")
+    assert shown[:4] == [(20, "insert"), (16, "insert"), (7, "insert"), (23, "insert")]
+    # they are additions: without steps of their own they take the second requests' and come first still
+    assert evident_schedule(tmp_path, "E   assert 3 == 6", steps=11)[:2] == [(20, "insert"), (16, "insert")]

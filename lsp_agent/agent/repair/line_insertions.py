@@ -29,11 +29,11 @@ def insertion_gaps(text: str, number: int) -> list[int]:
     """The lines after which a missing statement is looked for, for a suspicious line `number` (1-based): the end of
     its function (a missing `return`), the start of its body (a missing guard), then the line itself; [number] when
     it is in no function (or the file does not parse)."""
-    function = _function_at(text, number)
+    function = function_at(text, number)
     if function is None:
         return [number]
     body = function.body
-    docstring = _is_docstring(body[0]) and len(body) > 1
+    docstring = is_docstring(body[0]) and len(body) > 1
     first = body[1] if docstring else body[0]
     gaps = [function.end_lineno or number, first.lineno - 1, number]
     return list(dict.fromkeys(gaps))
@@ -43,7 +43,7 @@ def returnless_gaps(text: str, number: int) -> list[int]:
     """The lines after which control falls off the end of line `number`'s function (it returns None there), last
     first: the ends of the blocks its last statement runs through (an `if`'s branches, a `try`'s body and
     handlers, a `with`'s body), not those that end in a `return` or `raise`; [] outside a function."""
-    function = _function_at(text, number)
+    function = function_at(text, number)
     return [] if function is None else list(dict.fromkeys(_fall_ends(function.body)))
 
 
@@ -81,7 +81,7 @@ def empty_callees(text: str, number: int) -> list[int]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         and node.name in called
         and len(node.body) == 1
-        and _is_docstring(node.body[0])
+        and is_docstring(node.body[0])
     ]
 
 
@@ -101,7 +101,7 @@ def _fall_ends(body: list[ast.stmt]) -> list[int]:
     return ends
 
 
-def _function_at(text: str, number: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+def function_at(text: str, number: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     """The innermost function holding line `number` (None: in none, or the file does not parse)."""
     try:
         tree = parse_python(text)
@@ -116,7 +116,7 @@ def _function_at(text: str, number: int) -> ast.FunctionDef | ast.AsyncFunctionD
     return min(functions, key=lambda node: (node.end_lineno or node.lineno) - node.lineno, default=None)
 
 
-def _is_docstring(statement: ast.stmt) -> bool:
+def is_docstring(statement: ast.stmt) -> bool:
     """Whether a statement is a bare string (a docstring)."""
     return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
 

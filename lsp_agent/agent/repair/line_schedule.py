@@ -19,6 +19,13 @@ from lsp_agent.agent.repair.line_insertions import (
     named_returnless_gaps,
     returnless_gaps,
 )
+from lsp_agent.agent.repair.line_missing import (
+    dropped_values,
+    empty_promises,
+    formatted_none,
+    formatting_starts,
+    unbalanced_counters,
+)
 from lsp_agent.agent.repair.line_sites import LOOP_STEPS, repair_sites, second_requests, site_budget
 from lsp_agent.tools.fault_lines import SuspectLine
 from lsp_agent.tools.test_runs import named_source_files
@@ -31,6 +38,7 @@ LINE, INFILL, INSERT, EXTEND = "line", "infill", "insert", "extend"  # the kinds
 ADDITION_SITES = 2  # the best lines whose condition is extended (a dropped part of it)
 RETURNLESS_SITES = 5  # the best lines whose functions' ends are tried first when a None failed the test
 RETURNLESS_REQUESTS = 3  # of those, at most
+EVIDENT_REQUESTS = 2  # insertions of each kind the code itself calls for (line_missing.py), at most
 
 Request = tuple[SuspectLine, str]  # the line a request is about, and its kind
 
@@ -47,20 +55,21 @@ def request_schedule(
     """The requests line repairs make, in order, for `repair_lines` requests in a run of `max_iterations` steps:
     one per line (repair_sites), filling it in with `infill`, else a line request; with `infill`, up to `additions`
     more that add code (`repairAdditions`: steps the loop can spare), then in place of second requests if more
-    are found; then the best lines asked about again (line requests). Insertions where a None can come from go
-    first when the failure compares a None with the value wanted, right after the lines when it used a None;
-    the other additions after them."""
+    are found; then the best lines asked about again (line requests). Insertions the code itself calls for
+    (_evident) go first, and so do those where a None can come from when the failure compares a None with the
+    value wanted (right after the lines when it used a None); the other additions after them."""
     sites = repair_sites(task, overlay, report, site_budget(repair_lines, max_iterations))
     again = sites[: second_requests(repair_lines, max_iterations, len(sites))]
     if not infill:
         return [(site, LINE) for site in sites + again]
     room = max(0, min(additions, max_iterations - LOOP_STEPS - len(sites) - len(again)))
     returned, used = _none_returned(report.first_failure), _none_used(report.first_failure)
+    evident = _evident(task, overlay, sites, report.first_failure)
     pointed = _named_returnless(task, overlay, report.first_failure) if returned else []
     pointed += _returnless(overlay, sites) if returned or used else []
-    found = _distinct(pointed + _additions(overlay, sites))[: room + len(again)]
+    found = _distinct(evident + pointed + _additions(overlay, sites))[: room + len(again)]
     again = again[: len(again) - max(0, len(found) - room)]
-    first = [request for request in found if request in pointed] if returned else []
+    first = [request for request in found if request in evident or (returned and request in pointed)]
     later = [request for request in found if request not in first]
     return first + [(site, INFILL) for site in sites] + later + [(site, LINE) for site in again]
 
@@ -93,6 +102,43 @@ def _named_returnless(task: str, overlay: Overlay, failure: str) -> list[Request
             for gap in named_returnless_gaps(text, n)
         ]
     return _distinct(found)[:RETURNLESS_REQUESTS]
+
+
+def _evident(task: str, overlay: Overlay, sites: list[SuspectLine], failure: str) -> list[Request]:
+    """Insertions the code itself calls for (line_missing.py), at most EVIDENT_REQUESTS of each kind: the end of
+    a function of the task's files with only a docstring that promises a value; where the best RETURNLESS_SITES
+    lines' functions drop a value they built, or their class misses a counter's change; and, when the failure
+    shows a None formatted into text, the start of the functions of the lines that format values into text."""
+    files = named_source_files(task, overlay.is_file) or list(dict.fromkeys(site.path for site in sites))
+    promises = [
+        (SuspectLine(path, gap, 0.0, 0, 0), INSERT)
+        for path in files
+        for gap in empty_promises(_text(overlay, path))
+    ]
+    best = sites[:RETURNLESS_SITES]
+    dropped = [
+        (replace(s, line=gap), INSERT) for s in best for gap in dropped_values(_text(overlay, s.path), s.line)
+    ]
+    counters = [
+        (replace(s, line=gap), INSERT)
+        for s in best
+        for gap in unbalanced_counters(_text(overlay, s.path), s.line)
+    ]
+    guards = [
+        (replace(s, line=gap), INSERT)
+        for s in (sites if formatted_none(failure) else [])
+        for gap in formatting_starts(_text(overlay, s.path), s.line)
+    ]
+    kinds = (promises, dropped, counters, guards)
+    return _distinct([request for kind in kinds for request in _distinct(kind)[:EVIDENT_REQUESTS]])
+
+
+def _text(overlay: Overlay, path: str) -> str:
+    """A file's text as the run sees it ('' when it cannot be read)."""
+    try:
+        return overlay.read_text(path)
+    except (OSError, ValueError):
+        return ""
 
 
 def _returnless(overlay: Overlay, sites: list[SuspectLine]) -> list[Request]:

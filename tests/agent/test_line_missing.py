@@ -1,0 +1,170 @@
+"""Where the code itself shows a statement went missing (line_missing.py): functions with only a docstring that
+promise a value, values built and dropped, counters a class only ever decreases, and guards where a None was
+formatted into text."""
+
+from __future__ import annotations
+
+from lsp_agent.agent.repair.line_missing import (
+    dropped_values,
+    empty_promises,
+    formatted_none,
+    formatting_starts,
+    unbalanced_counters,
+)
+
+PROMISES = '''import abc
+from typing import Protocol
+
+
+def translated(message: str) -> str:
+    """Translate it."""
+
+
+def plural(word):
+    """The plural.
+
+    Returns:
+        str: the word's plural.
+    """
+
+
+def deactivate() -> None:
+    """Nothing to return."""
+
+
+def undocumented():
+    """Says nothing of a value."""
+
+
+class Base(abc.ABC):
+    @abc.abstractmethod
+    def name(self) -> str:
+        """Each subclass says."""
+
+
+class Named(Protocol):
+    def name(self) -> str:
+        """A protocol's member."""
+
+
+def done(x: int) -> int:
+    """Has a body."""
+    return x
+'''
+
+
+def test_a_function_with_only_a_docstring_that_promises_a_value_misses_its_statement() -> None:
+    # translated() by its annotation, plural() by its Returns section; no None functions, abstract or protocols
+    assert empty_promises(PROMISES) == [6, 14]
+    assert empty_promises("def broken(:\n") == []
+
+
+DROPPED = """def add(self, other):
+    if isinstance(other, Add):
+        total = Add(self.n + other.n)
+        total.extra = other.extra
+        return total
+    try:
+        total = Add(self.n)
+        total.extra = self.extra + other
+    except AttributeError:
+        pass
+    return NotImplemented
+
+
+def count(items):
+    seen = set()
+    for item in items:
+        if item in seen:
+            continue
+        seen.add(item)
+    data = cache_of(items)
+    return len(seen)
+
+
+def store(self, key, value):
+    data = self.data
+    data[key] = value
+    last = None
+    for value in self.values:
+        if last is not None:
+            print(last)
+        last = value
+
+
+def lowered(word):
+    word = word.strip()
+    word = word.replace("-", "_")
+"""
+
+
+def test_a_value_built_and_never_read_afterwards_misses_the_statement_that_uses_it() -> None:
+    # `total` built and configured in the try body, then dropped: a line after its block, not after the return
+    assert dropped_values(DROPPED, 8) == [8]
+    assert dropped_values(DROPPED, 2) == [8]  # any line of the function
+    # `data` computed and never read: the gap before the block's closing return
+    assert dropped_values(DROPPED, 15) == [20]
+    # an alias's stores change the object it aliases; a loop reads `last` again on its next round
+    assert dropped_values(DROPPED, 25) == []
+    assert dropped_values(DROPPED, 35) == [36]  # the word rebuilt and never returned
+    assert dropped_values(DROPPED, 40) == [] and dropped_values("x = 1\n", 1) == []
+
+
+COUNTER = """class Timer:
+    def __init__(self):
+        self.nesting = 0
+        self.calls = 0
+
+    def __enter__(self):
+        if self.nesting == 0:
+            self.time = 1
+        self.calls += 1
+        return self.time
+
+    def __exit__(self, *exc):
+        self.nesting -= 1
+        self.calls -= 1
+
+    def __call__(self):
+        return self.nesting
+
+
+class Plain:
+    def release(self):
+        self.held -= 1
+"""
+
+
+def test_a_counter_a_class_only_decreases_misses_its_increase_in_the_paired_method() -> None:
+    # nesting goes down in __exit__ and never up: before __enter__'s return; calls goes both ways
+    assert unbalanced_counters(COUNTER, 16) == [9]
+    assert unbalanced_counters(COUNTER, 21) == []  # no acquire() to put it in
+    assert unbalanced_counters(COUNTER, 24) == [] and unbalanced_counters("x = 1\n", 1) == []
+
+
+FORMATTING = '''class Complement:
+    def __repr__(self):
+        return f"complement({self.items!r})"
+
+    def label(self):
+        """The label."""
+        return "%s items" % len(self.items)
+
+    def size(self):
+        return len(self.items)
+
+    def plain(self):
+        return "complement"
+'''
+
+
+def test_where_a_none_was_formatted_into_text_a_guard_goes_at_the_start_of_the_formatting_function() -> None:
+    assert formatted_none("E   assert 'x' in 'complement(complement(None))'")
+    assert formatted_none("E   AssertionError: assert '5None' == '5th'")
+    assert formatted_none('E   assert "None items" == "3 items"')
+    assert not formatted_none("E   TypeError: 'NoneType' object is not callable")  # a None used, not shown
+    assert not formatted_none("E   assert None == 3") and not formatted_none("E   assert 'Nonesuch' == 'x'")
+    assert not formatted_none("    x = 'None'")  # not an error line
+    assert formatting_starts(FORMATTING, 3) == [2]
+    assert formatting_starts(FORMATTING, 7) == [6]  # after the docstring
+    assert formatting_starts(FORMATTING, 10) == [] and formatting_starts(FORMATTING, 13) == []
