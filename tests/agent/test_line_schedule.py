@@ -108,11 +108,17 @@ def show(item):
 '''
 
 
-def evident_schedule(root: Path, failure: str, steps: int = 20) -> list[tuple[int, str]]:
-    """(line, kind) of each request for a failing test that ran the lines of EVIDENT's functions."""
+def evident_schedule(
+    root: Path,
+    failure: str,
+    steps: int = 20,
+    text: str = EVIDENT,
+    lines: tuple[int, ...] = (6, 7, 8, 11, 15, 16, 24),
+) -> list[tuple[int, str]]:
+    """(line, kind) of each request for a failing test that ran `lines` of `text` (EVIDENT's functions')."""
     (root / "pkg").mkdir(exist_ok=True)
-    (root / "pkg" / "items.py").write_text(EVIDENT)
-    ran = {n: (1, 0) for n in (24, 15, 16, 6, 7, 8, 11)}
+    (root / "pkg" / "items.py").write_text(text)
+    ran = {n: (1, 0) for n in lines}
     spectra = Spectra(failed=1, passed=0, lines={"pkg/items.py": ran})
     report = TestReport(False, "pytest", "1 failed", ["t"], failure, spectra=spectra)
     made = request_schedule(TASK, Overlay(root), report, 13, steps, True, Settings().repair_additions)
@@ -130,3 +136,13 @@ def test_insertions_the_code_itself_calls_for_come_before_the_lines_are_filled_i
     assert shown[:4] == [(20, "insert"), (16, "insert"), (7, "insert"), (23, "insert")]
     # they are additions: without steps of their own they take the second requests' and come first still
     assert evident_schedule(tmp_path, "E   assert 3 == 6", steps=11)[:2] == [(20, "insert"), (16, "insert")]
+
+
+def test_a_line_that_may_read_the_wrong_one_of_two_values_unpacked_together_is_filled_in_first_and_once(
+    tmp_path: Path,
+) -> None:
+    text = "def split(total):\n    hours, rest = divmod(total, 60)\n    return [hours, hours]\n"
+    requests = evident_schedule(tmp_path, "E   assert [1, 1] == [1, 0]", text=text, lines=(2, 3))
+    # rest is never read while hours is: line 3 reads it, so it is filled in first, and not again after line 2
+    assert requests[:2] == [(3, "infill"), (2, "infill")]
+    assert [kind for _, kind in requests].count("infill") == 2

@@ -23,7 +23,8 @@ is added too (agent/repair/line_insertions.py), in up to `repairAdditions` reque
 keeps a few steps, then in place of requests about lines again: a best line's condition extended by a dropped part, a
 missing line inserted at the end or start of the best line's function or after the line, all after the lines are
 filled in; but when the failure shows a None where a value was wanted, a line is first inserted where the best lines'
-functions (or one the failure names) fall off their end. The order is agent/repair/line_schedule.py's.
+functions (or one the failure names) fall off their end, and what the code itself shows is missing or misread goes
+first of all (agent/repair/line_evidence.py). The order is agent/repair/line_schedule.py's.
 Each request is a step of max_iterations. One line gets one request, and at most two thirds of the steps go to
 different lines; requests `repairLines` has left then go to the best-ranked lines again (a line request, without the
 versions already tried), as long as the loop keeps a few steps. The loop, which starts as before, refuses the

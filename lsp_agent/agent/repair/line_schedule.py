@@ -3,28 +3,30 @@ benchmark's `sites` (its schedule rank): which line each request is about and wh
 
 With an infill template the first request about each line fills it in (INFILL); code is added (a condition's
 dropped part: EXTEND, a missing line: INSERT) with requests taken from those that ask about the best lines again
-(LINE requests, last).
+(LINE requests, last). What the code itself shows is missing or misread (line_evidence.py) is asked about first.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from lsp_agent.agent.repair.line_evidence import (
+    dropped_values,
+    empty_promises,
+    formatted_none,
+    formatting_starts,
+    misread_values,
+    unbalanced_counters,
+)
 from lsp_agent.agent.repair.line_insertions import (
     condition_parts,
     empty_callees,
     insertion_gaps,
     named_returnless_gaps,
     returnless_gaps,
-)
-from lsp_agent.agent.repair.line_missing import (
-    dropped_values,
-    empty_promises,
-    formatted_none,
-    formatting_starts,
-    unbalanced_counters,
 )
 from lsp_agent.agent.repair.line_sites import LOOP_STEPS, repair_sites, second_requests, site_budget
 from lsp_agent.tools.fault_lines import SuspectLine
@@ -38,7 +40,7 @@ LINE, INFILL, INSERT, EXTEND = "line", "infill", "insert", "extend"  # the kinds
 ADDITION_SITES = 2  # the best lines whose condition is extended (a dropped part of it)
 RETURNLESS_SITES = 5  # the best lines whose functions' ends are tried first when a None failed the test
 RETURNLESS_REQUESTS = 3  # of those, at most
-EVIDENT_REQUESTS = 2  # insertions of each kind the code itself calls for (line_missing.py), at most
+EVIDENT_REQUESTS = 2  # insertions of each kind the code itself calls for (line_evidence.py), at most
 
 Request = tuple[SuspectLine, str]  # the line a request is about, and its kind
 
@@ -71,7 +73,8 @@ def request_schedule(
     again = again[: len(again) - max(0, len(found) - room)]
     first = [request for request in found if request in evident or (returned and request in pointed)]
     later = [request for request in found if request not in first]
-    return first + [(site, INFILL) for site in sites] + later + [(site, LINE) for site in again]
+    fills = _distinct(first + [(site, INFILL) for site in sites])[len(first) :]  # a line filled in once
+    return first + fills + later + [(site, LINE) for site in again]
 
 
 def _none_returned(failure: str) -> bool:
@@ -105,32 +108,38 @@ def _named_returnless(task: str, overlay: Overlay, failure: str) -> list[Request
 
 
 def _evident(task: str, overlay: Overlay, sites: list[SuspectLine], failure: str) -> list[Request]:
-    """Insertions the code itself calls for (line_missing.py), at most EVIDENT_REQUESTS of each kind: the end of
-    a function of the task's files with only a docstring that promises a value; where the best RETURNLESS_SITES
-    lines' functions drop a value they built, or their class misses a counter's change; and, when the failure
-    shows a None formatted into text, the start of the functions of the lines that format values into text."""
+    """Requests the code itself calls for (line_evidence.py), at most EVIDENT_REQUESTS of each kind: insertions at
+    the end of a function of the task's files with only a docstring that promises a value, where the best
+    RETURNLESS_SITES lines' functions drop a value they built, where their class misses a counter's change, and,
+    when the failure shows a None formatted into text, at the start of the functions of the lines that format
+    values into text; then the lines of those functions that may read the wrong one of two values unpacked
+    together, filled in."""
     files = named_source_files(task, overlay.is_file) or list(dict.fromkeys(site.path for site in sites))
     promises = [
         (SuspectLine(path, gap, 0.0, 0, 0), INSERT)
         for path in files
         for gap in empty_promises(_text(overlay, path))
     ]
-    best = sites[:RETURNLESS_SITES]
-    dropped = [
-        (replace(s, line=gap), INSERT) for s in best for gap in dropped_values(_text(overlay, s.path), s.line)
+    best, guarded = sites[:RETURNLESS_SITES], sites if formatted_none(failure) else []
+    kinds = [
+        promises,
+        _each(overlay, best, dropped_values, INSERT),
+        _each(overlay, best, unbalanced_counters, INSERT),
+        _each(overlay, guarded, formatting_starts, INSERT),
+        _each(overlay, best, misread_values, INFILL),
     ]
-    counters = [
-        (replace(s, line=gap), INSERT)
-        for s in best
-        for gap in unbalanced_counters(_text(overlay, s.path), s.line)
-    ]
-    guards = [
-        (replace(s, line=gap), INSERT)
-        for s in (sites if formatted_none(failure) else [])
-        for gap in formatting_starts(_text(overlay, s.path), s.line)
-    ]
-    kinds = (promises, dropped, counters, guards)
     return _distinct([request for kind in kinds for request in _distinct(kind)[:EVIDENT_REQUESTS]])
+
+
+def _each(
+    overlay: Overlay, sites: list[SuspectLine], rule: Callable[[str, int], list[int]], kind: str
+) -> list[Request]:
+    """A request of `kind` at each line `rule` finds for each site (given the site's file and line)."""
+    return [
+        (replace(site, line=line), kind)
+        for site in sites
+        for line in rule(_text(overlay, site.path), site.line)
+    ]
 
 
 def _text(overlay: Overlay, path: str) -> str:

@@ -1,14 +1,15 @@
-"""Where the code itself shows a statement went missing (line_missing.py): functions with only a docstring that
-promise a value, values built and dropped, counters a class only ever decreases, and guards where a None was
-formatted into text."""
+"""What the code itself shows is missing or misread (line_evidence.py): functions with only a docstring that
+promise a value, values built and dropped, counters a class only ever decreases, guards where a None was
+formatted into text, and one of two values unpacked together read in place of the other."""
 
 from __future__ import annotations
 
-from lsp_agent.agent.repair.line_missing import (
+from lsp_agent.agent.repair.line_evidence import (
     dropped_values,
     empty_promises,
     formatted_none,
     formatting_starts,
+    misread_values,
     unbalanced_counters,
 )
 
@@ -168,3 +169,30 @@ def test_where_a_none_was_formatted_into_text_a_guard_goes_at_the_start_of_the_f
     assert formatting_starts(FORMATTING, 3) == [2]
     assert formatting_starts(FORMATTING, 7) == [6]  # after the docstring
     assert formatting_starts(FORMATTING, 10) == [] and formatting_starts(FORMATTING, 13) == []
+
+
+MISREAD = """def split(total):
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [
+        hours,
+        minutes,
+        minutes,
+    ]
+    return parts
+
+
+def pairs(items):
+    for key, value in items:
+        print(key)
+    for item in items:
+        first, second = item
+        print(first)
+"""
+
+
+def test_of_two_values_unpacked_together_a_line_reading_the_one_read_may_have_meant_the_other() -> None:
+    # secs is never read while minutes is: the lines reading minutes after it, the later first
+    assert misread_values(MISREAD, 2) == [7, 6]
+    # a loop target, or an assignment inside a loop (the next round may read it), is no evidence
+    assert misread_values(MISREAD, 13) == [] and misread_values("x = 1\n", 1) == []

@@ -1,5 +1,6 @@
-"""Where the code itself shows that a statement went missing (line repairs' insertions, agent/repair/line_schedule.py):
-each function returns the lines after which a line is inserted (1-based gaps, as line_insertions' do).
+"""What the code itself shows is missing or misread, before any line is filled in (line repairs' first requests,
+agent/repair/line_schedule.py). Each function returns lines: where a line is inserted (1-based gaps, as
+line_insertions' are) or, for a misread value, the lines to fill in.
 
 - an empty promise: a function with nothing but its docstring that says it returns a value (a return annotation
   other than None, or a Returns section): its statement is missing, whoever calls it;
@@ -8,8 +9,9 @@ each function returns the lines after which a line is inserted (1-based gaps, as
 - an unbalanced counter: an attribute a class only ever decreases (or only increases), whose change in the method
   paired with the one that has it (`__enter__` for `__exit__`, `acquire` for `release`, ...) is missing;
 - a guard where a None was formatted into text: the start of the function of a line that formats values into text,
-  when the failure shows a None inside a string (`'complement(None)'`, `'5None'`).
-"""
+  when the failure shows a None inside a string (`'complement(None)'`, `'5None'`);
+- a misread value: of two values unpacked together (`a, b = ...`), one is never read while the other is, so a
+  line reading the other may have meant it (a copied line left unchanged)."""
 
 from __future__ import annotations
 
@@ -40,6 +42,7 @@ _RETURNS_SECTION = re.compile(
 )
 _NO_VALUE = {"None", "NoReturn", "Never"}
 _ABSTRACT = {"abstractmethod", "overload", "abstractproperty"}
+_LATER = 10**9  # the line a read inside a nested function counts at (after everything)
 _FORMATTED_NONE = re.compile(r"""(['"])[^'"\n]*?\bNone(?!\w)[^'"\n]*?\1|\wNone(?!\w)""")
 
 
@@ -194,7 +197,7 @@ def _reads(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, list[i
     reads: dict[str, list[int]] = {}
     for node in ast.walk(function):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in bases:
-            reads.setdefault(node.id, []).append(10**9 if id(node) in nested else node.lineno)
+            reads.setdefault(node.id, []).append(_LATER if id(node) in nested else node.lineno)
     return reads
 
 
@@ -205,6 +208,36 @@ def _block_end(block: list[ast.stmt], statement: ast.stmt) -> int:
     if isinstance(last, (ast.Return, ast.Raise, ast.Break, ast.Continue)) and last is not statement:
         return max(last.lineno - 1, statement.end_lineno or statement.lineno)
     return last.end_lineno or last.lineno
+
+
+def misread_values(text: str, number: int) -> list[int]:
+    """The lines that may read the wrong one of two values unpacked together: for `a, b = ...` in line `number`'s
+    function (not in a loop) whose `b` nothing reads afterwards while `a` is read, the lines reading `a` after
+    it, last first (a copied line is usually the later one)."""
+    function = function_at(text, number)
+    if function is None:
+        return []
+    reads = _reads(function)
+    loops = [node for node in ast.walk(function) if isinstance(node, (ast.For, ast.AsyncFor, ast.While))]
+    found: list[int] = []
+    for node in ast.walk(function):
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        unpacked = [target for target in targets if isinstance(target, (ast.Tuple, ast.List))]
+        if not unpacked or any(_within_lines(loop, node.lineno) for loop in loops):
+            continue
+        end = node.end_lineno or node.lineno
+        names = [elt.id for target in unpacked for elt in target.elts if isinstance(elt, ast.Name)]
+        later = {name: [line for line in reads.get(name, []) if line > end] for name in names if name != "_"}
+        if any(not lines for lines in later.values()):
+            found += sorted(
+                {line for lines in later.values() for line in lines if line < _LATER}, reverse=True
+            )
+    return list(dict.fromkeys(found))
+
+
+def _within_lines(node: ast.AST, line: int) -> bool:
+    """Whether line `line` is inside the statement `node`."""
+    return node.lineno <= line <= (getattr(node, "end_lineno", None) or node.lineno)
 
 
 def unbalanced_counters(text: str, number: int) -> list[int]:
