@@ -1,6 +1,7 @@
 """What the code itself shows is missing or misread (line_evidence.py): functions with only a docstring that
 promise a value, values built and dropped, counters a class only ever decreases, guards where a None was
-formatted into text, and one of two values unpacked together read in place of the other."""
+formatted into text, functions that return a value on some paths only, and one of two values unpacked together
+read in place of the other."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from lsp_agent.agent.repair.line_evidence import (
     formatted_none,
     formatting_starts,
     misread_values,
+    mixed_returns,
     unbalanced_counters,
 )
 
@@ -196,3 +198,40 @@ def test_of_two_values_unpacked_together_a_line_reading_the_one_read_may_have_me
     assert misread_values(MISREAD, 2) == [7, 6]
     # a loop target, or an assignment inside a loop (the next round may read it), is no evidence
     assert misread_values(MISREAD, 13) == [] and misread_values("x = 1\n", 1) == []
+
+
+MIXED = """def bound(self, obj):
+    if obj is None:
+        return self
+    self.calls += 1
+
+
+def compare(a, b):
+    if a is None:
+        return False
+    else:
+        return a < b
+
+
+def items(values):
+    for v in values:
+        if v:
+            return v
+        yield v
+
+
+def log(message):
+    if not message:
+        return
+    print(message)
+"""
+
+
+def test_a_function_that_returns_a_value_on_some_paths_and_falls_off_its_end_on_another_misses_a_return() -> (
+    None
+):
+    assert mixed_returns(MIXED, 2) == [4]  # after `return self`, the rest falls off the end
+    assert mixed_returns(MIXED, 8) == []  # every path returns
+    assert mixed_returns(MIXED, 16) == []  # a generator
+    assert mixed_returns(MIXED, 22) == []  # no path returns a value
+    assert mixed_returns("x = 1\n", 1) == []

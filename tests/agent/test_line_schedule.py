@@ -146,3 +146,15 @@ def test_a_line_that_may_read_the_wrong_one_of_two_values_unpacked_together_is_f
     # rest is never read while hours is: line 3 reads it, so it is filled in first, and not again after line 2
     assert requests[:2] == [(3, "infill"), (2, "infill")]
     assert [kind for _, kind in requests].count("infill") == 2
+
+
+def test_a_function_returning_a_value_on_some_paths_only_gets_its_return_first_when_the_failure_shows_a_none(
+    tmp_path: Path,
+) -> None:
+    text = "def bound(self, obj):\n    if obj is None:\n        return self\n    self.calls += 1\n"
+    used = evident_schedule(
+        tmp_path, "E   TypeError: 'NoneType' object is not callable", text=text, lines=(2, 4)
+    )
+    assert used[0] == (4, "insert")  # where it falls off its end
+    plain = evident_schedule(tmp_path, "E   assert 3 == 6", text=text, lines=(2, 4))
+    assert plain[0][1] == "infill"  # common in working code: no evidence without a None

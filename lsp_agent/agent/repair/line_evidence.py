@@ -10,6 +10,8 @@ line_insertions' are) or, for a misread value, the lines to fill in.
   paired with the one that has it (`__enter__` for `__exit__`, `acquire` for `release`, ...) is missing;
 - a guard where a None was formatted into text: the start of the function of a line that formats values into text,
   when the failure shows a None inside a string (`'complement(None)'`, `'5None'`);
+- a mixed return: a function that returns a value on some paths and falls off its end on another (returning None
+  there by omission), as when the final `return` after an early `return self` is missing;
 - a misread value: of two values unpacked together (`a, b = ...`), one is never read while the other is, so a
   line reading the other may have meant it (a copied line left unchanged)."""
 
@@ -19,7 +21,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from lsp_agent.agent.repair.line_insertions import function_at, is_docstring
+from lsp_agent.agent.repair.line_insertions import function_at, is_docstring, returnless_gaps
 from lsp_agent.workspace.python_parse import parse_python
 
 PAIRED_METHODS = {  # a method -> the one that undoes it (both ways)
@@ -208,6 +210,49 @@ def _block_end(block: list[ast.stmt], statement: ast.stmt) -> int:
     if isinstance(last, (ast.Return, ast.Raise, ast.Break, ast.Continue)) and last is not statement:
         return max(last.lineno - 1, statement.end_lineno or statement.lineno)
     return last.end_lineno or last.lineno
+
+
+def mixed_returns(text: str, number: int) -> list[int]:
+    """The lines after which line `number`'s function falls off its end (line_insertions.returnless_gaps) when it
+    returns a value elsewhere: a path that returns None by omission (not a generator's)."""
+    function = function_at(text, number)
+    if function is None:
+        return []
+    nested = {
+        id(inner)
+        for node in ast.walk(function)
+        if node is not function and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        for inner in ast.walk(node)
+    }
+    own = [node for node in ast.walk(function) if id(node) not in nested]
+    if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in own):
+        return []
+    valued = any(
+        isinstance(node, ast.Return)
+        and node.value is not None
+        and not (isinstance(node.value, ast.Constant) and node.value.value is None)
+        for node in own
+    )
+    return returnless_gaps(text, number) if valued and _completes(function.body) else []
+
+
+def _completes(block: list[ast.stmt]) -> bool:
+    """Whether control can leave `block` at its end (not by a `return` or `raise` on every path)."""
+    last = block[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return False
+    if isinstance(last, ast.If):
+        return not last.orelse or _completes(last.body) or _completes(last.orelse)
+    if isinstance(last, ast.Try):
+        handled = any(_completes(handler.body) for handler in last.handlers)
+        return (_completes(last.orelse or last.body) or handled) and (
+            not last.finalbody or _completes(last.finalbody)
+        )
+    if isinstance(last, (ast.With, ast.AsyncWith)):
+        return _completes(last.body)
+    if isinstance(last, ast.While) and isinstance(last.test, ast.Constant) and last.test.value:
+        return any(isinstance(node, ast.Break) for node in ast.walk(last))
+    return True
 
 
 def misread_values(text: str, number: int) -> list[int]:

@@ -19,6 +19,7 @@ from lsp_agent.agent.repair.line_evidence import (
     formatted_none,
     formatting_starts,
     misread_values,
+    mixed_returns,
     unbalanced_counters,
 )
 from lsp_agent.agent.repair.line_insertions import (
@@ -112,7 +113,8 @@ def _evident(task: str, overlay: Overlay, sites: list[SuspectLine], failure: str
     the end of a function of the task's files with only a docstring that promises a value, where the best
     RETURNLESS_SITES lines' functions drop a value they built, where their class misses a counter's change, and,
     when the failure shows a None formatted into text, at the start of the functions of the lines that format
-    values into text; then the lines of those functions that may read the wrong one of two values unpacked
+    values into text, and, when it shows any None, where the best lines' functions that return a value elsewhere
+    fall off their end; then the lines of those functions that may read the wrong one of two values unpacked
     together, filled in."""
     files = named_source_files(task, overlay.is_file) or list(dict.fromkeys(site.path for site in sites))
     promises = [
@@ -121,10 +123,12 @@ def _evident(task: str, overlay: Overlay, sites: list[SuspectLine], failure: str
         for gap in empty_promises(_text(overlay, path))
     ]
     best, guarded = sites[:RETURNLESS_SITES], sites if formatted_none(failure) else []
+    none_seen = bool(guarded) or _none_returned(failure) or _none_used(failure)
     kinds = [
         promises,
         _each(overlay, best, dropped_values, INSERT),
         _each(overlay, best, unbalanced_counters, INSERT),
+        _each(overlay, best if none_seen else [], mixed_returns, INSERT),
         _each(overlay, guarded, formatting_starts, INSERT),
         _each(overlay, best, misread_values, INFILL),
     ]
