@@ -276,12 +276,17 @@ def run_tree(corpus, instances: list[dict], halves: dict, out: Path) -> dict:  #
 
 
 def run(data: Path, out: Path) -> int:
-    """Every tree of the subset in the fixed order, skipping trees already in out/ranks.jsonl; the tables after
-    each tree."""
+    """Every tree of the subset in the order of the first run (out/plan.json; the vector cache would change the
+    counts of a resumed run), skipping trees already in out/ranks.jsonl; the tables after each tree."""
     from localization import tree_name
 
     out.mkdir(parents=True, exist_ok=True)
-    order = plan(data)
+    if (out / "plan.json").exists():
+        order = json.loads((out / "plan.json").read_text())
+        print(f"resuming in the first run's order ({out / 'plan.json'})", flush=True)
+    else:
+        order = plan(data)
+        (out / "plan.json").write_text(json.dumps(order, indent=1))
     halves, trees = _subset_trees(data)
     by_name = {tree_name(corpus): (corpus, instances) for corpus, instances in trees}
     done = {r["tree"] for r in read_records(out / "ranks.jsonl")}
