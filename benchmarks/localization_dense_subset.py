@@ -11,7 +11,7 @@ held-out half. Each tree of the subset is indexed without embeddings (the lexica
 all-MiniLM-L6-v2; every usable instance is ranked by each system below and its rank appended to DIR/ranks.jsonl
 as soon as its tree is done, so a run cut short keeps every finished tree and a rerun skips them (vectors come
 from the vector cache). `DENSE_SHARE` is chosen from SHARES on the dev halves (macro acc@5 over repositories,
-then acc@1, then MRR, then the share nearest locate's default; the folds' objective) and reported on the held-out
+then acc@1, then MRR, then the default share, then grid order: the folds' objective) and reported on the held-out
 halves beside the lexical default on the same instances.
 
 Trees run in an order fixed from counts alone, before any figure (`tree_order`): within a repository, most
@@ -110,11 +110,11 @@ def figures(records: list[dict]) -> dict[str, dict[str, dict[str, dict[str, floa
 
 
 def objective(per_repo: dict[str, dict[str, float]], share: float) -> tuple[float, ...]:
-    """Macro acc@5 over repositories, then macro acc@1, then macro MRR, then nearness to the default share (the
-    fewest changes from the default); higher is better."""
+    """Macro acc@5 over repositories, then macro acc@1, then macro MRR, then the fewest changes from the default
+    (the default share itself first); higher is better. Equal keys fall to grid order (choose_share)."""
     repos = [r for r in per_repo if r != "all"]
     macro = [sum(per_repo[r][key] for r in repos) / len(repos) for key in ("acc@5", "acc@1", "MRR")]
-    return (*[round(v, 9) for v in macro], -abs(share - DEFAULT_SHARE))
+    return (*[round(v, 9) for v in macro], -int(share != DEFAULT_SHARE))
 
 
 def choose_share(figs: dict) -> float | None:

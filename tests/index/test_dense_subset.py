@@ -105,9 +105,14 @@ def test_share_is_chosen_on_the_dev_halves_only() -> None:
     assert figs["dev"][share_system(0.2)]["y"]["MRR"] == pytest.approx(1 / 9)
 
 
-def test_equal_dev_figures_keep_the_share_nearest_the_default() -> None:
+def test_equal_dev_figures_keep_the_default_then_grid_order() -> None:
     same = {share_system(s): 2 for s in (0.1, 0.2, 0.3, 0.5)}
     assert choose_share(figures([_record("x", "dev", same), _record("y", "dev", same)])) == 0.3
+    # 0.2 and 0.5 tie above the default: one change each from it, so the first in grid order wins
+    tie = {share_system(0.1): None, share_system(0.2): 1, share_system(0.3): 6, share_system(0.5): 1}
+    assert choose_share(figures([_record("x", "dev", tie)])) == 0.2
+    late = {share_system(0.1): 1, share_system(0.2): 1, share_system(0.3): 6, share_system(0.5): 1}
+    assert choose_share(figures([_record("x", "dev", late)])) == 0.1
     assert choose_share(figures([_record("x", "held-out", same)])) is None
 
 
