@@ -275,15 +275,18 @@ def _plan(trees: list[tuple[Corpus, list[dict]]], embeddings: str) -> int:
             "--plan needs --embeddings (local or a litellm model): it counts the chunks that model would embed"
         )
         return 2
-    planned = []
-    for corpus, instances in trees:
-        index, _ = open_index(corpus)
-        with index:
-            hashes = {h for (h,) in index._reader.conn.execute("SELECT hash FROM chunks")}
-        usable = sum(all((corpus.root / g).is_file() for g in row["gold"]) for row in instances)
-        planned.append((tree_name(corpus), usable, hashes))
+    planned = [(tree_name(corpus), *tree_chunks(corpus, instances)) for corpus, instances in trees]
     embedding_plan(planned, embeddings, CACHE / "vectors.sqlite3")
     return 0
+
+
+def tree_chunks(corpus: Corpus, instances: list[dict]) -> tuple[int, set[str]]:
+    """A tree's usable instances (every gold file in it) and the hashes of its default index's chunks."""
+    index, _ = open_index(corpus)
+    with index:
+        hashes = {h for (h,) in index._reader.conn.execute("SELECT hash FROM chunks")}
+    usable = sum(all((corpus.root / g).is_file() for g in row["gold"]) for row in instances)
+    return usable, hashes
 
 
 def _rank_instances(

@@ -189,7 +189,7 @@ def plan(data: Path) -> list[dict]:
     cache); builds the default indexes if absent and embeds nothing. Printed in run order."""
     import sqlite3
 
-    from localization import CACHE, open_index, tree_name
+    from localization import CACHE, tree_chunks, tree_name
 
     from lsp_agent.index.embeddings import LOCAL_MODEL_NAME
     from lsp_agent.index.vector_cache import cache_model_key
@@ -204,10 +204,7 @@ def plan(data: Path) -> list[dict]:
         conn.close()
     counted = []
     for corpus, instances in trees:
-        index, _ = open_index(corpus)
-        with index:
-            hashes = {h for (h,) in index._reader.conn.execute("SELECT hash FROM chunks")}
-        usable = sum(all((corpus.root / g).is_file() for g in row["gold"]) for row in instances)
+        usable, hashes = tree_chunks(corpus, instances)
         counted.append(
             {"name": tree_name(corpus), "repo": corpus.repo, "instances": usable, "chunks": len(hashes)}
         )
